@@ -1,0 +1,291 @@
+"""A LocalStack Lambda runtime executor that runs handlers in local processes.
+
+LocalStack's Lambda service (function versions, concurrency, event invokes, logs
+to CloudWatch, the Step Functions integration) stays LocalStack's own; only the
+place the code runs changes: instead of a Docker container, a child process
+(:mod:`sfn_patterns_localstack.worker`) that imports the unzipped function code.
+
+What it does not emulate, and the docs say so: the function's Runtime version
+(handlers run on the harness's Python), layers, container images, memory limits
+and isolation between functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import logging
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from functools import cache
+from pathlib import Path
+
+from localstack.services.lambda_.invocation.lambda_models import FunctionVersion, InvocationResult
+from localstack.services.lambda_.invocation.runtime_executor import (
+    LambdaRuntimeException,
+    RuntimeExecutor,
+)
+
+LOG = logging.getLogger(__name__)
+
+WORKER = Path(__file__).with_name("worker.py")
+STARTUP_TIMEOUT_SECONDS = 30.0
+
+# What the AWS Python runtime ships besides the standard library: the handler
+# may import these without bundling them.
+RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "six", "urllib3")
+
+
+@cache
+def runtime_path() -> str:
+    """A directory exposing only the runtime-provided packages to the handler.
+
+    The worker runs without ``site``, so the harness's own site-packages (pynamodb,
+    networkx, ...) are not importable; a handler that needs them must bundle them,
+    exactly as on AWS Lambda.
+    """
+    root = Path(tempfile.mkdtemp(prefix="sfnp-lambda-runtime-"))
+    for name in RUNTIME_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            continue
+        origin = Path(spec.origin)
+        source = origin.parent if origin.name == "__init__.py" else origin
+        (root / source.name).symlink_to(source)
+    return str(root)
+
+
+class WorkerDied(Exception):
+    """The worker process exited while the executor waited for it."""
+
+
+class _Channel:
+    """Line-oriented reads from the worker's result pipe, with a deadline."""
+
+    def __init__(self, fd: int, process: subprocess.Popen) -> None:
+        self.fd = fd
+        self.process = process
+        self.buffer = b""
+
+    def read(self, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([self.fd], [], [], min(remaining, 0.25))
+            if ready:
+                chunk = os.read(self.fd, 65536)
+                if not chunk:
+                    raise WorkerDied(self.process.wait())
+                self.buffer += chunk
+            elif self.process.poll() is not None:
+                raise WorkerDied(self.process.returncode)
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+
+class LocalProcessRuntimeExecutor(RuntimeExecutor):
+    """One execution environment = one worker process (replaced after a timeout)."""
+
+    def __init__(self, id: str, function_version: FunctionVersion) -> None:
+        super().__init__(id=id, function_version=function_version)
+        self._env: dict[str, str] = {}
+        self._process: subprocess.Popen | None = None
+        self._commands = None
+        self._channel: _Channel | None = None
+        self._lock = threading.Lock()
+        self._workdir = Path(tempfile.mkdtemp(prefix=f"sfnp-lambda-{id}-"))
+        self._init_logs = ""
+        self._invocations = 0
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self, env_vars: dict[str, str]) -> None:
+        """Start the worker and return once the handler module is loaded."""
+        code_dir = str(self.function_version.config.code.get_unzipped_code_location())
+        env = {key: str(value) for key, value in env_vars.items()}
+        env.update(
+            LAMBDA_TASK_ROOT=code_dir,
+            LAMBDA_RUNTIME_DIR=code_dir,
+            # Not the developer's ~/.aws: handlers must reach LocalStack with the
+            # credentials and endpoint LocalStack gave them, nothing else.
+            HOME=str(self._workdir),
+            PATH=os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            LANG="C.UTF-8",
+            PYTHONDONTWRITEBYTECODE="1",
+            PYTHONUNBUFFERED="1",
+        )
+        self._env = env
+        with self._lock:
+            self._spawn()
+
+    def _spawn(self) -> None:
+        cmd_read, cmd_write = os.pipe()
+        res_read, res_write = os.pipe()
+        init_log = self._workdir / "init.log"
+        init_log.write_bytes(b"")
+        env = dict(
+            self._env,
+            SFNP_CMD_FD=str(cmd_read),
+            SFNP_RES_FD=str(res_write),
+            SFNP_INIT_LOG=str(init_log),
+            SFNP_RUNTIME_PATH=runtime_path(),
+        )
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(WORKER)],
+                env=env,
+                cwd=self._env["LAMBDA_TASK_ROOT"],
+                pass_fds=(cmd_read, res_write),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # its own process group, so stop() kills children too
+            )
+        finally:
+            os.close(cmd_read)
+            os.close(res_write)
+        self._process = process
+        self._commands = os.fdopen(cmd_write, "w", encoding="utf-8")
+        self._channel = _Channel(res_read, process)
+        try:
+            ready = self._channel.read(STARTUP_TIMEOUT_SECONDS)
+        except (TimeoutError, WorkerDied) as exc:
+            logs = init_log.read_text(errors="replace")
+            self._kill()
+            raise LambdaRuntimeException(
+                f"Lambda worker for {self.function_version.qualified_arn} did not start "
+                f"({type(exc).__name__}: {exc}). Output:\n{logs}"
+            ) from exc
+        self._init_logs += init_log.read_text(errors="replace")
+        if ready.get("init_error"):
+            LOG.warning("Handler of %s failed to load: %s", self.id, ready["init_error"])
+
+    def _kill(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        if self._commands is not None:
+            with contextlib.suppress(OSError):
+                self._commands.close()
+        if self._channel is not None:
+            os.close(self._channel.fd)
+            self._channel = None
+        self._commands = None
+
+    def stop(self) -> None:
+        """Kill the worker's whole process group and remove its scratch space."""
+        with self._lock:
+            self._kill()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+    # -- invocation --------------------------------------------------------------------
+    def invoke(self, payload: dict[str, str]) -> InvocationResult:
+        """Run one invocation, enforcing the function's timeout by replacing the worker."""
+        request_id = payload["invoke-id"]
+        timeout = float(self._env.get("AWS_LAMBDA_FUNCTION_TIMEOUT", "3"))
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self._kill()
+                self._spawn()
+            self._invocations += 1
+            log_path = self._workdir / f"invoke-{self._invocations}.log"
+            log_path.write_bytes(b"")
+            started = time.monotonic()
+            self._commands.write(
+                json.dumps(
+                    {
+                        "id": request_id,
+                        "arn": payload.get("invoked-function-arn", ""),
+                        "payload": payload.get("payload", ""),
+                        "trace_id": payload.get("trace-id", ""),
+                        "deadline_ms": int(time.time() * 1000 + timeout * 1000),
+                        "log": str(log_path),
+                    }
+                )
+                + "\n"
+            )
+            self._commands.flush()
+            try:
+                message = self._channel.read(timeout)
+                is_error, body = not message["ok"], message["payload"]
+            except TimeoutError:
+                self._kill()
+                is_error, body = (
+                    True,
+                    json.dumps(
+                        {
+                            "errorType": "Sandbox.Timedout",
+                            "errorMessage": f"RequestId: {request_id} Error: "
+                            f"Task timed out after {timeout:.2f} seconds",
+                        }
+                    ),
+                )
+            except WorkerDied as exc:
+                self._kill()
+                is_error, body = (
+                    True,
+                    json.dumps(
+                        {
+                            "errorType": "Runtime.ExitError",
+                            "errorMessage": f"RequestId: {request_id} Error: "
+                            f"Runtime exited with error: exit status {exc.args[0]}",
+                        }
+                    ),
+                )
+            duration_ms = (time.monotonic() - started) * 1000
+            output = log_path.read_text(errors="replace")
+            log_path.unlink(missing_ok=True)
+            init_logs, self._init_logs = self._init_logs, ""
+        if is_error and json.loads(body).get("errorType") == "Sandbox.Timedout":
+            output += json.loads(body)["errorMessage"] + "\n"
+        logs = (
+            f"{init_logs}START RequestId: {request_id} Version: "
+            f"{self.function_version.id.qualifier}\n{output}END RequestId: {request_id}\n"
+            f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
+            f"Memory Size: {self.function_version.config.memory_size} MB\n"
+        )
+        return InvocationResult(request_id, body.encode("utf-8"), is_error=is_error, logs=logs)
+
+    # -- addresses (no network between LocalStack and the worker) ----------------------
+    def get_address(self) -> str:
+        """The worker runs on this host."""
+        return "127.0.0.1"
+
+    def get_endpoint_from_executor(self) -> str:
+        """Handlers reach LocalStack on loopback (AWS_ENDPOINT_URL is built from this)."""
+        return "127.0.0.1"
+
+    def get_runtime_endpoint(self) -> str:
+        """Not used: results come back over a pipe, not LocalStack's executor endpoint."""
+        return ""
+
+    def get_logs(self) -> str:
+        """Logs of the environment's start-up, shown by LocalStack when start() fails."""
+        return self._init_logs
+
+    @classmethod
+    def prepare_version(cls, function_version: FunctionVersion) -> None:
+        """Unzip the function's code where the worker will import it from."""
+        if function_version.config.code:
+            function_version.config.code.prepare_for_execution()
+
+    @classmethod
+    def cleanup_version(cls, function_version: FunctionVersion) -> None:
+        """Nothing to clean: LocalStack owns the unzipped code."""
+
+    @classmethod
+    def validate_environment(cls) -> bool:
+        """A Python interpreter is all this executor needs."""
+        return True

@@ -1,0 +1,175 @@
+"""Start and stop LocalStack in-process on loopback, with this project's plugins.
+
+"In-process" means LocalStack's own Python runtime (``python -m
+localstack.runtime.main``) runs directly on this machine, not in Docker; its
+DynamoDB is served by moto and its Lambda functions run as local processes
+(:mod:`sfn_patterns_localstack.providers`, :mod:`sfn_patterns_localstack.executor`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Services the patterns use; LocalStack loads each lazily on first request.
+ENVIRONMENT = {
+    "PROVIDER_OVERRIDE_DYNAMODB": "moto",
+    "LAMBDA_RUNTIME_EXECUTOR": "local-process",
+    "DNS_ADDRESS": "0",  # no DNS server: nothing needs it, and psutil 7.2 breaks it
+    "SKIP_SSL_CERT_DOWNLOAD": "1",
+    "DISABLE_EVENTS": "1",  # no analytics calls from an offline machine
+    "LOCALSTACK_TELEMETRY_DISABLED": "1",
+    "SQS_ENDPOINT_STRATEGY": "path",
+    "LS_LOG": "info",
+}
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def health(endpoint: str, timeout: float = 2.0) -> dict | None:
+    """LocalStack's /_localstack/health document, or None when it does not answer."""
+    try:
+        with urllib.request.urlopen(f"{endpoint}/_localstack/health", timeout=timeout) as resp:
+            return json.load(resp)
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+@dataclass
+class LocalStack:
+    """A running LocalStack: its endpoint and, when we started it, its process."""
+
+    endpoint: str
+    process: subprocess.Popen | None = None
+    log_path: Path | None = None
+    workdir: Path | None = field(default=None, repr=False)
+
+    def stop(self) -> None:
+        """Stop LocalStack and everything it started (its process group)."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        _terminate_group(self.process.pid)
+        self.process.wait()
+        if self.workdir is not None:  # the log is kept for post-mortems
+            for name in ("fs", "volume"):
+                shutil.rmtree(self.workdir / name, ignore_errors=True)
+
+    def log_tail(self, lines: int = 60) -> str:
+        """The end of LocalStack's log, for error messages."""
+        if not self.log_path or not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _terminate_group(pid: int, grace: float = 10.0) -> None:
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def start(
+    port: int | None = None,
+    *,
+    log_path: Path | None = None,
+    timeout: float = 120.0,
+    extra_env: dict[str, str] | None = None,
+) -> LocalStack:
+    """Start LocalStack on 127.0.0.1 and return once /_localstack/health answers."""
+    port = port or free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    if health(endpoint, timeout=0.5) is not None:
+        raise RuntimeError(f"something already answers at {endpoint}; stop it or pick a port")
+    workdir = Path(tempfile.mkdtemp(prefix="sfnp-localstack-"))
+    log_path = log_path or workdir / "localstack.log"
+    env = dict(os.environ)
+    # The developer's AWS settings must not leak into LocalStack or its Lambdas.
+    for key in [k for k in env if k.startswith("AWS_")]:
+        env.pop(key)
+    env.update(ENVIRONMENT)
+    env.update(
+        GATEWAY_LISTEN=f"127.0.0.1:{port}",
+        LOCALSTACK_VOLUME_DIR=str(workdir / "volume"),
+        FILESYSTEM_ROOT=str(workdir / "fs"),
+    )
+    env.update(extra_env or {})
+    log = log_path.open("ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "localstack.runtime.main"],
+        cwd=workdir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    log.close()
+    localstack = LocalStack(endpoint, process, log_path, workdir)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"LocalStack exited with code {process.returncode} during start-up:\n"
+                f"{localstack.log_tail()}"
+            )
+        if health(endpoint, timeout=1.0) is not None:
+            return localstack
+        time.sleep(0.3)
+    localstack.stop()
+    raise RuntimeError(
+        f"LocalStack did not become healthy in {timeout:.0f} s:\n{localstack.log_tail()}"
+    )
+
+
+# -- daemon mode, for `sfn-patterns localstack start|stop` and scripts/localstack.sh ----------
+def start_daemon(port: int, state_dir: Path) -> str:
+    """Start LocalStack detached from this process, recording its pid in ``state_dir``."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    pid_file = state_dir / "localstack.pid"
+    endpoint = f"http://127.0.0.1:{port}"
+    if pid_file.exists() and health(endpoint) is not None:
+        return endpoint
+    localstack = start(port, log_path=state_dir / "localstack.log")
+    pid_file.write_text(f"{localstack.process.pid}\n{endpoint}\n")
+    return endpoint
+
+
+def stop_daemon(state_dir: Path) -> bool:
+    """Stop the LocalStack recorded in ``state_dir``; False when none was running."""
+    pid_file = state_dir / "localstack.pid"
+    if not pid_file.exists():
+        return False
+    pid = int(pid_file.read_text().split()[0])
+    pid_file.unlink()
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    _terminate_group(pid)
+    return True

@@ -1,0 +1,173 @@
+"""Run a Terraform configuration against LocalStack, as tflocal does, without touching it.
+
+The configuration's directory gets one ignored file, ``localstack_override.tf``,
+pointing the AWS provider at LocalStack and the state at a scratch directory;
+``.terraform/`` goes to the scratch directory too (``TF_DATA_DIR``), so the
+checkout stays clean and the same example can be applied by tests and the demo.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+OVERRIDE_NAME = "localstack_override.tf"
+
+# Terraform AWS provider endpoint keys for every service the patterns use.
+SERVICES = (
+    "cloudwatch",
+    "dynamodb",
+    "events",
+    "iam",
+    "kms",
+    "lambda",
+    "logs",
+    "redshiftdata",
+    "s3",
+    "scheduler",
+    "secretsmanager",
+    "sfn",
+    "sqs",
+    "ssm",
+    "sts",
+)
+
+
+class TerraformError(RuntimeError):
+    """A terraform command failed; the message carries its output."""
+
+
+def terraform_binary() -> str:
+    """The project's terraform wrapper (.venv/bin/terraform), else terraform on PATH."""
+    candidate = os.environ.get("SFN_PATTERNS_TERRAFORM_BIN") or str(
+        REPO_ROOT / ".venv/bin/terraform"
+    )
+    if Path(candidate).exists():
+        return candidate
+    found = shutil.which("terraform")
+    if not found:
+        raise TerraformError("terraform not found: run `make bootstrap` first")
+    return found
+
+
+def override_text(endpoint: str, state_path: Path) -> str:
+    """The override file that points a configuration at LocalStack."""
+    endpoints = "\n".join(f'    {name:<14} = "{endpoint}"' for name in SERVICES)
+    return f"""# Written by the sfn-patterns LocalStack harness (never committed; see .gitignore).
+terraform {{
+  backend "local" {{
+    path = "{state_path}"
+  }}
+}}
+
+provider "aws" {{
+  access_key                  = "test"
+  secret_key                  = "test"
+  skip_credentials_validation = true
+  skip_metadata_api_check     = true
+  skip_requesting_account_id  = true
+  s3_use_path_style           = true
+
+  endpoints {{
+{endpoints}
+  }}
+}}
+"""
+
+
+class Workspace:
+    """One Terraform configuration applied to one LocalStack endpoint."""
+
+    def __init__(
+        self,
+        config_dir: Path,
+        endpoint: str,
+        scratch_dir: Path,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config_dir = Path(config_dir).resolve()
+        self.endpoint = endpoint
+        self.scratch_dir = Path(scratch_dir).resolve()
+        self.scratch_dir.mkdir(parents=True, exist_ok=True)
+        self.log = log or (lambda line: print(line, file=sys.stderr))
+        self.binary = terraform_binary()
+        (self.config_dir / OVERRIDE_NAME).write_text(
+            override_text(endpoint, self.scratch_dir / "terraform.tfstate")
+        )
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        env.update(
+            TF_DATA_DIR=str(self.scratch_dir / ".terraform"),
+            TF_IN_AUTOMATION="1",
+            TF_INPUT="0",
+            CHECKPOINT_DISABLE="1",
+        )
+        return env
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        """Run ``terraform ARGS`` in the configuration directory and capture its output."""
+        self.log(f"$ terraform {' '.join(args)}  ({self.config_dir.name})")
+        proc = subprocess.run(
+            [self.binary, *args],
+            cwd=self.config_dir,
+            env=self._env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            raise TerraformError(
+                f"terraform {' '.join(args)} failed in {self.config_dir} "
+                f"(exit {proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+            )
+        return proc
+
+    @staticmethod
+    def _var_args(variables: dict[str, object] | None) -> list[str]:
+        args = []
+        for key, value in (variables or {}).items():
+            rendered = value if isinstance(value, str) else json.dumps(value)
+            args.append(f"-var={key}={rendered}")
+        return args
+
+    def init(self) -> None:
+        """``terraform init`` from the offline provider mirror."""
+        self.run("init", "-input=false", "-no-color")
+
+    def apply(self, variables: dict[str, object] | None = None) -> None:
+        """``terraform apply -auto-approve``."""
+        self.run("apply", "-input=false", "-no-color", "-auto-approve", *self._var_args(variables))
+
+    def plan_exit_code(self, variables: dict[str, object] | None = None) -> tuple[int, str]:
+        """``terraform plan -detailed-exitcode``: 0 no changes, 2 changes, 1 error."""
+        proc = self.run(
+            "plan",
+            "-input=false",
+            "-no-color",
+            "-detailed-exitcode",
+            *self._var_args(variables),
+            check=False,
+        )
+        return proc.returncode, proc.stdout + proc.stderr
+
+    def destroy(self, variables: dict[str, object] | None = None) -> None:
+        """``terraform destroy -auto-approve``."""
+        self.run(
+            "destroy", "-input=false", "-no-color", "-auto-approve", *self._var_args(variables)
+        )
+
+    def outputs(self) -> dict[str, object]:
+        """Every output's value."""
+        raw = json.loads(self.run("output", "-json").stdout)
+        return {name: spec["value"] for name, spec in raw.items()}
+
+    def close(self) -> None:
+        """Remove the override file (the scratch directory is the caller's)."""
+        (self.config_dir / OVERRIDE_NAME).unlink(missing_ok=True)

@@ -1,0 +1,127 @@
+"""The ``sfn-patterns`` command line.
+
+One group per pattern (added as each pattern lands) plus the tooling commands
+every pattern shares: building Lambda packages and running LocalStack locally.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from sfn_patterns import __version__, packaging
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="sfn-patterns")
+def main() -> None:
+    """AWS Step Functions orchestration patterns: Terraform modules and Lambda packages.
+
+    \b
+    Typical use:
+      sfn-patterns build-lambdas --out build/lambda   # deterministic zips
+      sfn-patterns localstack start                   # LocalStack on 127.0.0.1:4566
+      sfn-patterns demo                               # deploy and run the demo
+    """
+
+
+@main.command("build-lambdas")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Directory to write <bundle>.zip files into (created if missing).",
+)
+@click.option(
+    "--bundle",
+    "bundles",
+    multiple=True,
+    type=click.Choice(sorted(packaging.BUNDLES)),
+    help="Build only this bundle (repeatable). Default: every bundle.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
+def build_lambdas(out_dir: Path, bundles: tuple[str, ...], as_json: bool) -> None:
+    """Build deterministic Lambda zips from lambda_src/.
+
+    The bytes of each zip depend only on the source files (sorted entries, fixed
+    timestamps, normalized permissions, no __pycache__), so two checkouts build
+    identical zips and Terraform's source_code_hash never churns.
+    """
+    results = []
+    for name in bundles or sorted(packaging.BUNDLES):
+        click.echo(f"building {name} ...", err=True)
+        results.append(packaging.build(name, out_dir))
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+        return
+    for result in results:
+        click.echo(f"{result['sha256']}  {result['size']:>9} B  {result['filename']}")
+
+
+@main.group("localstack")
+def localstack_group() -> None:
+    """Run LocalStack in-process on loopback (no Docker), with this project's plugins."""
+
+
+@localstack_group.command("start")
+@click.option("--port", default=4566, show_default=True, help="Gateway port on 127.0.0.1.")
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".localstack"),
+    show_default=True,
+    help="Where the pid file and log are kept.",
+)
+def localstack_start(port: int, state_dir: Path) -> None:
+    """Start LocalStack in the background and wait until it is healthy."""
+    from sfn_patterns_localstack import server
+
+    endpoint = server.start_daemon(port=port, state_dir=state_dir)
+    click.echo(endpoint)
+
+
+@localstack_group.command("stop")
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".localstack"),
+    show_default=True,
+    help="Where `start` kept the pid file.",
+)
+def localstack_stop(state_dir: Path) -> None:
+    """Stop a LocalStack started with `sfn-patterns localstack start`."""
+    from sfn_patterns_localstack import server
+
+    stopped = server.stop_daemon(state_dir=state_dir)
+    click.echo("stopped" if stopped else "not running")
+
+
+@localstack_group.command("status")
+@click.option("--endpoint", default="http://127.0.0.1:4566", show_default=True)
+def localstack_status(endpoint: str) -> None:
+    """Print LocalStack's service health, or exit 1 when it is not reachable."""
+    from sfn_patterns_localstack import server
+
+    health = server.health(endpoint)
+    if health is None:
+        click.echo(f"LocalStack is not reachable at {endpoint}", err=True)
+        sys.exit(1)
+    click.echo(json.dumps(health, indent=2))
+
+
+@main.command("demo")
+@click.option("--endpoint", help="Use this LocalStack instead of starting one.")
+@click.option("--keep", is_flag=True, help="Leave the deployment and LocalStack running.")
+def demo(endpoint: str | None, keep: bool) -> None:
+    """Deploy the examples to LocalStack and run each state machine once."""
+    from sfn_patterns import demo as demo_module
+
+    sys.exit(demo_module.run(endpoint=endpoint, keep=keep))
+
+
+if __name__ == "__main__":
+    main()

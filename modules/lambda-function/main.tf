@@ -1,0 +1,127 @@
+# A Lambda function packaged deterministically from lambda_src/, with its own
+# role (inline, resource-scoped policy), its own encrypted log group and no
+# wildcard actions. Every pattern module builds its Lambdas through this one.
+
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+data "aws_caller_identity" "current" {}
+
+locals {
+  build_dir = coalesce(var.build_dir, "${path.root}/.build/lambda")
+  # Relative to the root module, so the same checkout path never matters.
+  filename = "${local.build_dir}/${var.bundle}.zip"
+
+  partition      = data.aws_partition.current.partition
+  region         = data.aws_region.current.region
+  account_id     = data.aws_caller_identity.current.account_id
+  log_group_name = "/aws/lambda/${var.function_name}"
+  log_group_arn  = "arn:${local.partition}:logs:${local.region}:${local.account_id}:log-group:${local.log_group_name}"
+  # Static ARN, known at plan time, so callers can reference it without cycles.
+  function_arn = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${var.function_name}"
+
+  package = var.create ? jsondecode(data.local_command.package[0].stdout) : null
+}
+
+# Builds the zip at plan time; the bytes depend only on the sources, so the hash
+# (and therefore the plan) is the same from any checkout.
+data "local_command" "package" {
+  count = var.create ? 1 : 0
+
+  command = var.python_executable
+  arguments = [
+    "${path.module}/../../lambda_src/sfn_patterns/packaging.py",
+    "--bundle", var.bundle,
+    "--out", local.build_dir,
+  ]
+}
+
+data "aws_iam_policy_document" "assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account_id]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "this" {
+  statement {
+    sid       = "WriteOwnLogs"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${local.log_group_arn}:*"]
+  }
+
+  dynamic "statement" {
+    for_each = var.policy_statements
+    content {
+      sid       = statement.value.sid
+      effect    = statement.value.effect
+      actions   = statement.value.actions
+      resources = statement.value.resources
+    }
+  }
+}
+
+resource "aws_iam_role" "this" {
+  count = var.create ? 1 : 0
+
+  name               = var.function_name
+  assume_role_policy = data.aws_iam_policy_document.assume.json
+  tags               = var.tags
+}
+
+# Inline and role-scoped: never an exclusive attachment that could detach a
+# policy someone else attached to a shared role.
+resource "aws_iam_role_policy" "this" {
+  count = var.create ? 1 : 0
+
+  name   = "${var.function_name}-inline"
+  role   = aws_iam_role.this[0].id
+  policy = data.aws_iam_policy_document.this.json
+}
+
+resource "aws_cloudwatch_log_group" "this" {
+  count = var.create ? 1 : 0
+
+  name              = local.log_group_name
+  retention_in_days = var.cloudwatch_logs_retention_in_days
+  kms_key_id        = var.kms_key_arn
+  tags              = var.tags
+}
+
+resource "aws_lambda_function" "this" {
+  count = var.create ? 1 : 0
+
+  function_name                  = var.function_name
+  role                           = aws_iam_role.this[0].arn
+  handler                        = var.handler
+  runtime                        = var.runtime
+  timeout                        = var.timeout
+  memory_size                    = var.memory_size
+  reserved_concurrent_executions = var.reserved_concurrent_executions
+  kms_key_arn                    = length(var.environment_variables) > 0 ? var.kms_key_arn : null
+  filename                       = local.filename
+  source_code_hash               = local.package.base64sha256
+
+  dynamic "environment" {
+    for_each = length(var.environment_variables) > 0 ? [1] : []
+    content {
+      variables = var.environment_variables
+    }
+  }
+
+  logging_config {
+    log_format = "Text"
+    log_group  = aws_cloudwatch_log_group.this[0].name
+  }
+
+  tags = var.tags
+
+  depends_on = [aws_iam_role_policy.this]
+}

@@ -1,0 +1,126 @@
+variable "create" {
+  description = "Whether to create any resources in this module."
+  type        = bool
+  default     = true
+}
+
+variable "function_name" {
+  description = "Name of the Lambda function (also names its role and log group)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_-]{1,64}$", var.function_name))
+    error_message = "function_name must be 1-64 characters of letters, digits, hyphens and underscores (AWS Lambda naming rules)."
+  }
+}
+
+variable "bundle" {
+  description = "Name of the Lambda package in lambda_src/sfn_patterns/packaging.py (BUNDLES) to deploy."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9_-]*$", var.bundle))
+    error_message = "bundle must be a lower-case bundle name such as \"smoke\"."
+  }
+}
+
+variable "handler" {
+  description = "Handler of the function, as module.path.function inside the bundle."
+  type        = string
+}
+
+variable "runtime" {
+  description = "Lambda runtime identifier; the handlers support Python 3.11 and later."
+  type        = string
+  default     = "python3.12"
+
+  validation {
+    condition     = contains(["python3.11", "python3.12", "python3.13"], var.runtime)
+    error_message = "runtime must be one of python3.11, python3.12 or python3.13."
+  }
+}
+
+variable "timeout" {
+  description = "Seconds the function may run per invocation (1-900)."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = var.timeout >= 1 && var.timeout <= 900 && floor(var.timeout) == var.timeout
+    error_message = "timeout must be a whole number of seconds between 1 and 900 (the Lambda maximum)."
+  }
+}
+
+variable "memory_size" {
+  description = "Memory in MB for the function (128-10240)."
+  type        = number
+  default     = 256
+
+  validation {
+    condition     = var.memory_size >= 128 && var.memory_size <= 10240
+    error_message = "memory_size must be between 128 and 10240 MB."
+  }
+}
+
+variable "environment_variables" {
+  description = "Environment variables of the function."
+  type        = map(string)
+  default     = {}
+}
+
+variable "policy_statements" {
+  description = "Extra IAM statements for the function's inline role policy, each scoped to specific resources."
+  type = list(object({
+    sid       = optional(string)
+    effect    = optional(string, "Allow")
+    actions   = list(string)
+    resources = list(string)
+  }))
+  default = []
+
+  validation {
+    condition     = alltrue([for s in var.policy_statements : alltrue([for a in s.actions : !strcontains(a, "*")])])
+    error_message = "policy_statements must not use wildcard actions: name each action (least privilege)."
+  }
+}
+
+variable "reserved_concurrent_executions" {
+  description = "Reserved concurrency of the function; -1 leaves it unreserved."
+  type        = number
+  default     = -1
+}
+
+variable "cloudwatch_logs_retention_in_days" {
+  description = "Retention of the function's log group in days."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.cloudwatch_logs_retention_in_days)
+    error_message = "cloudwatch_logs_retention_in_days must be a retention CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, ...)."
+  }
+}
+
+variable "kms_key_arn" {
+  description = "Customer managed KMS key for the log group and environment variables; null uses AWS managed keys."
+  type        = string
+  default     = null
+}
+
+variable "build_dir" {
+  description = "Directory the deterministic zip is written to at plan time; null uses .build/lambda under the root module."
+  type        = string
+  default     = null
+}
+
+variable "python_executable" {
+  description = "Python 3 interpreter that builds the zip at plan time (standard library only)."
+  type        = string
+  default     = "python3"
+}
+
+variable "tags" {
+  description = "Tags for every resource this module creates."
+  type        = map(string)
+  default     = {}
+}

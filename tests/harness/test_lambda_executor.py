@@ -1,0 +1,253 @@
+"""The local-process Lambda executor behaves like AWS Lambda where the patterns rely on it."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import time
+import uuid
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+HANDLERS = {
+    "ok": """
+import logging, os, boto3
+logging.getLogger().setLevel(logging.INFO)
+def handler(event, context):
+    print("printed line")
+    logging.info("logged line")
+    account = boto3.client("sts").get_caller_identity()["Account"]
+    return {"event": event, "account": account, "name": context.function_name,
+            "remaining": context.get_remaining_time_in_millis(),
+            "task_root": os.environ["LAMBDA_TASK_ROOT"], "cwd": os.getcwd()}
+""",
+    "error": """
+class OrderRejected(Exception):
+    pass
+def handler(event, context):
+    raise OrderRejected("order 42 rejected")
+""",
+    "sleep": """
+import time
+def handler(event, context):
+    time.sleep(event.get("seconds", 0))
+    return "slept"
+""",
+    "crash": """
+import os
+def handler(event, context):
+    os._exit(3)
+""",
+    "needs_pynamodb": """
+import pynamodb  # not in the zip, and not part of the Lambda runtime
+def handler(event, context):
+    return "unreachable"
+""",
+}
+
+
+def _zip(source: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("app.py", source)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def role_arn(aws: Callable) -> str:
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "lambda.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+    name = f"executor-test-{uuid.uuid4().hex[:8]}"
+    return aws("iam").create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))[
+        "Role"
+    ]["Arn"]
+
+
+@pytest.fixture(scope="module")
+def make_function(aws: Callable, role_arn: str) -> Callable[..., str]:
+    client = aws("lambda")
+    created: list[str] = []
+
+    def make(kind: str, timeout: int = 10) -> str:
+        name = f"exec-{kind}-{uuid.uuid4().hex[:6]}"
+        client.create_function(
+            FunctionName=name,
+            Runtime="python3.12",
+            Role=role_arn,
+            Handler="app.handler",
+            Code={"ZipFile": _zip(HANDLERS[kind])},
+            Timeout=timeout,
+        )
+        client.get_waiter("function_active_v2").wait(FunctionName=name)
+        created.append(name)
+        return name
+
+    yield make
+    for name in created:
+        client.delete_function(FunctionName=name)
+
+
+def _invoke(aws: Callable, name: str, event: dict | None = None) -> tuple[dict, dict]:
+    response = aws("lambda").invoke(
+        FunctionName=name, Payload=json.dumps(event or {}), LogType="Tail"
+    )
+    payload = json.loads(response["Payload"].read() or b"null")
+    return response, payload
+
+
+def test_handler_runs_with_localstack_credentials_and_endpoint(aws, make_function) -> None:
+    name = make_function("ok")
+    response, payload = _invoke(aws, name, {"hello": "world"})
+    assert "FunctionError" not in response
+    assert payload["event"] == {"hello": "world"}
+    assert payload["account"] == "000000000000"  # a real STS call, answered by LocalStack
+    assert payload["name"] == name
+    assert 0 < payload["remaining"] <= 10_000
+    assert payload["cwd"] == payload["task_root"]
+    logs = base64.b64decode(response["LogResult"]).decode()
+    assert "printed line" in logs and "logged line" in logs
+
+
+def test_handler_exception_is_a_function_error_with_its_type(aws, make_function) -> None:
+    name = make_function("error")
+    response, payload = _invoke(aws, name)
+    assert response["FunctionError"] == "Unhandled"
+    assert payload["errorType"] == "OrderRejected"
+    assert payload["errorMessage"] == "order 42 rejected"
+    assert any("raise OrderRejected" in frame for frame in payload["stackTrace"])
+
+
+def test_timeout_is_enforced_and_the_environment_recovers(aws, make_function) -> None:
+    name = make_function("sleep", timeout=1)
+    started = time.monotonic()
+    response, payload = _invoke(aws, name, {"seconds": 30})
+    assert time.monotonic() - started < 15
+    assert response["FunctionError"] == "Unhandled"
+    assert payload["errorType"] == "Sandbox.Timedout"
+    assert "Task timed out after 1.00 seconds" in payload["errorMessage"]
+    response, payload = _invoke(aws, name, {"seconds": 0})
+    assert "FunctionError" not in response and payload == "slept"
+
+
+def test_process_exit_is_reported_and_the_environment_recovers(aws, make_function) -> None:
+    name = make_function("crash")
+    response, payload = _invoke(aws, name)
+    assert response["FunctionError"] == "Unhandled"
+    assert payload["errorType"] == "Runtime.ExitError"
+    assert "exit status 3" in payload["errorMessage"]
+
+
+def test_dependency_missing_from_the_zip_fails_as_on_aws(aws, make_function) -> None:
+    name = make_function("needs_pynamodb")
+    response, payload = _invoke(aws, name)
+    assert response["FunctionError"] == "Unhandled"
+    assert payload["errorType"] == "Runtime.ImportModuleError"
+    assert "pynamodb" in payload["errorMessage"]
+
+
+def test_logs_reach_cloudwatch_logs(aws, make_function) -> None:
+    name = make_function("ok")
+    _invoke(aws, name, {"marker": "cw-logs-check"})
+    logs = aws("logs")
+    deadline = time.monotonic() + 20
+    messages: list[str] = []
+    while time.monotonic() < deadline:
+        try:
+            events = logs.filter_log_events(logGroupName=f"/aws/lambda/{name}")["events"]
+        except logs.exceptions.ResourceNotFoundException:
+            events = []
+        messages = [event["message"] for event in events]
+        if any("printed line" in message for message in messages):
+            break
+        time.sleep(0.5)
+    assert any("printed line" in message for message in messages), messages
+    assert any(message.startswith("REPORT RequestId") for message in messages), messages
+
+
+def _workers_of(function_name: str) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"sfn_patterns_localstack/worker.py" in cmdline and (
+            f"AWS_LAMBDA_FUNCTION_NAME={function_name}".encode() in environ.split(b"\0")
+        ):
+            pids.append(int(proc.name))
+    return pids
+
+
+def _wait_until_gone(function_name: str, seconds: float = 15) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (alive := _workers_of(function_name)) and time.monotonic() < deadline:
+        time.sleep(0.25)
+    return alive
+
+
+def test_deleting_a_function_leaves_no_process(aws, role_arn) -> None:
+    client = aws("lambda")
+    name = f"exec-delete-{uuid.uuid4().hex[:6]}"
+    client.create_function(
+        FunctionName=name,
+        Runtime="python3.12",
+        Role=role_arn,
+        Handler="app.handler",
+        Code={"ZipFile": _zip(HANDLERS["sleep"])},
+        Timeout=5,
+    )
+    client.get_waiter("function_active_v2").wait(FunctionName=name)
+    _invoke(aws, name)
+    assert _workers_of(name), "the invocation should have started a worker"
+    client.delete_function(FunctionName=name)
+    assert _wait_until_gone(name) == []
+
+
+def test_stopping_localstack_leaves_no_process(tmp_path: Path) -> None:
+    import boto3
+
+    from sfn_patterns_localstack import server
+
+    instance = server.start()
+    try:
+        kw = dict(
+            endpoint_url=instance.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+        )
+        role = boto3.client("iam", **kw).create_role(RoleName="r", AssumeRolePolicyDocument="{}")[
+            "Role"
+        ]["Arn"]
+        client = boto3.client("lambda", **kw)
+        client.create_function(
+            FunctionName="orphan-check",
+            Runtime="python3.12",
+            Role=role,
+            Handler="app.handler",
+            Code={"ZipFile": _zip(HANDLERS["sleep"])},
+            Timeout=5,
+        )
+        client.get_waiter("function_active_v2").wait(FunctionName="orphan-check")
+        client.invoke(FunctionName="orphan-check", Payload=b"{}")
+        assert _workers_of("orphan-check")
+    finally:
+        instance.stop()
+    assert _wait_until_gone("orphan-check") == []
