@@ -49,3 +49,59 @@ def test_conditional_writes_and_indexes_work(aws) -> None:
         ExpressionAttributeValues={":s": {"S": "pending"}},
     )
     assert [item["pk"]["S"] for item in found["Items"]] == ["a"]
+
+
+def test_concurrent_conditional_updates_of_one_item_are_atomic(aws) -> None:
+    """Many threads race to take the same items; each item must be taken exactly once.
+
+    Without the provider's lock, moto let two conditional UpdateItems on one item
+    both succeed a few times in every few hundred races.
+    """
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    ddb = aws("dynamodb")
+    table = f"race-{uuid.uuid4().hex[:6]}"
+    ddb.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    items = [f"item-{i}" for i in range(300)]
+    for pk in items:
+        ddb.put_item(
+            TableName=table, Item={"pk": {"S": pk}, "status": {"S": "pending"}, "n": {"N": "0"}}
+        )
+    start_together = threading.Barrier(8)
+
+    def take(worker: int) -> list[str]:
+        client = aws("dynamodb")
+        won = []
+        start_together.wait()
+        for pk in items:
+            try:
+                client.update_item(
+                    TableName=table,
+                    Key={"pk": {"S": pk}},
+                    UpdateExpression="SET #s = :taken, taker = :me ADD n :one",
+                    ConditionExpression="attribute_exists(pk) AND #s IN (:pending, :failed)",
+                    ExpressionAttributeNames={"#s": "status"},
+                    ExpressionAttributeValues={
+                        ":taken": {"S": "taken"},
+                        ":pending": {"S": "pending"},
+                        ":failed": {"S": "failed"},
+                        ":me": {"N": str(worker)},
+                        ":one": {"N": "1"},
+                    },
+                    ReturnValues="ALL_NEW",
+                )
+                won.append(pk)
+            except ClientError as error:
+                assert error.response["Error"]["Code"] == "ConditionalCheckFailedException"
+        return won
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(take, range(8)))
+    taken = [pk for won in results for pk in won]
+    assert sorted(taken) == sorted(items), "an item was taken twice or not at all"
