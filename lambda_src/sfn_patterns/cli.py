@@ -25,6 +25,8 @@ def main() -> None:
       sfn-patterns build-lambdas --out build/lambda   # deterministic zips
       sfn-patterns localstack start                   # LocalStack on 127.0.0.1:4566
       sfn-patterns demo                               # deploy and run the demo
+      sfn-patterns dag plan --sql-dir examples/dag-aggregate/sql
+      sfn-patterns status list --table T --use-case U --status failed --since 30d
     """
 
 
@@ -122,6 +124,17 @@ def demo(endpoint: str | None, keep: bool) -> None:
 
     sys.exit(demo_module.run(endpoint=endpoint, keep=keep))
 
+
+def _add_pattern_groups() -> None:
+    """Attach each pattern's command group (``sfn-patterns dag``, ...)."""
+    from sfn_patterns.dag_aggregate.cli import group as dag_group
+    from sfn_patterns.status_table.cli import group as status_group
+
+    main.add_command(dag_group, "dag")
+    main.add_command(status_group, "status")
+
+
+_add_pattern_groups()
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,287 @@
+#!/usr/bin/env python
+"""Benchmark the status-table tracker against LocalStack: tasks per second, 1 and 8 workers.
+
+One "task" is the full cycle a real worker pays for: acquire the lease, run an empty
+body, record success. Every run uses a fresh table and N worker processes that each
+walk the same task ids in their own shuffled order, skipping tasks another worker
+holds or finished, so contention is part of the measurement.
+
+When a Python interpreter with ``pynamodb_mate`` is available (``--mate-python``,
+default ``/tmp/mate-venv/bin/python``), the same workload runs through
+pynamodb_mate's status tracker too, and both are printed side by side. Its worker
+processes run under that interpreter, so pynamodb_mate never has to be installed in
+the project environment.
+
+Examples::
+
+    .venv/bin/python scripts/bench_status_table.py                 # starts LocalStack
+    .venv/bin/python scripts/bench_status_table.py --endpoint http://127.0.0.1:4566
+    .venv/bin/python scripts/bench_status_table.py --tasks 300 --workers 1 4 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+REGION = "us-east-1"
+DEFAULT_MATE_PYTHON = "/tmp/mate-venv/bin/python"
+AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "test",
+    "AWS_SECRET_ACCESS_KEY": "test",
+    "AWS_DEFAULT_REGION": REGION,
+}
+
+
+# -- worker side (runs in a child process, under either interpreter) ------------------------
+
+
+def _mate_model(table: str, endpoint: str) -> type:
+    """pynamodb_mate's tracker bound to one table, configured like ours (4 shards, 3 retries)."""
+    from pynamodb_mate.patterns.status_tracker.api import (  # type: ignore[import-not-found]
+        BaseTask,
+        StatusAndUpdateTimeIndex,
+        TrackerConfig,
+    )
+
+    config = TrackerConfig.make(
+        use_case_id="bench",
+        pending_status=10,
+        in_progress_status=20,
+        failed_status=30,
+        succeeded_status=40,
+        ignored_status=50,
+        n_pending_shard=4,
+        n_in_progress_shard=4,
+        n_failed_shard=4,
+        n_succeeded_shard=4,
+        n_ignored_shard=4,
+        max_retry=3,
+        lock_expire_seconds=60,
+    )
+    meta = type(
+        "Meta",
+        (),
+        {
+            "table_name": table,
+            "region": REGION,
+            "host": endpoint,
+            "billing_mode": "PAY_PER_REQUEST",
+        },
+    )
+    return type(
+        "BenchTask",
+        (BaseTask,),
+        {"Meta": meta, "config": config, "status_index": StatusAndUpdateTimeIndex()},
+    )
+
+
+def _setup(impl: str, table: str, endpoint: str, ids: list[str]) -> None:
+    """Create the table and the pending tasks (not timed)."""
+    if impl == "ours":
+        from sfn_patterns.status_table import Tracker
+
+        tracker = Tracker(table, "bench", host=endpoint, region=REGION)
+        tracker.create_table_if_not_exists()
+        tracker.create_tasks(ids)
+    else:
+        model = _mate_model(table, endpoint)
+        model.create_table(wait=True)
+        for task_id in ids:
+            model.make_and_save(task_id=task_id)
+
+
+def _work(impl: str, table: str, endpoint: str, ids: list[str], ready_dir: Path) -> str:
+    """Walk the ids once in random order; returns "completed stale" counts.
+
+    ``stale`` counts successes that fencing rejected (ours only; pynamodb_mate has no
+    fencing, so a double acquisition there shows up as completed > tasks instead).
+    """
+    stale_error: type[Exception]
+    if impl == "ours":
+        from sfn_patterns.status_table import StaleAttemptError, TaskSkippedError, Tracker
+
+        tracker = Tracker(table, "bench", host=endpoint, region=REGION, lease_seconds=60)
+        start = tracker.start
+        skipped: type[Exception] = TaskSkippedError
+        stale_error = StaleAttemptError
+    else:
+        from pynamodb_mate.patterns.status_tracker.api import (  # type: ignore[import-not-found]
+            TaskExecutionError,
+        )
+
+        start = _mate_model(table, endpoint).start
+        skipped = TaskExecutionError
+        stale_error = type("NeverRaised", (Exception,), {})
+    random.shuffle(ids)
+    (ready_dir / f"ready-{os.getpid()}").touch()
+    while not (ready_dir / "go").exists():
+        time.sleep(0.01)
+    done = stale = 0
+    for task_id in ids:
+        try:
+            with start(task_id):
+                pass
+        except skipped:
+            continue
+        except stale_error:
+            stale += 1
+            continue
+        done += 1
+    return f"{done} {stale}"
+
+
+# -- orchestrator side ------------------------------------------------------------------------
+
+
+def _run(
+    python: str, impl: str, *, endpoint: str, n_tasks: int, n_workers: int, workdir: Path
+) -> tuple[float, int, int]:
+    """One measurement: returns (tasks per second, completions, stale completions)."""
+    table = f"bench-{impl}-{uuid.uuid4().hex[:6]}"
+    ids = [f"task-{i:05d}" for i in range(n_tasks)]
+    ids_file = workdir / f"{table}.json"
+    ids_file.write_text(json.dumps(ids))
+    env = {**os.environ, **AWS_ENV}
+    base = [python, __file__, "--endpoint", endpoint, "--impl", impl, "--table", table]
+    subprocess.run([*base, "--role", "setup", "--ids-file", str(ids_file)], env=env, check=True)
+    ready = workdir / table
+    ready.mkdir()
+    workers = [
+        subprocess.Popen(
+            [*base, "--role", "work", "--ids-file", str(ids_file), "--ready-dir", str(ready)],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(n_workers)
+    ]
+    deadline = time.monotonic() + 120
+    while len(list(ready.glob("ready-*"))) < n_workers:
+        if time.monotonic() > deadline or any(w.poll() not in (None, 0) for w in workers):
+            for w in workers:
+                w.kill()
+            raise RuntimeError(f"{impl}: workers failed to start")
+        time.sleep(0.05)
+    started = time.perf_counter()
+    (ready / "go").touch()
+    outputs = [w.communicate(timeout=600)[0] for w in workers]
+    elapsed = time.perf_counter() - started
+    if any(w.returncode for w in workers):
+        raise RuntimeError(f"{impl}: a worker failed")
+    counts = [out.strip().splitlines()[-1].split() for out in outputs]
+    completed = sum(int(done) for done, _ in counts)
+    stale = sum(int(stale) for _, stale in counts)
+    return n_tasks / elapsed, completed, stale
+
+
+def _mate_available(python: str) -> bool:
+    if not Path(python).exists():
+        return False
+    probe = subprocess.run(
+        [python, "-c", "import pynamodb_mate.patterns.status_tracker.api"],
+        capture_output=True,
+        check=False,
+    )
+    return probe.returncode == 0
+
+
+def main() -> int:
+    """Parse options; either run one worker role or orchestrate the whole benchmark."""
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+    )
+    parser.add_argument("--endpoint", help="LocalStack URL; default: start one in-process.")
+    parser.add_argument("--tasks", type=int, default=100, help="Tasks per run (default 100).")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1, 8],
+        help="Worker process counts to measure (default: 1 8).",
+    )
+    parser.add_argument(
+        "--mate-python",
+        default=DEFAULT_MATE_PYTHON,
+        help=f"Interpreter with pynamodb_mate installed (default {DEFAULT_MATE_PYTHON}); "
+        "skipped when missing.",
+    )
+    parser.add_argument("--no-mate", action="store_true", help="Do not run pynamodb_mate.")
+    # Internal: a child process's role.
+    parser.add_argument("--role", choices=["setup", "work"], help=argparse.SUPPRESS)
+    parser.add_argument("--impl", choices=["ours", "mate"], help=argparse.SUPPRESS)
+    parser.add_argument("--table", help=argparse.SUPPRESS)
+    parser.add_argument("--ids-file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--ready-dir", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.role:
+        ids = json.loads(args.ids_file.read_text())
+        if args.role == "setup":
+            _setup(args.impl, args.table, args.endpoint, ids)
+        else:
+            print(_work(args.impl, args.table, args.endpoint, ids, args.ready_dir))
+        return 0
+
+    localstack = None
+    endpoint = args.endpoint
+    if endpoint is None:
+        from sfn_patterns_localstack import server
+
+        print("starting LocalStack ...", file=sys.stderr)
+        localstack = server.start()
+        endpoint = localstack.endpoint
+    impls = [("ours", sys.executable)]
+    if not args.no_mate:
+        if _mate_available(args.mate_python):
+            impls.append(("mate", args.mate_python))
+        else:
+            print(f"pynamodb_mate not importable with {args.mate_python}; skipped", file=sys.stderr)
+    try:
+        results: dict[tuple[str, int], tuple[float, int, int]] = {}
+        with tempfile.TemporaryDirectory(prefix="bench-status-") as tmp:
+            for n_workers in args.workers:
+                for impl, python in impls:
+                    results[impl, n_workers] = _run(
+                        python,
+                        impl,
+                        endpoint=endpoint,
+                        n_tasks=args.tasks,
+                        n_workers=n_workers,
+                        workdir=Path(tmp),
+                    )
+                    rate, done, stale = results[impl, n_workers]
+                    print(
+                        f"  {impl:5} {n_workers} worker(s): {rate:7.1f} tasks/s "
+                        f"({done} completions for {args.tasks} tasks, {stale} fenced off)",
+                        file=sys.stderr,
+                    )
+    finally:
+        if localstack is not None:
+            localstack.stop()
+
+    names = {"ours": "sfn_patterns.status_table", "mate": "pynamodb_mate status_tracker"}
+    header = f"{'workers':>7}  " + "  ".join(f"{names[i]:>28}" for i, _ in impls)
+    print(f"tasks/s (completions), {args.tasks} tasks per run, LocalStack at {endpoint}")
+    print(header)
+    for n_workers in args.workers:
+        cells = "  ".join(
+            f"{f'{results[impl, n_workers][0]:.1f} ({results[impl, n_workers][1]})':>28}"
+            for impl, _ in impls
+        )
+        print(f"{n_workers:>7}  {cells}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

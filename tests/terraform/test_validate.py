@@ -1,0 +1,49 @@
+"""Every module and example initializes offline and passes `terraform validate`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sfn_patterns_localstack.terraform import terraform_binary
+
+pytestmark = pytest.mark.terraform
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONFIGURATIONS = sorted(
+    p
+    for p in [
+        REPO_ROOT,
+        *(REPO_ROOT / "modules").iterdir(),
+        *(REPO_ROOT / "examples").iterdir(),
+    ]
+    if any(p.glob("*.tf"))
+)
+
+
+@pytest.mark.parametrize(
+    "config_dir",
+    CONFIGURATIONS,
+    ids=[str(p.relative_to(REPO_ROOT)) or "root" for p in CONFIGURATIONS],
+)
+def test_configuration_validates(config_dir: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(TF_DATA_DIR=str(tmp_path / ".terraform"), TF_IN_AUTOMATION="1", TF_INPUT="0")
+
+    def terraform(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [terraform_binary(), *args],
+            cwd=config_dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    init = terraform("init", "-backend=false", "-no-color")
+    assert init.returncode == 0, init.stdout + init.stderr
+    validate = terraform("validate", "-no-color")
+    assert validate.returncode == 0, validate.stdout + validate.stderr
