@@ -1,0 +1,735 @@
+"""The tracker: acquire a task with a fenced lease, run one attempt, record the outcome.
+
+One attempt, step by step (:meth:`Tracker.start`, then the ``with`` block):
+
+1. Fast path: one UpdateItem ``ADD attempt 1`` on condition ``status IN (pending,
+   failed)`` (and a matching payload hash). Only one worker can win it.
+2. Otherwise read the task (consistent read) and decide: succeeded -> skip, ignored
+   -> skip, in_progress with a live lease -> locked, in_progress with an expired
+   lease -> reclaim (the lost attempt counts as one failure), missing -> not found
+   (or create). The write is conditioned on ``attempt = :observed AND status =
+   :observed_status`` (plus ``lease_expires_at <= :now`` for a reclaim). The attempt
+   number is a fencing token: exactly one worker wins each number.
+3. Run the body. Every later write of this worker (heartbeat, success, failure) is
+   conditioned on ``attempt = :mine AND status = in_progress``; once another worker
+   has reclaimed the task, those writes are rejected instead of overwriting the new
+   owner's state.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import traceback
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Any, Protocol
+
+from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
+from pynamodb.transactions import TransactWrite
+
+from sfn_patterns.status_table import bulk, queries
+from sfn_patterns.status_table.errors import (
+    PayloadMismatchError,
+    StaleAttemptError,
+    TaskAlreadySucceededError,
+    TaskIgnoredError,
+    TaskLockedError,
+    TaskNotFoundError,
+    is_conditional_failure,
+)
+from sfn_patterns.status_table.model import (
+    ErrorRecord,
+    TaskModel,
+    TaskRecord,
+    make_model,
+    payload_sha256,
+    plain,
+    status_key,
+    task_pk,
+    to_record,
+)
+from sfn_patterns.status_table.statuses import Status
+
+log = logging.getLogger("sfn_patterns.status_table")
+
+Clock = Callable[[], datetime]
+# Lost acquisition races are re-evaluated this often before giving up as "locked".
+_ACQUIRE_ROUNDS = 3
+_MAX_MESSAGE = 2000
+_MAX_TRACEBACK = 8000
+
+
+class LambdaContext(Protocol):
+    """The one method of the Lambda context object the tracker needs."""
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds before Lambda stops the invocation."""
+        ...
+
+
+def utc_now() -> datetime:
+    """The default clock: timezone-aware UTC, because naive datetimes compare wrongly."""
+    return datetime.now(UTC)
+
+
+def default_worker_id() -> str:
+    """host:pid:random, so the lease owner in a log line points at one process."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Tracker:
+    """Tracks the tasks of one use case in a shared DynamoDB table.
+
+    Args:
+        table_name: The DynamoDB table (one table serves many use cases).
+        use_case_id: Separates this use case's tasks from the others in the table.
+        max_retry: Failures after which a task is ``ignored`` instead of ``failed``.
+        lease_seconds: Lease length when :meth:`start` gets no Lambda context; a
+            crashed worker blocks its task for at most this long.
+        keep_errors: How many of the newest errors each task keeps (older ones drop).
+        n_shards: GSI shards per status; must stay fixed for a table's lifetime
+            because readers fan out over exactly this many shards.
+        region: AWS region (default: botocore's resolution).
+        host: Endpoint URL, e.g. LocalStack's.
+        clock: Returns the current aware UTC datetime; tests inject a fake one.
+        worker_id: Stored as ``lease_owner``; defaults to host:pid:random.
+        next_use_case_id: Chain: when a task succeeds here, the same task id is created
+            as ``pending`` in this use case, atomically with the success.
+        lease_margin_seconds: Added to a Lambda context's remaining time, so a lease
+            never ends while the invocation may still run.
+        expire_after: When set, every new task gets ``expire_at = create_time +
+            expire_after`` for a DynamoDB TTL to delete it.
+
+    """
+
+    def __init__(
+        self,
+        table_name: str,
+        use_case_id: str,
+        *,
+        max_retry: int = 3,
+        lease_seconds: float = 300.0,
+        keep_errors: int = 5,
+        n_shards: int = 4,
+        region: str | None = None,
+        host: str | None = None,
+        clock: Clock | None = None,
+        worker_id: str | None = None,
+        next_use_case_id: str | None = None,
+        lease_margin_seconds: float = 5.0,
+        expire_after: timedelta | None = None,
+    ) -> None:
+        for name, value in (("use_case_id", use_case_id), ("next_use_case_id", next_use_case_id)):
+            if value is not None and (not value or "#" in value):
+                raise ValueError(f"{name} must be non-empty and must not contain '#': {value!r}")
+        if max_retry < 1 or keep_errors < 0 or n_shards < 1 or n_shards > 99:
+            raise ValueError("need max_retry >= 1, keep_errors >= 0 and 1 <= n_shards <= 99")
+        if lease_seconds <= 0:
+            raise ValueError("lease_seconds must be positive")
+        self.table_name = table_name
+        self.use_case_id = use_case_id
+        self.max_retry = max_retry
+        self.lease_seconds = float(lease_seconds)
+        self.keep_errors = keep_errors
+        self.n_shards = n_shards
+        self.region = region
+        self.host = host
+        self.clock: Clock = clock or utc_now
+        self.worker_id = worker_id or default_worker_id()
+        self.next_use_case_id = next_use_case_id
+        self.lease_margin_seconds = lease_margin_seconds
+        self.expire_after = expire_after
+        self.model: type[TaskModel] = make_model(table_name, region, host)
+
+    # -- table ------------------------------------------------------------------------------
+
+    def create_table_if_not_exists(self) -> None:
+        """Create the table (on-demand, with the GSI and TTL); for tests and dev only.
+
+        Production tables come from Terraform with the layout in
+        :mod:`sfn_patterns.status_table.schema`.
+        """
+        if not self.model.exists():
+            self.model.create_table(wait=True, ignore_update_ttl_errors=True)
+
+    def table_exists(self) -> bool:
+        """Whether the table exists, so the CLI can name a missing table instead of a trace."""
+        return bool(self.model.exists())
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        """The injected clock's time, checked to be timezone-aware."""
+        value = self.clock()
+        if value.tzinfo is None:
+            raise ValueError("clock() must return a timezone-aware datetime")
+        return value.astimezone(UTC)
+
+    def status_key(self, status: Status, task_id: str) -> str:
+        """The GSI hash key of ``task_id`` in ``status`` for this use case."""
+        return status_key(self.use_case_id, status, task_id, self.n_shards)
+
+    def _get_item(self, task_id: str, use_case_id: str | None = None) -> TaskModel | None:
+        pk = task_pk(use_case_id or self.use_case_id, task_id)
+        try:
+            return self.model.get(pk, consistent_read=True)
+        except self.model.DoesNotExist:
+            return None
+
+    def new_item(
+        self, task_id: str, now: datetime, payload_hash: str | None, use_case_id: str | None = None
+    ) -> TaskModel:
+        """A fresh pending task item (not yet saved)."""
+        use_case = use_case_id or self.use_case_id
+        return self.model(
+            task_pk(use_case, task_id),
+            use_case_id=use_case,
+            task_id=task_id,
+            status=Status.PENDING.value,
+            status_key=status_key(use_case, Status.PENDING, task_id, self.n_shards),
+            attempt=0,
+            retry=0,
+            create_time=now,
+            update_time=now,
+            payload_sha256=payload_hash,
+            expire_at=now + self.expire_after if self.expire_after else None,
+        )
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        """The task's current state (consistent read), or None when it does not exist."""
+        item = self._get_item(task_id)
+        return to_record(item) if item is not None else None
+
+    def query(
+        self,
+        status: Status | str,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[TaskRecord]:
+        """Tasks in ``status`` whose last update is in [since, until], via the GSI (a Query).
+
+        "Failed in the last 30 days" is ``query("failed", since=now - 30 days)``.
+        """
+        return queries.query_tasks(
+            self.model,
+            self.use_case_id,
+            status,
+            self.n_shards,
+            since=since,
+            until=until,
+            limit=limit,
+            newest_first=newest_first,
+        )
+
+    def claimable(self, limit: int | None = None) -> list[TaskRecord]:
+        """Tasks a worker could start now: pending, failed, and in_progress with expired lease."""
+        return queries.claimable_tasks(
+            self.model, self.use_case_id, self.n_shards, self.now(), limit=limit
+        )
+
+    # -- bulk ----------------------------------------------------------------------------------
+
+    def create_tasks(
+        self, task_ids: Iterable[str], payloads: Mapping[str, Any] | None = None
+    ) -> bulk.BulkResult:
+        """Create pending tasks idempotently; existing tasks are reported and left untouched."""
+        return bulk.create_tasks(self, task_ids, payloads)
+
+    def reset(
+        self,
+        statuses: Iterable[Status | str] = (Status.IGNORED,),
+        task_ids: Iterable[str] | None = None,
+        dry_run: bool = False,
+    ) -> int:
+        """Send ignored (or failed) tasks back to pending with retry 0; returns how many."""
+        return bulk.reset_tasks(self, statuses, task_ids, dry_run=dry_run)
+
+    # -- running -------------------------------------------------------------------------------
+
+    def start(
+        self,
+        task_id: str,
+        *,
+        payload: Any = None,
+        context: LambdaContext | None = None,
+        lease_seconds: float | None = None,
+        create: bool = False,
+    ) -> Attempt:
+        """Acquire the task now and return the attempt, to be used as a context manager.
+
+        Args:
+            task_id: The task, unique within the use case.
+            payload: The task's input; when given, its hash must match the stored one
+                (stored at first start if the task has none yet).
+            context: A Lambda context: the lease lasts its remaining time plus
+                ``lease_margin_seconds``, because the invocation cannot outlive it.
+            lease_seconds: Explicit lease length (overrides context and default).
+            create: Create a missing task instead of raising TaskNotFoundError. Off by
+                default so that a mistyped id fails loudly instead of creating work.
+
+        Raises:
+            TaskAlreadySucceededError, TaskIgnoredError, TaskLockedError: skip the task.
+            PayloadMismatchError, TaskNotFoundError: caller bugs.
+
+        """
+        lease = self._lease_seconds(context, lease_seconds)
+        wanted_hash = payload_sha256(payload) if payload is not None else None
+        attempt = self._fast_acquire(task_id, wanted_hash, lease)
+        if attempt is not None:
+            return attempt
+        for _ in range(_ACQUIRE_ROUNDS):
+            attempt = self._try_acquire(task_id, wanted_hash, lease, create)
+            if attempt is not None:
+                return attempt
+        raise TaskLockedError(
+            f"{self.use_case_id}/{task_id}: lost the race to acquire {_ACQUIRE_ROUNDS} times",
+            use_case_id=self.use_case_id,
+            task_id=task_id,
+        )
+
+    def _lease_seconds(self, context: LambdaContext | None, explicit: float | None) -> float:
+        if explicit is not None:
+            return float(explicit)
+        if context is not None:
+            remaining = context.get_remaining_time_in_millis() / 1000.0
+            return max(remaining, 0.0) + self.lease_margin_seconds
+        return self.lease_seconds
+
+    def _fast_acquire(self, task_id: str, wanted_hash: str | None, lease: float) -> Attempt | None:
+        """The common case in one blind conditional UpdateItem: a pending or failed task.
+
+        ``ADD attempt 1`` under the condition ``status IN (pending, failed)`` can succeed
+        for one worker only. Anything else (missing, locked, expired, succeeded, payload
+        mismatch) fails the condition and returns None, and the caller falls back to
+        read-decide-write, which tells the cases apart. This saves a GetItem per task.
+        """
+        m = self.model
+        now = self.now()
+        expires_at = now + timedelta(seconds=lease)
+        item = m(task_pk(self.use_case_id, task_id))
+        actions = [
+            m.status.set(Status.IN_PROGRESS.value),
+            m.status_key.set(self.status_key(Status.IN_PROGRESS, task_id)),
+            m.attempt.add(1),
+            m.lease_owner.set(self.worker_id),
+            m.lease_expires_at.set(expires_at),
+            m.update_time.set(now),
+        ]
+        condition = m.pk.exists() & m.status.is_in(Status.PENDING.value, Status.FAILED.value)
+        if wanted_hash:
+            actions.append(m.payload_sha256.set(m.payload_sha256 | wanted_hash))
+            condition &= m.payload_sha256.does_not_exist() | (m.payload_sha256 == wanted_hash)
+        try:
+            item.update(actions=actions, condition=condition)
+        except UpdateError as exc:
+            if is_conditional_failure(exc):
+                return None
+            raise
+        log.info(
+            "start %s/%s: attempt %d by %s, lease until %s",
+            self.use_case_id,
+            task_id,
+            int(item.attempt),
+            self.worker_id,
+            expires_at.isoformat(),
+        )
+        return Attempt(self, item, lease)
+
+    def _lost_lease_errors(
+        self, item: TaskModel, errors: list[ErrorRecord], now: datetime
+    ) -> list[ErrorRecord]:
+        """The error list plus a LeaseExpired record for the attempt that vanished."""
+        expires = item.lease_expires_at
+        record = ErrorRecord(
+            error_type="LeaseExpired",
+            message=(
+                f"attempt {int(item.attempt)} by {item.lease_owner} did not finish "
+                f"before its lease expired at {expires.isoformat() if expires else '?'}"
+            ),
+            traceback=None,
+            attempt=int(item.attempt),
+            time=now,
+        )
+        errors = [*errors, record]
+        return errors[-self.keep_errors :] if self.keep_errors else []
+
+    def _park_expired(
+        self,
+        item: TaskModel,
+        retry: int,
+        errors: list[ErrorRecord],
+        condition: Any,
+        now: datetime,
+    ) -> bool:
+        """Set an expired task that used up its retries to ignored; False on a lost race."""
+        m = self.model
+        observed_attempt, owner = int(item.attempt), item.lease_owner
+        try:
+            item.update(
+                actions=[
+                    m.status.set(Status.IGNORED.value),
+                    m.status_key.set(self.status_key(Status.IGNORED, item.task_id)),
+                    m.retry.set(retry),
+                    m.errors.set(errors),
+                    m.update_time.set(now),
+                    m.lease_owner.remove(),
+                    m.lease_expires_at.remove(),
+                ],
+                condition=condition,
+            )
+        except UpdateError as exc:
+            if is_conditional_failure(exc):
+                return False
+            raise
+        log.warning(
+            "ignored %s/%s: lease of attempt %d (%s) expired and retry %d reached max_retry %d",
+            self.use_case_id,
+            item.task_id,
+            observed_attempt,
+            owner,
+            retry,
+            self.max_retry,
+        )
+        return True
+
+    def _create_missing(
+        self, task_id: str, wanted_hash: str | None, now: datetime
+    ) -> TaskModel | None:
+        """Create a pending task for ``start(create=True)``; None if someone else just did."""
+        item = self.new_item(task_id, now, wanted_hash)
+        try:
+            item.save(condition=self.model.pk.does_not_exist())
+        except PutError as exc:
+            if is_conditional_failure(exc):
+                return None
+            raise
+        return item
+
+    def _raise_if_locked(self, item: TaskModel, now: datetime) -> None:
+        """TaskLockedError while another attempt's lease is live (by this worker's clock)."""
+        expires = item.lease_expires_at
+        if expires is not None and expires > now:
+            raise TaskLockedError(
+                f"{self.use_case_id}/{item.task_id}: locked by {item.lease_owner} until "
+                f"{expires.isoformat()}",
+                use_case_id=self.use_case_id,
+                task_id=item.task_id,
+                lease_owner=item.lease_owner,
+                lease_expires_at=expires,
+            )
+
+    def _check_startable(self, item: TaskModel, wanted_hash: str | None) -> Status:
+        """Raise the typed error for a task nobody may start; else return its status."""
+        ids = {"use_case_id": self.use_case_id, "task_id": item.task_id}
+        label = f"{self.use_case_id}/{item.task_id}"
+        if wanted_hash and item.payload_sha256 and item.payload_sha256 != wanted_hash:
+            raise PayloadMismatchError(
+                f"{label}: payload sha256 {wanted_hash[:12]}... differs from the task's "
+                f"{item.payload_sha256[:12]}...",
+                expected=item.payload_sha256,
+                got=wanted_hash,
+                **ids,
+            )
+        status = Status(item.status)
+        if status is Status.SUCCEEDED:
+            raise TaskAlreadySucceededError(f"{label}: already succeeded", **ids)
+        if status is Status.IGNORED:
+            raise TaskIgnoredError(
+                f"{label}: ignored after {item.retry} failures; reset it to retry", **ids
+            )
+        return status
+
+    def _try_acquire(
+        self, task_id: str, wanted_hash: str | None, lease: float, create: bool
+    ) -> Attempt | None:
+        """One read-decide-write round; None means "lost a race, read again"."""
+        m = self.model
+        ids = {"use_case_id": self.use_case_id, "task_id": task_id}
+        label = f"{self.use_case_id}/{task_id}"
+        item = self._get_item(task_id)
+        now = self.now()
+        if item is None:
+            if not create:
+                raise TaskNotFoundError(f"{label}: no such task", **ids)
+            item = self._create_missing(task_id, wanted_hash, now)
+            if item is None:
+                return None
+        status = self._check_startable(item, wanted_hash)
+        observed_attempt = int(item.attempt)
+        retry = int(item.retry)
+        errors = list(item.errors or [])
+        condition = (m.attempt == observed_attempt) & (m.status == status.value)
+        reclaimed_from: str | None = None
+        if status is Status.IN_PROGRESS:
+            expires = item.lease_expires_at
+            self._raise_if_locked(item, now)
+            # Reclaim. The crashed attempt counts as a failure, so a task that kills its
+            # worker every time (OOM, timeout) ends ignored instead of looping forever.
+            reclaimed_from = item.lease_owner
+            if expires is not None:  # a heartbeat since our read would make this fail
+                condition &= m.lease_expires_at <= now
+            retry += 1
+            errors = self._lost_lease_errors(item, errors, now)
+            if retry >= self.max_retry:
+                if not self._park_expired(item, retry, errors, condition, now):
+                    return None
+                raise TaskIgnoredError(f"{label}: ignored after {retry} failures", **ids)
+        new_attempt = observed_attempt + 1
+        expires_at = now + timedelta(seconds=lease)
+        actions = [
+            m.status.set(Status.IN_PROGRESS.value),
+            m.status_key.set(self.status_key(Status.IN_PROGRESS, task_id)),
+            m.attempt.set(new_attempt),
+            m.retry.set(retry),
+            m.lease_owner.set(self.worker_id),
+            m.lease_expires_at.set(expires_at),
+            m.update_time.set(now),
+        ]
+        if reclaimed_from is not None:
+            actions.append(m.errors.set(errors))
+        if wanted_hash and not item.payload_sha256:
+            actions.append(m.payload_sha256.set(wanted_hash))
+        try:
+            item.update(actions=actions, condition=condition)
+        except UpdateError as exc:
+            if is_conditional_failure(exc):
+                return None
+            raise
+        if reclaimed_from is not None:
+            log.warning(
+                "reclaim %s: attempt %d by %s expired; attempt %d by %s (retry %d)",
+                label,
+                observed_attempt,
+                reclaimed_from,
+                new_attempt,
+                self.worker_id,
+                retry,
+            )
+        log.info(
+            "start %s: attempt %d by %s, lease until %s",
+            label,
+            new_attempt,
+            self.worker_id,
+            expires_at.isoformat(),
+        )
+        return Attempt(self, item, lease)
+
+
+class Attempt:
+    """One acquired attempt at a task; use it as a context manager.
+
+    Leaving the ``with`` block normally records ``succeeded``; leaving it with an
+    exception records ``failed`` (retry + 1, error appended) or ``ignored`` once
+    ``retry`` reaches ``max_retry``, and the exception propagates.
+
+    Fencing and error visibility: if another worker reclaimed the task meanwhile, the
+    final write is rejected. After a successful body, :class:`StaleAttemptError` is
+    raised (the work may have been done twice; the caller must know). After a failing
+    body, the body's *own* exception is re-raised unchanged, with a note
+    (``exc.add_note``) saying the failure could not be recorded; the rejection is kept
+    in :attr:`stale_error`. The real error is never replaced by a bookkeeping error.
+    """
+
+    def __init__(self, tracker: Tracker, item: TaskModel, lease_seconds: float) -> None:
+        self.tracker = tracker
+        self._item = item
+        self.task_id: str = item.task_id
+        self.attempt: int = int(item.attempt)
+        self.retry: int = int(item.retry)
+        self.lease_seconds = lease_seconds
+        self.lease_expires_at: datetime = item.lease_expires_at
+        self._errors: list[ErrorRecord] = list(item.errors or [])
+        self._data: dict[str, Any] = plain(item.data) if item.data is not None else {}
+        self._data_changed = False
+        self._next_payload_hash: str | None = None
+        self.final_status: Status | None = None
+        self.stale_error: StaleAttemptError | None = None
+
+    @property
+    def label(self) -> str:
+        """``use_case/task`` for messages."""
+        return f"{self.tracker.use_case_id}/{self.task_id}"
+
+    def set_data(self, values: Mapping[str, Any]) -> None:
+        """Merge ``values`` into the task's ``data`` map; written with the final status."""
+        self._data.update(values)
+        self._data_changed = True
+
+    def set_next_payload(self, payload: Any) -> None:
+        """The input of the chained task (its payload hash is stored when it is created)."""
+        self._next_payload_hash = payload_sha256(payload)
+
+    def _fence(self) -> Any:
+        m = self.tracker.model
+        return (m.attempt == self.attempt) & (m.status == Status.IN_PROGRESS.value)
+
+    def _stale(self, action: str) -> StaleAttemptError:
+        current = self.tracker._get_item(self.task_id)
+        current_attempt = int(current.attempt) if current is not None else None
+        log.error(
+            "stale %s: attempt %d by %s could not %s; the task is now at attempt %s",
+            self.label,
+            self.attempt,
+            self.tracker.worker_id,
+            action,
+            current_attempt,
+        )
+        return StaleAttemptError(
+            f"{self.label}: attempt {self.attempt} no longer owns the task (now attempt "
+            f"{current_attempt}); could not {action}",
+            use_case_id=self.tracker.use_case_id,
+            task_id=self.task_id,
+            attempt=self.attempt,
+            current_attempt=current_attempt,
+        )
+
+    def heartbeat(self, seconds: float | None = None) -> datetime:
+        """Extend the lease by ``seconds`` (default: the attempt's lease) from now.
+
+        Raises:
+            StaleAttemptError: another worker took the task over; stop working on it.
+
+        """
+        m = self.tracker.model
+        expires_at = self.tracker.now() + timedelta(seconds=seconds or self.lease_seconds)
+        try:
+            self._item.update(actions=[m.lease_expires_at.set(expires_at)], condition=self._fence())
+        except UpdateError as exc:
+            if is_conditional_failure(exc):
+                raise self._stale("heartbeat") from None
+            raise
+        self.lease_expires_at = expires_at
+        log.debug("heartbeat %s: attempt %d lease until %s", self.label, self.attempt, expires_at)
+        return expires_at
+
+    def _finish_actions(self, status: Status, now: datetime) -> list[Any]:
+        m = self.tracker.model
+        actions = [
+            m.status.set(status.value),
+            m.status_key.set(self.tracker.status_key(status, self.task_id)),
+            m.update_time.set(now),
+            m.lease_owner.remove(),
+            m.lease_expires_at.remove(),
+        ]
+        if self._data_changed:
+            actions.append(m.data.set(self._data))
+        return actions
+
+    def succeed(self) -> None:
+        """Record success (and create the chained task, if configured) in one write."""
+        tracker = self.tracker
+        now = tracker.now()
+        actions = self._finish_actions(Status.SUCCEEDED, now)
+        try:
+            if tracker.next_use_case_id is None:
+                self._item.update(actions=actions, condition=self._fence())
+            else:
+                self._succeed_and_chain(actions, now)
+        except (UpdateError, TransactWriteError) as exc:
+            if is_conditional_failure(exc):
+                raise self._stale("record success") from None
+            raise
+        self.final_status = Status.SUCCEEDED
+        log.info("succeeded %s: attempt %d", self.label, self.attempt)
+
+    def _succeed_and_chain(self, actions: list[Any], now: datetime) -> None:
+        """Success here and ``pending`` in the next use case, atomically (TransactWriteItems).
+
+        The next task is written with ``if_not_exists`` on every attribute, so a task
+        that already exists there (created by an earlier run) is left exactly as it is,
+        and the transaction can only fail on this attempt's own fence.
+        """
+        tracker = self.tracker
+        m = tracker.model
+        nxt_use_case = tracker.next_use_case_id
+        assert nxt_use_case is not None
+        template = tracker.new_item(self.task_id, now, self._next_payload_hash, nxt_use_case)
+        nxt = m(template.pk)
+        next_actions = [
+            m.use_case_id.set(m.use_case_id | nxt_use_case),
+            m.task_id.set(m.task_id | self.task_id),
+            m.status.set(m.status | Status.PENDING.value),
+            m.status_key.set(m.status_key | template.status_key),
+            m.attempt.set(m.attempt | 0),
+            m.retry.set(m.retry | 0),
+            m.create_time.set(m.create_time | now),
+            m.update_time.set(m.update_time | now),
+        ]
+        if self._next_payload_hash:
+            next_actions.append(m.payload_sha256.set(m.payload_sha256 | self._next_payload_hash))
+        if template.expire_at is not None:
+            next_actions.append(m.expire_at.set(m.expire_at | template.expire_at))
+        connection = m._get_connection().connection
+        with TransactWrite(connection=connection) as transaction:
+            transaction.update(self._item, actions=actions, condition=self._fence())
+            transaction.update(nxt, actions=next_actions)
+        log.info("chained %s -> %s/%s (pending)", self.label, nxt_use_case, self.task_id)
+
+    def fail(self, exc: BaseException) -> Status:
+        """Record a failure: retry + 1, the error appended (last N kept), failed or ignored."""
+        tracker = self.tracker
+        m = tracker.model
+        now = tracker.now()
+        retry = self.retry + 1
+        status = Status.IGNORED if retry >= tracker.max_retry else Status.FAILED
+        record = ErrorRecord(
+            error_type=type(exc).__qualname__,
+            message=str(exc)[:_MAX_MESSAGE] or type(exc).__qualname__,
+            traceback="".join(traceback.format_exception(exc))[-_MAX_TRACEBACK:],
+            attempt=self.attempt,
+            time=now,
+        )
+        errors = [*self._errors, record]
+        errors = errors[-tracker.keep_errors :] if tracker.keep_errors else []
+        actions = [*self._finish_actions(status, now), m.retry.set(retry), m.errors.set(errors)]
+        try:
+            self._item.update(actions=actions, condition=self._fence())
+        except UpdateError as update_exc:
+            if is_conditional_failure(update_exc):
+                raise self._stale("record failure") from None
+            raise
+        self.final_status = status
+        log.log(
+            logging.WARNING if status is Status.IGNORED else logging.INFO,
+            "%s %s: attempt %d raised %s: %s (retry %d/%d)",
+            status.value,
+            self.label,
+            self.attempt,
+            type(exc).__qualname__,
+            record.message,
+            retry,
+            tracker.max_retry,
+        )
+        return status
+
+    def __enter__(self) -> Attempt:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        if self.final_status is not None:  # finished explicitly inside the block
+            return False
+        if exc is None:
+            self.succeed()
+            return False
+        try:
+            self.fail(exc)
+        except StaleAttemptError as stale:
+            self.stale_error = stale
+            exc.add_note(f"status_table: this failure was not recorded: {stale}")
+        except Exception as record_exc:  # never let bookkeeping hide the real error
+            log.exception("could not record the failure of %s", self.label)
+            exc.add_note(f"status_table: recording this failure failed: {record_exc!r}")
+        return False  # re-raise the body's exception

@@ -1,0 +1,78 @@
+"""A worker process for the LocalStack integration tests (run as a script, not collected).
+
+It works through a list of task ids in random order; each task's side effect is one
+line appended (O_APPEND, one write) to an effects file, so the test can count how
+often every task really ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+from sfn_patterns.status_table import (
+    StaleAttemptError,
+    TaskAlreadySucceededError,
+    TaskLockedError,
+    Tracker,
+)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--endpoint", required=True)
+    parser.add_argument("--table", required=True)
+    parser.add_argument("--use-case", required=True)
+    parser.add_argument("--ids-file", type=Path, required=True)
+    parser.add_argument("--effects-file", type=Path, required=True)
+    parser.add_argument("--lease", type=float, default=60.0)
+    parser.add_argument("--ready-dir", type=Path, help="signal ready here, wait for 'go'")
+    parser.add_argument("--crash-marker", type=Path, help="acquire, touch this, then hang")
+    parser.add_argument("--wait-locked", type=float, default=0.0, help="retry locked tasks")
+    args = parser.parse_args()
+
+    tracker = Tracker(
+        args.table, args.use_case, host=args.endpoint, region="us-east-1", lease_seconds=args.lease
+    )
+    ids: list[str] = json.loads(args.ids_file.read_text())
+    random.shuffle(ids)
+    if args.ready_dir:
+        (args.ready_dir / f"ready-{os.getpid()}").touch()
+        while not (args.ready_dir / "go").exists():
+            time.sleep(0.02)
+    fd = os.open(args.effects_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + args.wait_locked
+    while ids:
+        locked = []
+        for task_id in ids:
+            try:
+                attempt = tracker.start(task_id)
+            except TaskAlreadySucceededError:
+                continue
+            except TaskLockedError:
+                locked.append(task_id)
+                continue
+            try:
+                with attempt:
+                    if args.crash_marker:
+                        args.crash_marker.write_text(str(attempt.attempt))
+                        time.sleep(3600)  # the test SIGKILLs us here, before the side effect
+                    os.write(fd, f"{task_id} {os.getpid()} {attempt.attempt}\n".encode())
+            except StaleAttemptError:
+                # Fencing rejected our success: someone else owns a newer attempt.
+                os.write(fd, f"STALE {task_id} {os.getpid()} {attempt.attempt}\n".encode())
+        if not locked or time.monotonic() > deadline:
+            break
+        ids = locked
+        time.sleep(0.2)
+    os.close(fd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

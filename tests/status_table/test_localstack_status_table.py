@@ -1,0 +1,169 @@
+"""The tracker against LocalStack with real worker processes: exactly-once and crash recovery."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from sfn_patterns.status_table import Status, Tracker
+
+pytestmark = pytest.mark.integration
+
+WORKER = Path(__file__).with_name("localstack_worker.py")
+REGION = "us-east-1"
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    values = {
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_DEFAULT_REGION": REGION,
+    }
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(key, raising=False)
+    return {**os.environ, **values}
+
+
+@pytest.fixture
+def tracker(localstack_endpoint: str, aws_env: dict[str, str]) -> Tracker:
+    tracker = Tracker(
+        f"tasks-{uuid.uuid4().hex[:8]}", "it", host=localstack_endpoint, region=REGION
+    )
+    tracker.create_table_if_not_exists()
+    return tracker
+
+
+def spawn(tracker: Tracker, env: dict[str, str], ids_file: Path, effects: Path, *extra: str):
+    return subprocess.Popen(
+        [
+            sys.executable,
+            str(WORKER),
+            "--endpoint",
+            str(tracker.host),
+            "--table",
+            tracker.table_name,
+            "--use-case",
+            tracker.use_case_id,
+            "--ids-file",
+            str(ids_file),
+            "--effects-file",
+            str(effects),
+            *extra,
+        ],
+        env=env,
+    )
+
+
+def effects_by_task(effects: Path) -> Counter[str]:
+    if not effects.exists():
+        return Counter()
+    lines = effects.read_text().splitlines()
+    return Counter(line.split()[0] for line in lines if not line.startswith("STALE "))
+
+
+def stale_tasks(effects: Path) -> set[str]:
+    """Tasks where fencing rejected a worker's success write (a double acquisition)."""
+    lines = effects.read_text().splitlines() if effects.exists() else []
+    return {line.split()[1] for line in lines if line.startswith("STALE ")}
+
+
+@pytest.mark.timeout(120)
+def test_eight_processes_run_every_task_exactly_once(
+    tracker: Tracker, aws_env: dict[str, str], tmp_path: Path
+) -> None:
+    ids = [f"task-{i:03d}" for i in range(200)]
+    assert len(tracker.create_tasks(ids).created) == 200
+    ids_file = tmp_path / "ids.json"
+    ids_file.write_text(json.dumps(ids))
+    effects = tmp_path / "effects.log"
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    workers = [
+        spawn(tracker, aws_env, ids_file, effects, "--ready-dir", str(ready), "--wait-locked", "60")
+        for _ in range(8)
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(ready.glob("ready-*"))) < 8:
+            assert time.monotonic() < deadline, "workers did not start"
+            assert all(w.poll() is None for w in workers), "a worker died during start-up"
+            time.sleep(0.1)
+        started = time.monotonic()
+        (ready / "go").touch()
+        codes = [w.wait(timeout=90) for w in workers]
+        elapsed = time.monotonic() - started
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+    assert codes == [0] * 8
+    counts = effects_by_task(effects)
+    assert set(counts) == set(ids)
+    duplicated = sorted(t for t, n in counts.items() if n != 1)
+    # Fencing must catch every double run: each duplicate has a rejected (stale) attempt.
+    assert set(duplicated) <= stale_tasks(effects)
+    assert duplicated == [], (
+        f"tasks run more than once: {duplicated}; every one was caught by fencing "
+        "(StaleAttemptError), so two conditional UpdateItems on one item both passed their "
+        "condition: the DynamoDB emulator did not apply them atomically"
+    )
+    pids = {
+        line.split()[1]
+        for line in effects.read_text().splitlines()
+        if not line.startswith("STALE ")
+    }
+    assert len(pids) > 1, "the work was not actually shared"
+    succeeded = tracker.query(Status.SUCCEEDED)
+    assert sorted(t.task_id for t in succeeded) == ids
+    assert all(t.attempt == 1 and t.retry == 0 for t in succeeded)
+    print(f"200 tasks, 8 processes: {elapsed:.1f} s, {200 / elapsed:.0f} tasks/s, {len(pids)} pids")
+
+
+@pytest.mark.timeout(90)
+def test_killed_worker_is_reclaimed_after_its_lease(
+    tracker: Tracker, aws_env: dict[str, str], tmp_path: Path
+) -> None:
+    tracker.create_tasks(["crash-1"])
+    ids_file = tmp_path / "ids.json"
+    ids_file.write_text(json.dumps(["crash-1"]))
+    effects = tmp_path / "effects.log"
+    marker = tmp_path / "acquired"
+    victim = spawn(
+        tracker, aws_env, ids_file, effects, "--lease", "2", "--crash-marker", str(marker)
+    )
+    try:
+        deadline = time.monotonic() + 45
+        while not marker.exists():
+            assert victim.poll() is None, "the victim exited before acquiring"
+            assert time.monotonic() < deadline, "the victim never acquired the task"
+            time.sleep(0.05)
+    finally:
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+    crashed = tracker.get("crash-1")
+    assert (crashed.status, crashed.attempt) == (Status.IN_PROGRESS, 1)
+    assert crashed.lease_expires_at is not None
+
+    rescuer = spawn(tracker, aws_env, ids_file, effects, "--wait-locked", "30")
+    assert rescuer.wait(timeout=60) == 0
+
+    task = tracker.get("crash-1")
+    assert (task.status, task.attempt, task.retry) == (Status.SUCCEEDED, 2, 1)
+    assert [e.error_type for e in task.errors] == ["LeaseExpired"]
+    # The rescuer waited for the lease to run out instead of stealing a live one.
+    assert task.errors[0].time >= crashed.lease_expires_at
+    assert effects_by_task(effects) == Counter({"crash-1": 1})
+    [line] = effects.read_text().splitlines()
+    assert line.split()[2] == "2"  # the side effect came from attempt 2

@@ -1,0 +1,289 @@
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+
+from sfn_patterns.status_table import (
+    PayloadMismatchError,
+    StaleAttemptError,
+    Status,
+    TaskAlreadySucceededError,
+    TaskIgnoredError,
+    TaskLockedError,
+    TaskNotFoundError,
+    Tracker,
+    payload_sha256,
+)
+
+MakeTracker = Callable[..., Tracker]
+
+
+class Boom(Exception):
+    pass
+
+
+def fail_once(tracker: Tracker, task_id: str, message: str = "boom") -> None:
+    with pytest.raises(Boom), tracker.start(task_id):
+        raise Boom(message)
+
+
+def test_pending_in_progress_succeeded(make_tracker: MakeTracker, clock) -> None:
+    tracker = make_tracker(worker_id="w1")
+    tracker.create_tasks(["t1"])
+    assert tracker.get("t1").status is Status.PENDING
+    with tracker.start("t1") as attempt:
+        inside = tracker.get("t1")
+        assert inside.status is Status.IN_PROGRESS
+        assert (inside.attempt, inside.retry, inside.lease_owner) == (1, 0, "w1")
+        assert inside.lease_expires_at == clock.now + timedelta(seconds=300)
+        attempt.set_data({"invoice": "inv-1", "nested": {"n": 2}})
+    done = tracker.get("t1")
+    assert done.status is Status.SUCCEEDED
+    assert done.lease_owner is None and done.lease_expires_at is None
+    assert done.data == {"invoice": "inv-1", "nested": {"n": 2}}
+    assert done.errors == ()
+    assert attempt.final_status is Status.SUCCEEDED
+
+
+def test_failure_increments_retry_and_keeps_error(make_tracker: MakeTracker) -> None:
+    tracker = make_tracker(max_retry=3)
+    tracker.create_tasks(["t1"])
+    fail_once(tracker, "t1", "first")
+    task = tracker.get("t1")
+    assert (task.status, task.retry, task.attempt) == (Status.FAILED, 1, 1)
+    assert task.lease_owner is None
+    [error] = task.errors
+    assert (error.error_type, error.message, error.attempt) == ("Boom", "first", 1)
+    assert "raise Boom(message)" in error.traceback
+    # failed -> in_progress -> succeeded on the next try
+    with tracker.start("t1"):
+        pass
+    task = tracker.get("t1")
+    assert (task.status, task.attempt, task.retry) == (Status.SUCCEEDED, 2, 1)
+
+
+def test_ignored_after_max_retry(make_tracker: MakeTracker) -> None:
+    tracker = make_tracker(max_retry=2)
+    tracker.create_tasks(["t1"])
+    fail_once(tracker, "t1")
+    assert tracker.get("t1").status is Status.FAILED
+    fail_once(tracker, "t1")
+    task = tracker.get("t1")
+    assert (task.status, task.retry) == (Status.IGNORED, 2)
+    with pytest.raises(TaskIgnoredError):
+        tracker.start("t1")
+
+
+def test_succeeded_task_is_skipped(make_tracker: MakeTracker) -> None:
+    tracker = make_tracker()
+    tracker.create_tasks(["t1"])
+    with tracker.start("t1"):
+        pass
+    with pytest.raises(TaskAlreadySucceededError) as info:
+        tracker.start("t1")
+    assert (info.value.use_case_id, info.value.task_id) == ("orders", "t1")
+    assert tracker.get("t1").attempt == 1
+
+
+def test_live_lease_locks_out_other_workers(make_tracker: MakeTracker, clock) -> None:
+    a = make_tracker(worker_id="A")
+    b = make_tracker(worker_id="B")
+    a.create_tasks(["t1"])
+    a.start("t1")
+    clock.advance(seconds=299)
+    with pytest.raises(TaskLockedError) as info:
+        b.start("t1")
+    assert info.value.lease_owner == "A"
+    assert info.value.lease_expires_at == clock.now + timedelta(seconds=1)
+    assert a.get("t1").attempt == 1
+
+
+def test_expired_lease_is_reclaimed(make_tracker: MakeTracker, clock, caplog) -> None:
+    a = make_tracker(worker_id="A", max_retry=3)
+    b = make_tracker(worker_id="B", max_retry=3)
+    a.create_tasks(["t1"])
+    a.start("t1")  # A "crashes": never leaves the block
+    clock.advance(seconds=301)
+    with caplog.at_level(logging.WARNING, logger="sfn_patterns.status_table"):
+        attempt = b.start("t1")
+    task = b.get("t1")
+    assert (task.status, task.attempt, task.retry, task.lease_owner) == (
+        Status.IN_PROGRESS,
+        2,
+        1,
+        "B",
+    )
+    assert [e.error_type for e in task.errors] == ["LeaseExpired"]
+    assert task.errors[0].attempt == 1
+    assert any("reclaim orders/t1" in r.getMessage() for r in caplog.records)
+    with attempt:
+        pass
+    assert b.get("t1").status is Status.SUCCEEDED
+
+
+def test_reclaim_at_max_retry_parks_the_task(make_tracker: MakeTracker, clock) -> None:
+    tracker = make_tracker(max_retry=1)
+    tracker.create_tasks(["t1"])
+    tracker.start("t1")
+    clock.advance(seconds=301)
+    with pytest.raises(TaskIgnoredError):
+        tracker.start("t1")
+    task = tracker.get("t1")
+    assert (task.status, task.retry, task.lease_owner) == (Status.IGNORED, 1, None)
+
+
+def test_stale_worker_failure_is_fenced_and_keeps_original_error(
+    make_tracker: MakeTracker, clock, caplog
+) -> None:
+    a = make_tracker(worker_id="A")
+    b = make_tracker(worker_id="B")
+    a.create_tasks(["t1"])
+    attempt_a = a.start("t1")
+    clock.advance(seconds=301)
+    attempt_b = b.start("t1")
+    with (
+        caplog.at_level(logging.ERROR, logger="sfn_patterns.status_table"),
+        pytest.raises(Boom, match="the real error") as info,
+        attempt_a,
+    ):
+        raise Boom("the real error")
+    assert any("not recorded" in note for note in info.value.__notes__)
+    assert isinstance(attempt_a.stale_error, StaleAttemptError)
+    assert (attempt_a.stale_error.attempt, attempt_a.stale_error.current_attempt) == (1, 2)
+    assert any("stale orders/t1" in r.getMessage() for r in caplog.records)
+    # A's rejected write left B's attempt untouched.
+    task = b.get("t1")
+    assert (task.status, task.attempt, task.retry, task.lease_owner) == (
+        Status.IN_PROGRESS,
+        2,
+        1,
+        "B",
+    )
+    with attempt_b:
+        pass
+    assert b.get("t1").status is Status.SUCCEEDED
+
+
+def test_stale_worker_success_raises_stale_attempt(make_tracker: MakeTracker, clock) -> None:
+    a = make_tracker(worker_id="A")
+    b = make_tracker(worker_id="B")
+    a.create_tasks(["t1"])
+    attempt_a = a.start("t1")
+    clock.advance(seconds=301)
+    with b.start("t1"):
+        pass
+    with pytest.raises(StaleAttemptError), attempt_a:
+        attempt_a.set_data({"from": "A"})
+    task = b.get("t1")
+    assert (task.status, task.attempt, task.data) == (Status.SUCCEEDED, 2, {})
+
+
+def test_heartbeat_extends_lease_and_is_fenced(make_tracker: MakeTracker, clock) -> None:
+    a = make_tracker(worker_id="A")
+    b = make_tracker(worker_id="B")
+    a.create_tasks(["t1"])
+    attempt = a.start("t1")
+    clock.advance(seconds=250)
+    expires = attempt.heartbeat()
+    assert expires == clock.now + timedelta(seconds=300)
+    assert a.get("t1").lease_expires_at == expires
+    clock.advance(seconds=100)  # past the original lease, inside the extended one
+    with pytest.raises(TaskLockedError):
+        b.start("t1")
+    clock.advance(seconds=201)
+    b.start("t1")
+    with pytest.raises(StaleAttemptError):
+        attempt.heartbeat()
+
+
+def test_lease_from_lambda_context(make_tracker: MakeTracker, clock) -> None:
+    class Context:
+        def get_remaining_time_in_millis(self) -> int:
+            return 30_000
+
+    tracker = make_tracker(lease_margin_seconds=2)
+    tracker.create_tasks(["t1", "t2"])
+    tracker.start("t1", context=Context())
+    assert tracker.get("t1").lease_expires_at == clock.now + timedelta(seconds=32)
+    tracker.start("t2", context=Context(), lease_seconds=7)
+    assert tracker.get("t2").lease_expires_at == clock.now + timedelta(seconds=7)
+
+
+def test_payload_hash_is_stored_and_checked(make_tracker: MakeTracker) -> None:
+    tracker = make_tracker()
+    tracker.create_tasks(["t1", "t2"], payloads={"t1": {"a": 1, "b": [1, 2]}})
+    assert tracker.get("t1").payload_sha256 == payload_sha256({"b": [1, 2], "a": 1})
+    with pytest.raises(PayloadMismatchError) as info:
+        tracker.start("t1", payload={"a": 2, "b": [1, 2]})
+    assert info.value.expected_sha256 == payload_sha256({"a": 1, "b": [1, 2]})
+    assert tracker.get("t1").status is Status.PENDING  # nothing was acquired
+    with tracker.start("t1", payload={"b": [1, 2], "a": 1}):  # key order does not matter
+        pass
+    # t2 had no payload: the first start stores it, later starts must match it.
+    fail_once_with_payload = tracker.start("t2", payload={"x": 1})
+    with pytest.raises(Boom), fail_once_with_payload:
+        raise Boom("x")
+    assert tracker.get("t2").payload_sha256 == payload_sha256({"x": 1})
+    with pytest.raises(PayloadMismatchError):
+        tracker.start("t2", payload={"x": 2})
+
+
+def test_missing_task_raises_unless_create(make_tracker: MakeTracker) -> None:
+    tracker = make_tracker()
+    with pytest.raises(TaskNotFoundError):
+        tracker.start("nope")
+    assert tracker.get("nope") is None
+    with tracker.start("nope", create=True, payload={"p": 1}):
+        pass
+    task = tracker.get("nope")
+    assert (task.status, task.attempt) == (Status.SUCCEEDED, 1)
+    assert task.payload_sha256 == payload_sha256({"p": 1})
+
+
+def test_errors_are_trimmed_to_last_n(make_tracker: MakeTracker) -> None:
+    tracker = make_tracker(max_retry=10, keep_errors=2)
+    tracker.create_tasks(["t1"])
+    for n in range(1, 5):
+        fail_once(tracker, "t1", f"failure {n}")
+    task = tracker.get("t1")
+    assert task.retry == 4
+    assert [(e.attempt, e.message) for e in task.errors] == [(3, "failure 3"), (4, "failure 4")]
+
+
+def test_use_cases_are_isolated(make_tracker: MakeTracker) -> None:
+    orders = make_tracker("orders")
+    refunds = make_tracker("refunds")
+    orders.create_tasks(["t1"])
+    assert refunds.get("t1") is None
+    with orders.start("t1"):
+        pass
+    assert refunds.create_tasks(["t1"]).created == ["t1"]
+    assert refunds.get("t1").status is Status.PENDING
+
+
+def test_invalid_configuration_is_rejected(table_name: str) -> None:
+    with pytest.raises(ValueError, match="must not contain"):
+        Tracker(table_name, "a#b")
+    with pytest.raises(ValueError):
+        Tracker(table_name, "ok", n_shards=0)
+    tracker = Tracker(table_name, "ok", clock=lambda: __import__("datetime").datetime(2026, 1, 1))
+    with pytest.raises(ValueError, match="timezone-aware"):
+        tracker.now()
+
+
+def test_lifecycle_is_logged(make_tracker: MakeTracker, caplog) -> None:
+    tracker = make_tracker(max_retry=1)
+    tracker.create_tasks(["ok", "bad"])
+    with caplog.at_level(logging.INFO, logger="sfn_patterns.status_table"):
+        with tracker.start("ok"):
+            pass
+        fail_once(tracker, "bad", "kaput")
+    messages = [r.getMessage() for r in caplog.records if r.name == "sfn_patterns.status_table"]
+    assert any(m.startswith("start orders/ok: attempt 1") for m in messages)
+    assert "succeeded orders/ok: attempt 1" in messages
+    ignored = [r for r in caplog.records if r.getMessage().startswith("ignored orders/bad")]
+    assert ignored and ignored[0].levelno == logging.WARNING
+    assert "kaput" in ignored[0].getMessage()
