@@ -1,0 +1,196 @@
+"""Render a plan into an Amazon States Language definition from the Jinja templates.
+
+Design (details in README.md): one Map state per stage; Map items are task ids (the
+Map adds the index), never SQL, so the 256 KB payload limit does not grow with the
+SQL. Inside the iterator a Choice on the index jumps to a per-task Pass state whose
+``Result`` holds that task's SQL as a plain JSON string.
+
+Why not ``States.ArrayGetItem(States.Array('sql', ...), $.index)``: intrinsic string
+literals need ``'{}\\`` escaped, and LocalStack 4.9.2 keeps the backslash of ``\\'``
+when it evaluates such literals (AWS drops it), so any SQL with a string literal would
+reach Redshift differently on LocalStack and on AWS. JSON strings are exact on both.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from sfn_patterns.dag_aggregate.errors import RenderError
+from sfn_patterns.dag_aggregate.planner import Plan
+from sfn_patterns.dag_aggregate.strategies import STRATEGIES
+
+MAX_DEFINITION_BYTES = 1_048_576
+MAX_STATE_NAME = 80
+TEMPLATE = "state_machine.asl.json.j2"
+
+
+def default_templates_dir() -> Path:
+    """``templates/dag-aggregate`` of the repo (override with SFN_PATTERNS_DAG_TEMPLATES)."""
+    override = os.environ.get("SFN_PATTERNS_DAG_TEMPLATES")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[3] / "templates" / "dag-aggregate"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where statements run: a provisioned cluster or a Redshift Serverless workgroup.
+
+    Exactly one of ``cluster_identifier`` / ``workgroup_name``. A cluster needs either
+    ``db_user`` (temporary credentials) or ``secret_arn``; a workgroup may use
+    ``secret_arn`` (else the state machine role's IAM identity).
+    """
+
+    database: str
+    cluster_identifier: str | None = None
+    db_user: str | None = None
+    secret_arn: str | None = None
+    workgroup_name: str | None = None
+
+    def parameters(self) -> dict[str, str]:
+        """The Data API connection parameters, validated."""
+        if not self.database:
+            raise RenderError("target: --database is required")
+        if bool(self.cluster_identifier) == bool(self.workgroup_name):
+            raise RenderError("target: give exactly one of --cluster-identifier, --workgroup-name")
+        params = {"Database": self.database}
+        if self.cluster_identifier:
+            if bool(self.db_user) == bool(self.secret_arn):
+                raise RenderError(
+                    "target: a cluster needs exactly one of --db-user or --secret-arn"
+                )
+            params["ClusterIdentifier"] = self.cluster_identifier
+            if self.db_user:
+                params["DbUser"] = self.db_user
+        else:
+            if self.db_user:
+                raise RenderError("target: --db-user applies to clusters, not workgroups")
+            params["WorkgroupName"] = str(self.workgroup_name)
+        if self.secret_arn:
+            params["SecretArn"] = self.secret_arn
+        return params
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """Knobs of the rendered state machine (seconds unless named otherwise)."""
+
+    target: Target
+    max_concurrency: int = 10
+    default_wait: int = 5
+    poll_interval: int = 10
+    default_timeout: int = 3600
+    retry: dict[str, float] = field(
+        default_factory=lambda: {"interval": 2, "backoff": 2.0, "attempts": 6, "max_delay": 60}
+    )
+    compact: bool = False
+
+
+def statements(plan: Plan, task: str) -> tuple[str | None, str]:
+    """``(pre_sql, sql)`` for a task: reload = DELETE + INSERT (one batch), append = INSERT.
+
+    DELETE, not TRUNCATE: in Redshift TRUNCATE commits the open transaction, so a failed
+    INSERT after it would leave the table empty; DELETE + INSERT in one
+    ``batchExecuteStatement`` is a single transaction and readers never see it empty.
+    """
+    spec = plan.tasks[task]
+    insert = f"INSERT INTO {spec.table}\n{spec.select_sql}"
+    return (f"DELETE FROM {spec.table}" if spec.mode == "reload" else None), insert
+
+
+def max_polls(wait: int, timeout: int, poll_interval: int) -> int:
+    """Polls allowed so that initial wait + polls * interval covers the timeout."""
+    return max(1, math.ceil(max(timeout - wait, 0) / max(poll_interval, 1)))
+
+
+def _context(plan: Plan, strategy: str, options: RenderOptions) -> dict[str, object]:
+    if strategy not in plan.stages:
+        raise RenderError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    missing = sorted(set(plan.level) - set(plan.tasks))
+    if missing:
+        raise RenderError(f"no SQL for task(s) {', '.join(missing[:5])}; plan from a SQL dir")
+    stages = []
+    for number, stage in enumerate(plan.stages[strategy], start=1):
+        prefix = f"S{number}"
+        items = []
+        for index, task in enumerate(stage.tasks):
+            spec = plan.tasks[task]
+            pre_sql, sql = statements(plan, task)
+            wait = spec.wait_seconds if spec.wait_seconds is not None else options.default_wait
+            timeout = spec.timeout_seconds or options.default_timeout
+            result: dict[str, object] = {"sql": sql, "wait": wait}
+            if pre_sql is not None:
+                result["pre_sql"] = pre_sql
+            result["max_polls"] = max_polls(wait, timeout, options.poll_interval)
+            items.append(
+                {
+                    "state": f"{prefix} SQL {index}: {task}"[:MAX_STATE_NAME],
+                    "result": result,
+                    "batch": pre_sql is not None,
+                }
+            )
+        stages.append(
+            {
+                "prefix": prefix,
+                "items_state": f"Stage {number} items",
+                "map_state": f"Stage {number}: {stage.label}"[:MAX_STATE_NAME],
+                "task_ids": list(stage.tasks),
+                "entries": items,
+                "any_batch": any(i["batch"] for i in items),
+                "any_single": any(not i["batch"] for i in items),
+            }
+        )
+    return {
+        "comment": (
+            f"dag-aggregate {strategy}: {len(plan.level)} tasks in {len(stages)} stages "
+            f"(generated by sfn-patterns dag render; do not edit)"
+        ),
+        "stages": stages,
+        "max_concurrency": options.max_concurrency,
+        "poll_interval": options.poll_interval,
+        "retry": options.retry,
+        "target": options.target.parameters(),
+    }
+
+
+def render(
+    plan: Plan, strategy: str, options: RenderOptions, templates_dir: Path | None = None
+) -> str:
+    """The ASL definition as a JSON string; raises RenderError if it would be invalid."""
+    if options.max_concurrency < 0:
+        raise RenderError("--max-concurrency must be >= 0 (0 = unlimited)")
+    if options.poll_interval < 1:
+        raise RenderError("--poll-interval must be >= 1 second")
+    if not plan.level:
+        raise RenderError("nothing to render: the plan has no tasks")
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir or default_templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+    )
+    env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
+    try:
+        text = env.get_template(TEMPLATE).render(**_context(plan, strategy, options))
+    except jinja2.TemplateNotFound as err:
+        raise RenderError(
+            f"template {err.name} not found (set SFN_PATTERNS_DAG_TEMPLATES)"
+        ) from None
+    definition = json.loads(text)  # a template bug must fail loudly here, not in AWS
+    if options.compact:
+        out = json.dumps(definition, separators=(",", ":"), ensure_ascii=False)
+    else:
+        out = json.dumps(definition, indent=2, ensure_ascii=False)
+    size = len(out.encode())
+    if size > MAX_DEFINITION_BYTES:
+        raise RenderError(
+            f"definition is {size} bytes, over the {MAX_DEFINITION_BYTES}-byte Step Functions "
+            "limit; use --compact, or split the tasks into several state machines"
+        )
+    return out
