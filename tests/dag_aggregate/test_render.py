@@ -27,11 +27,9 @@ NASTY = (
 
 @pytest.fixture(scope="module")
 def analyse() -> Any:
-    from localstack.services.stepfunctions.asl.static_analyser.static_analyser import (
-        StaticAnalyser,
-    )
+    from sfn_patterns_localstack.asl import validate
 
-    return lambda definition: StaticAnalyser().analyse(definition)
+    return validate
 
 
 @pytest.fixture
