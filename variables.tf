@@ -39,3 +39,9 @@ variable "cloudwatch_logs_retention_in_days" {
     error_message = "cloudwatch_logs_retention_in_days must be a retention CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, ...)."
   }
 }
+
+variable "status_table_enabled" {
+  description = "Whether to create the status-table pattern (the DynamoDB task tracker table)."
+  type        = bool
+  default     = true
+}

@@ -52,12 +52,27 @@ else
 fi
 
 # --- 3. Providers -----------------------------------------------------------------------
-step 3 "Terraform providers (filesystem mirror $mirror)"
+step 3 "Terraform providers (filesystem mirror $mirror) and Go tools"
 if ! command -v go >/dev/null; then
   echo "error: go not found; the providers are built from source with the Go toolchain" >&2
   exit 1
 fi
 "$root/scripts/build-providers.sh" "$mirror"
+# terraform-config-inspect reads variables and outputs for the generated README
+# tables (scripts/tfdocs.py); terraform-docs is not served by the Go module proxy.
+inspect_version=v0.0.0-20260904064934-75d64de68c31
+inspect_bin="$cache/bin/terraform-config-inspect-$inspect_version"
+if [[ ! -x "$inspect_bin" ]]; then
+  echo "  [tools] building terraform-config-inspect $inspect_version"
+  mkdir -p "$cache/bin"
+  tmp_gobin=$(mktemp -d)
+  GOBIN="$tmp_gobin" go install "github.com/hashicorp/terraform-config-inspect@$inspect_version"
+  mv "$tmp_gobin/terraform-config-inspect" "$inspect_bin"
+  rmdir "$tmp_gobin"
+else
+  echo "  [tools] terraform-config-inspect: cached"
+fi
+ln -sf "$inspect_bin" "$venv/bin/terraform-config-inspect"
 
 # --- 4. .venv/bin/terraform -------------------------------------------------------------
 step 4 "Terraform wrapper ($venv/bin/terraform)"

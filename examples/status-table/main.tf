@@ -1,0 +1,35 @@
+# status-table example: the task table, and a worker role that may use it and
+# nothing else (the module's read-write policy output, attached inline).
+
+provider "aws" {
+  region = var.region
+}
+
+module "status_table" {
+  source = "../../modules/status-table"
+
+  table_name = "${var.name_prefix}-tasks"
+  tags       = var.tags
+}
+
+data "aws_iam_policy_document" "worker_assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "worker" {
+  name               = "${var.name_prefix}-worker"
+  assume_role_policy = data.aws_iam_policy_document.worker_assume.json
+  tags               = var.tags
+}
+
+resource "aws_iam_role_policy" "worker" {
+  name   = "${var.name_prefix}-worker-status-table"
+  role   = aws_iam_role.worker.id
+  policy = module.status_table.iam_policy_read_write_json
+}

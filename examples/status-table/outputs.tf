@@ -1,0 +1,19 @@
+output "table_name" {
+  description = "Name of the task table."
+  value       = module.status_table.table_name
+}
+
+output "table_arn" {
+  description = "ARN of the task table."
+  value       = module.status_table.table_arn
+}
+
+output "worker_role_arn" {
+  description = "ARN of a role allowed to run the tracker against this table only."
+  value       = aws_iam_role.worker.arn
+}
+
+output "iam_policy_read_only_json" {
+  description = "Read-only policy document for dashboards and the `sfn-patterns status list` command."
+  value       = module.status_table.iam_policy_read_only_json
+}

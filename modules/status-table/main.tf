@@ -1,0 +1,66 @@
+# The status-table: one DynamoDB table serving every use case of the task tracker
+# in lambda_src/sfn_patterns/status_table. Its layout must equal the library's
+# schema.py (terraform_schema()); tests/status_table checks both stay in step.
+
+locals {
+  hash_key      = "pk"
+  index_name    = "status-update_time-index"
+  index_hash    = "status_key"
+  index_range   = "update_time"
+  ttl_attribute = "expire_at"
+  provisioned   = var.table_billing_mode == "PROVISIONED"
+}
+
+resource "aws_dynamodb_table" "this" {
+  count = var.create ? 1 : 0
+
+  name                        = var.table_name
+  billing_mode                = var.table_billing_mode
+  hash_key                    = local.hash_key
+  read_capacity               = local.provisioned ? var.table_provisioned_capacity.read_capacity : null
+  write_capacity              = local.provisioned ? var.table_provisioned_capacity.write_capacity : null
+  deletion_protection_enabled = var.table_deletion_protection_enabled
+  stream_enabled              = var.table_stream_enabled
+  stream_view_type            = var.table_stream_enabled ? var.table_stream_view_type : null
+
+  attribute {
+    name = local.hash_key
+    type = "S"
+  }
+
+  attribute {
+    name = local.index_hash
+    type = "S"
+  }
+
+  attribute {
+    name = local.index_range
+    type = "S"
+  }
+
+  # "All failed tasks of use case U since T" is one Query per shard on this index.
+  global_secondary_index {
+    name            = local.index_name
+    hash_key        = local.index_hash
+    range_key       = local.index_range
+    projection_type = "ALL"
+    read_capacity   = local.provisioned ? var.table_provisioned_capacity.index_read_capacity : null
+    write_capacity  = local.provisioned ? var.table_provisioned_capacity.index_write_capacity : null
+  }
+
+  ttl {
+    attribute_name = local.ttl_attribute
+    enabled        = var.table_ttl_enabled
+  }
+
+  point_in_time_recovery {
+    enabled = var.table_point_in_time_recovery_enabled
+  }
+
+  server_side_encryption {
+    enabled     = true
+    kms_key_arn = var.table_kms_key_arn
+  }
+
+  tags = var.tags
+}

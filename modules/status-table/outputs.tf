@@ -1,0 +1,65 @@
+locals {
+  table_arn   = try(aws_dynamodb_table.this[0].arn, null)
+  index_arn   = local.table_arn == null ? null : "${local.table_arn}/index/${local.index_name}"
+  read_only   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:DescribeTable", "dynamodb:ConditionCheckItem"]
+  write_extra = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"]
+}
+
+output "table_name" {
+  description = "Name of the task table (pass it to Tracker(table_name=...))."
+  value       = try(aws_dynamodb_table.this[0].name, null)
+}
+
+output "table_arn" {
+  description = "ARN of the task table."
+  value       = local.table_arn
+}
+
+output "table_index_name" {
+  description = "Name of the status and update-time index the tracker queries."
+  value       = local.index_name
+}
+
+output "table_index_arn" {
+  description = "ARN of the status and update-time index."
+  value       = local.index_arn
+}
+
+output "table_stream_arn" {
+  description = "ARN of the table's stream, or null when streams are disabled."
+  value       = var.table_stream_enabled ? try(aws_dynamodb_table.this[0].stream_arn, null) : null
+}
+
+output "iam_policy_read_only_json" {
+  description = "IAM policy document allowing reads and queries of this table and its index only."
+  value = local.table_arn == null ? null : jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Sid      = "ReadStatusTable"
+      Effect   = "Allow"
+      Action   = local.read_only
+      Resource = [local.table_arn, local.index_arn]
+    }]
+  })
+}
+
+output "iam_policy_read_write_json" {
+  description = "IAM policy document allowing everything the tracker does (reads, conditional writes, transactions) on this table and its index only."
+  value = local.table_arn == null ? null : jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Sid      = "ReadStatusTable"
+        Effect   = "Allow"
+        Action   = local.read_only
+        Resource = [local.table_arn, local.index_arn]
+      },
+      {
+        Sid      = "WriteStatusTable"
+        Effect   = "Allow"
+        Action   = local.write_extra
+        Resource = [local.table_arn]
+      },
+    ]
+  })
+}
