@@ -108,6 +108,9 @@ class Workspace:
             TF_IN_AUTOMATION="1",
             TF_INPUT="0",
             CHECKPOINT_DISABLE="1",
+            # Configurations that run the planner at plan time use this Python
+            # (it has the library's dependencies); others ignore the variable.
+            TF_VAR_python_executable=sys.executable,
         )
         return env
 

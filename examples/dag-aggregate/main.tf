@@ -1,0 +1,34 @@
+# dag-aggregate example: the 12 aggregate tasks in ./sql (MIN/MAX/COUNT/SUM over
+# raw.events, four levels deep) as one state machine per strategy choice, running
+# on a Redshift Serverless workgroup through the Redshift Data API.
+
+provider "aws" {
+  region = var.region
+}
+
+data "aws_caller_identity" "current" {}
+data "aws_partition" "current" {}
+
+module "dag" {
+  source = "../../modules/dag-aggregate"
+
+  name            = "${var.name_prefix}-${var.strategy}"
+  sql_dir         = "${path.module}/sql"
+  strategy        = var.strategy
+  max_concurrency = var.max_concurrency
+
+  redshift = {
+    database       = var.redshift_database
+    workgroup_name = var.redshift_workgroup_name
+    workgroup_arn  = "arn:${data.aws_partition.current.partition}:redshift-serverless:${var.region}:${data.aws_caller_identity.current.account_id}:workgroup/${var.redshift_workgroup_id}"
+  }
+
+  poll = {
+    initial_wait_seconds  = var.poll_seconds
+    poll_interval_seconds = var.poll_seconds
+    timeout_seconds       = 600
+  }
+
+  python_executable = var.python_executable
+  tags              = var.tags
+}

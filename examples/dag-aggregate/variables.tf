@@ -1,0 +1,64 @@
+variable "region" {
+  description = "AWS region to deploy into."
+  type        = string
+  default     = "us-east-1"
+}
+
+variable "name_prefix" {
+  description = "Prefix of every resource name, so several copies can share an account."
+  type        = string
+  default     = "sfnp-dag"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,30}$", var.name_prefix))
+    error_message = "name_prefix must start with a letter and hold at most 31 lower-case letters, digits and hyphens."
+  }
+}
+
+variable "strategy" {
+  description = "Execution order of the example DAG: simple-level or parent-level."
+  type        = string
+  default     = "parent-level"
+}
+
+variable "max_concurrency" {
+  description = "Most tasks running at once in a stage."
+  type        = number
+  default     = 4
+}
+
+variable "redshift_workgroup_name" {
+  description = "Redshift Serverless workgroup the SQL runs on."
+  type        = string
+  default     = "sfnp-local"
+}
+
+variable "redshift_workgroup_id" {
+  description = "ID of that workgroup (its ARN ends in workgroup/ID)."
+  type        = string
+  default     = "00000000-0000-0000-0000-000000000000"
+}
+
+variable "redshift_database" {
+  description = "Database of the workgroup holding the raw and agg schemas."
+  type        = string
+  default     = "dev"
+}
+
+variable "poll_seconds" {
+  description = "Initial wait and poll interval of every task, in seconds (short for LocalStack, longer on AWS)."
+  type        = number
+  default     = 1
+}
+
+variable "python_executable" {
+  description = "Python with the planner's dependencies (networkx, sqlglot, jinja2, click)."
+  type        = string
+  default     = "python3"
+}
+
+variable "tags" {
+  description = "Tags for every resource."
+  type        = map(string)
+  default     = { Project = "sfn-patterns", Example = "dag-aggregate" }
+}

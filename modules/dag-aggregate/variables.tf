@@ -1,0 +1,124 @@
+variable "create" {
+  description = "Whether to create any resources in this module."
+  type        = bool
+  default     = true
+}
+
+variable "name" {
+  description = "Name of the state machine (also names its role and log group)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_-]{1,64}$", var.name))
+    error_message = "name must be 1-64 characters of letters, digits, hyphens and underscores."
+  }
+}
+
+variable "sql_dir" {
+  description = "Directory of <table>.sql files, one aggregate task per file, planned into a DAG at plan time."
+  type        = string
+
+  validation {
+    condition     = length(fileset(var.sql_dir, "*.sql")) > 0
+    error_message = "sql_dir must be an existing directory holding at least one <table>.sql file (one aggregate task per file)."
+  }
+}
+
+variable "sql_schema" {
+  description = "Schema of the tables the tasks produce: <table>.sql writes <sql_schema>.<table>."
+  type        = string
+  default     = "agg"
+
+  validation {
+    condition     = can(regex("^[a-z_][a-z0-9_]*$", var.sql_schema))
+    error_message = "sql_schema must be a lower-case SQL identifier such as \"agg\"."
+  }
+}
+
+variable "strategy" {
+  description = "Execution order: simple-level (one Map per DAG level) or parent-level (one Map per earliest-child level)."
+  type        = string
+  default     = "parent-level"
+
+  validation {
+    condition     = contains(["simple-level", "parent-level"], var.strategy)
+    error_message = "strategy must be \"simple-level\" or \"parent-level\"."
+  }
+}
+
+variable "max_concurrency" {
+  description = "Most tasks running at once in a stage (keep it under the warehouse's connection limit)."
+  type        = number
+  default     = 10
+
+  validation {
+    condition     = var.max_concurrency >= 1 && var.max_concurrency <= 40 && floor(var.max_concurrency) == var.max_concurrency
+    error_message = "max_concurrency must be a whole number from 1 to 40 (an inline Map runs at most 40 iterations at once)."
+  }
+}
+
+variable "redshift" {
+  description = "Where the SQL runs: a provisioned cluster (cluster_identifier with db_user or secret_arn) or a serverless workgroup (workgroup_name and workgroup_arn)."
+  type = object({
+    database           = string
+    cluster_identifier = optional(string)
+    db_user            = optional(string)
+    workgroup_name     = optional(string)
+    workgroup_arn      = optional(string)
+    secret_arn         = optional(string)
+  })
+
+  validation {
+    condition     = (var.redshift.cluster_identifier == null) != (var.redshift.workgroup_name == null)
+    error_message = "redshift must name exactly one target: cluster_identifier or workgroup_name."
+  }
+
+  validation {
+    condition     = var.redshift.cluster_identifier == null || (var.redshift.db_user != null) != (var.redshift.secret_arn != null)
+    error_message = "A cluster target needs exactly one of db_user (temporary credentials) or secret_arn."
+  }
+
+  validation {
+    condition     = var.redshift.workgroup_name == null || can(regex("^arn:aws[a-z-]*:redshift-serverless:[^:]+:[0-9]{12}:workgroup/", var.redshift.workgroup_arn))
+    error_message = "A workgroup target needs workgroup_arn (arn:aws:redshift-serverless:REGION:ACCOUNT:workgroup/ID) to scope the IAM policy."
+  }
+}
+
+variable "poll" {
+  description = "Statement polling: seconds before the first poll (tasks may override with wait=), between polls, and before a task times out (tasks may override with timeout=)."
+  type = object({
+    initial_wait_seconds  = optional(number, 5)
+    poll_interval_seconds = optional(number, 10)
+    timeout_seconds       = optional(number, 3600)
+  })
+  default = {}
+
+  validation {
+    condition     = var.poll.initial_wait_seconds >= 0 && var.poll.poll_interval_seconds >= 1 && var.poll.timeout_seconds >= var.poll.poll_interval_seconds
+    error_message = "poll needs initial_wait_seconds >= 0, poll_interval_seconds >= 1 and timeout_seconds >= poll_interval_seconds."
+  }
+}
+
+variable "python_executable" {
+  description = "Python 3.11+ with networkx, sqlglot, jinja2 and click, which plans the DAG and renders the ASL at plan time."
+  type        = string
+  default     = "python3"
+}
+
+variable "cloudwatch_logs_retention_in_days" {
+  description = "Retention of the state machine's log group in days."
+  type        = number
+  default     = 30
+}
+
+variable "kms_key_arn" {
+  description = "Customer managed KMS key for the log group; null uses the AWS managed key."
+  type        = string
+  default     = null
+}
+
+variable "tags" {
+  description = "Tags for every resource this module creates."
+  type        = map(string)
+  default     = {}
+}
