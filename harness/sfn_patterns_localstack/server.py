@@ -26,6 +26,7 @@ from pathlib import Path
 # Services the patterns use; LocalStack loads each lazily on first request.
 ENVIRONMENT = {
     "PROVIDER_OVERRIDE_DYNAMODB": "moto",
+    "PROVIDER_OVERRIDE_REDSHIFT_DATA": "duckdb",
     "LAMBDA_RUNTIME_EXECUTOR": "local-process",
     "DNS_ADDRESS": "0",  # no DNS server: nothing needs it, and psutil 7.2 breaks it
     "SKIP_SSL_CERT_DOWNLOAD": "1",
