@@ -7,7 +7,8 @@ walk the same task ids in their own shuffled order, skipping tasks another worke
 holds or finished, so contention is part of the measurement.
 
 When a Python interpreter with ``pynamodb_mate`` is available (``--mate-python``,
-default ``/tmp/mate-venv/bin/python``), the same workload runs through
+default: a venv under ``~/.cache/sfn-patterns/bench`` that this script creates on
+first use), the same workload runs through
 pynamodb_mate's status tracker too, and both are printed side by side. Its worker
 processes run under that interpreter, so pynamodb_mate never has to be installed in
 the project environment.
@@ -33,7 +34,14 @@ import uuid
 from pathlib import Path
 
 REGION = "us-east-1"
-DEFAULT_MATE_PYTHON = "/tmp/mate-venv/bin/python"
+MATE_VENV = (
+    Path(os.environ.get("SFN_PATTERNS_CACHE") or Path.home() / ".cache" / "sfn-patterns")
+    / "bench"
+    / "pynamodb-mate-venv"
+)
+DEFAULT_MATE_PYTHON = str(MATE_VENV / "bin" / "python")
+# pynamodb_mate's release that works with the pynamodb this project pins.
+MATE_REQUIREMENTS = ("pynamodb==6.1.0", "pynamodb_mate==6.0.1.1")
 AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "test",
     "AWS_SECRET_ACCESS_KEY": "test",
@@ -183,7 +191,25 @@ def _run(
     return n_tasks / elapsed, completed, stale
 
 
+def _ensure_mate_venv() -> None:
+    """Create the throwaway venv with pynamodb_mate once (outside the project's .venv)."""
+    if Path(DEFAULT_MATE_PYTHON).exists():
+        return
+    print(f"installing {' and '.join(MATE_REQUIREMENTS)} into {MATE_VENV} ...", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "venv", str(MATE_VENV)], check=True)
+    install = subprocess.run(
+        [DEFAULT_MATE_PYTHON, "-m", "pip", "install", "--quiet", *MATE_REQUIREMENTS],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if install.returncode != 0:
+        print(f"pynamodb_mate did not install:\n{install.stderr}", file=sys.stderr)
+
+
 def _mate_available(python: str) -> bool:
+    if python == DEFAULT_MATE_PYTHON:
+        _ensure_mate_venv()
     if not Path(python).exists():
         return False
     probe = subprocess.run(
