@@ -1,11 +1,11 @@
 output "state_machine_arn" {
   description = "ARN of the smoke state machine."
-  value       = aws_sfn_state_machine.this.arn
+  value       = module.state_machine.state_machine_arn
 }
 
 output "state_machine_arn_static" {
   description = "ARN of the smoke state machine, known at plan time."
-  value       = local.state_machine_arn
+  value       = module.state_machine.state_machine_arn_static
 }
 
 output "function_name" {

@@ -26,8 +26,6 @@ locals {
   plan       = var.create ? jsondecode(data.local_command.plan[0].stdout) : null
   definition = var.create ? data.local_command.render[0].stdout : null
 
-  state_machine_arn = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${var.name}"
-  log_group_name    = "/aws/vendedlogs/states/${var.name}"
 
   cluster_arn = var.redshift.cluster_identifier == null ? null : "arn:${local.partition}:redshift:${local.region}:${local.account_id}:cluster:${var.redshift.cluster_identifier}"
 }
@@ -55,123 +53,54 @@ data "local_command" "render" {
   )
 }
 
-data "aws_iam_policy_document" "assume" {
-  statement {
-    actions = ["sts:AssumeRole"]
-    principals {
-      type        = "Service"
-      identifiers = ["states.amazonaws.com"]
-    }
-    condition {
-      test     = "StringEquals"
-      variable = "aws:SourceAccount"
-      values   = [local.account_id]
-    }
-  }
-}
+module "state_machine" {
+  source = "../state-machine"
 
-data "aws_iam_policy_document" "this" {
-  statement {
-    sid       = "RunStatementsOnTheTarget"
-    actions   = ["redshift-data:ExecuteStatement", "redshift-data:BatchExecuteStatement"]
-    resources = compact([local.cluster_arn, var.redshift.workgroup_arn])
-  }
+  create     = var.create
+  name       = var.name
+  definition = coalesce(local.definition, "{}")
 
-  # These Data API actions have no resource-level permissions; the owner condition
-  # limits them to statements this role started.
-  statement {
-    sid       = "FollowOwnStatements"
-    actions   = ["redshift-data:DescribeStatement", "redshift-data:CancelStatement", "redshift-data:GetStatementResult"]
-    resources = ["*"]
-    condition {
-      test     = "StringEquals"
-      variable = "redshift-data:statement-owner-iam-userid"
-      values   = ["$${aws:userid}"]
-    }
-  }
-
-  dynamic "statement" {
-    for_each = var.redshift.db_user != null ? [1] : []
-    content {
+  policy_statements = concat(
+    [
+      {
+        sid       = "RunStatementsOnTheTarget"
+        actions   = ["redshift-data:ExecuteStatement", "redshift-data:BatchExecuteStatement"]
+        resources = compact([local.cluster_arn, var.redshift.workgroup_arn])
+      },
+      # These Data API actions have no resource-level permissions; the owner
+      # condition limits them to statements this role started.
+      {
+        sid       = "FollowOwnStatements"
+        actions   = ["redshift-data:DescribeStatement", "redshift-data:CancelStatement", "redshift-data:GetStatementResult"]
+        resources = ["*"]
+        conditions = [{
+          test     = "StringEquals"
+          variable = "redshift-data:statement-owner-iam-userid"
+          values   = ["$${aws:userid}"]
+        }]
+      },
+    ],
+    var.redshift.db_user == null ? [] : [{
       sid     = "TemporaryClusterCredentials"
       actions = ["redshift:GetClusterCredentials"]
       resources = [
         "arn:${local.partition}:redshift:${local.region}:${local.account_id}:dbuser:${var.redshift.cluster_identifier}/${var.redshift.db_user}",
         "arn:${local.partition}:redshift:${local.region}:${local.account_id}:dbname:${var.redshift.cluster_identifier}/${var.redshift.database}",
       ]
-    }
-  }
-
-  dynamic "statement" {
-    for_each = var.redshift.workgroup_name != null && var.redshift.secret_arn == null ? [1] : []
-    content {
+    }],
+    var.redshift.workgroup_name != null && var.redshift.secret_arn == null ? [{
       sid       = "TemporaryServerlessCredentials"
       actions   = ["redshift-serverless:GetCredentials"]
       resources = [var.redshift.workgroup_arn]
-    }
-  }
-
-  dynamic "statement" {
-    for_each = var.redshift.secret_arn != null ? [1] : []
-    content {
+    }] : [],
+    var.redshift.secret_arn == null ? [] : [{
       sid       = "ReadDatabaseSecret"
       actions   = ["secretsmanager:GetSecretValue"]
       resources = [var.redshift.secret_arn]
-    }
-  }
+    }],
+  )
 
-  # CloudWatch Logs delivery APIs do not support resource-level permissions.
-  statement {
-    sid = "DeliverExecutionLogs"
-    actions = [
-      "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
-      "logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
-      "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
-    ]
-    resources = ["*"]
-  }
-}
-
-resource "aws_iam_role" "this" {
-  count = var.create ? 1 : 0
-
-  name               = var.name
-  assume_role_policy = data.aws_iam_policy_document.assume.json
-  tags               = var.tags
-}
-
-resource "aws_iam_role_policy" "this" {
-  count = var.create ? 1 : 0
-
-  name   = "${var.name}-inline"
-  role   = aws_iam_role.this[0].id
-  policy = data.aws_iam_policy_document.this.json
-}
-
-resource "aws_cloudwatch_log_group" "this" {
-  count = var.create ? 1 : 0
-
-  name              = local.log_group_name
-  retention_in_days = var.cloudwatch_logs_retention_in_days
-  kms_key_id        = var.kms_key_arn
-  tags              = var.tags
-}
-
-resource "aws_sfn_state_machine" "this" {
-  count = var.create ? 1 : 0
-
-  name       = var.name
-  role_arn   = aws_iam_role.this[0].arn
-  type       = "STANDARD"
-  definition = local.definition
-
-  logging_configuration {
-    log_destination        = "${aws_cloudwatch_log_group.this[0].arn}:*"
-    include_execution_data = true
-    level                  = "ALL"
-  }
-
-  tags = var.tags
-
-  depends_on = [aws_iam_role_policy.this]
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  kms_key_arn                       = var.kms_key_arn
+  tags                              = var.tags
 }

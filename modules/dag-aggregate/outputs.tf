@@ -1,21 +1,21 @@
 output "state_machine_arn" {
   description = "ARN of the DAG state machine."
-  value       = try(aws_sfn_state_machine.this[0].arn, null)
+  value       = module.state_machine.state_machine_arn
 }
 
 output "state_machine_arn_static" {
   description = "ARN of the DAG state machine, known at plan time (use it to avoid dependency cycles)."
-  value       = var.create ? local.state_machine_arn : null
+  value       = module.state_machine.state_machine_arn_static
 }
 
 output "role_arn" {
   description = "ARN of the state machine's IAM role."
-  value       = try(aws_iam_role.this[0].arn, null)
+  value       = module.state_machine.role_arn
 }
 
 output "log_group_name" {
   description = "CloudWatch log group of the state machine's executions."
-  value       = try(aws_cloudwatch_log_group.this[0].name, null)
+  value       = module.state_machine.log_group_name
 }
 
 output "tasks" {

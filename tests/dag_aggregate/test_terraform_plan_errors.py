@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,9 @@ module "dag" {{
 @pytest.fixture(scope="module")
 def workspace(localstack_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     config = tmp_path_factory.mktemp("dag-plan-errors")
-    (config / "main.tf").write_text(CONFIG.format(module=MODULE))
+    # A relative source keeps the module inside its package (the repository), so
+    # its own ../ references resolve as they do for users' git sources.
+    (config / "main.tf").write_text(CONFIG.format(module=os.path.relpath(MODULE, config)))
     workspace = Workspace(config, localstack_endpoint, config / "scratch")
     workspace.init()
     return workspace

@@ -1,0 +1,124 @@
+# Internal building block of the pattern modules: a state machine with its own
+# role (inline policy: the caller's scoped statements plus log delivery), its own
+# log group (retention, optional KMS key), logging and tracing on.
+
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+data "aws_caller_identity" "current" {}
+
+locals {
+  account_id     = data.aws_caller_identity.current.account_id
+  arn_static     = "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.region}:${local.account_id}:stateMachine:${var.name}"
+  log_group_name = "/aws/vendedlogs/states/${var.name}"
+}
+
+data "aws_iam_policy_document" "assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["states.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account_id]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "this" {
+  dynamic "statement" {
+    for_each = var.policy_statements
+    content {
+      sid       = statement.value.sid
+      effect    = statement.value.effect
+      actions   = statement.value.actions
+      resources = statement.value.resources
+
+      dynamic "condition" {
+        for_each = statement.value.conditions
+        content {
+          test     = condition.value.test
+          variable = condition.value.variable
+          values   = condition.value.values
+        }
+      }
+    }
+  }
+
+  # CloudWatch Logs delivery APIs do not support resource-level permissions.
+  statement {
+    sid = "DeliverExecutionLogs"
+    actions = [
+      "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
+      "logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
+      "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+    ]
+    resources = ["*"]
+  }
+
+  dynamic "statement" {
+    for_each = var.tracing_enabled ? [1] : []
+    content {
+      sid = "WriteTraces"
+      # X-Ray trace APIs do not support resource-level permissions.
+      actions   = ["xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"]
+      resources = ["*"]
+    }
+  }
+}
+
+resource "aws_iam_role" "this" {
+  count = var.create ? 1 : 0
+
+  name               = var.name
+  assume_role_policy = data.aws_iam_policy_document.assume.json
+  tags               = var.tags
+}
+
+# Inline and role-scoped: never an exclusive attachment.
+resource "aws_iam_role_policy" "this" {
+  count = var.create ? 1 : 0
+
+  name   = "${var.name}-inline"
+  role   = aws_iam_role.this[0].id
+  policy = data.aws_iam_policy_document.this.json
+}
+
+resource "aws_cloudwatch_log_group" "this" {
+  count = var.create ? 1 : 0
+
+  name              = local.log_group_name
+  retention_in_days = var.cloudwatch_logs_retention_in_days
+  kms_key_id        = var.kms_key_arn
+  tags              = var.tags
+}
+
+resource "aws_sfn_state_machine" "this" {
+  count = var.create ? 1 : 0
+
+  name       = var.name
+  role_arn   = aws_iam_role.this[0].arn
+  type       = var.type
+  definition = var.definition
+
+  logging_configuration {
+    log_destination        = "${aws_cloudwatch_log_group.this[0].arn}:*"
+    include_execution_data = var.logging_include_execution_data
+    level                  = var.logging_level
+  }
+
+  # Only written when on: LocalStack 4.9.2 does not keep the setting, so an
+  # explicit "enabled = false" block would show as drift there.
+  dynamic "tracing_configuration" {
+    for_each = var.tracing_enabled ? [1] : []
+    content {
+      enabled = true
+    }
+  }
+
+  tags = var.tags
+
+  depends_on = [aws_iam_role_policy.this]
+}

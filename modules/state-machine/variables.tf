@@ -1,0 +1,98 @@
+variable "create" {
+  description = "Whether to create any resources in this module."
+  type        = bool
+  default     = true
+}
+
+variable "name" {
+  description = "Name of the state machine (also names its role and log group)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_-]{1,80}$", var.name))
+    error_message = "name must be 1-80 characters of letters, digits, hyphens and underscores."
+  }
+}
+
+variable "definition" {
+  description = "Amazon States Language definition (JSON)."
+  type        = string
+}
+
+variable "type" {
+  description = "STANDARD (long waits, billed per state transition) or EXPRESS (at most 5 minutes)."
+  type        = string
+  default     = "STANDARD"
+
+  validation {
+    condition     = contains(["STANDARD", "EXPRESS"], var.type)
+    error_message = "type must be STANDARD or EXPRESS."
+  }
+}
+
+variable "policy_statements" {
+  description = "IAM statements for the state machine's inline role policy, each scoped to specific resources."
+  type = list(object({
+    sid       = optional(string)
+    effect    = optional(string, "Allow")
+    actions   = list(string)
+    resources = list(string)
+    conditions = optional(list(object({
+      test     = string
+      variable = string
+      values   = list(string)
+    })), [])
+  }))
+  default = []
+
+  validation {
+    condition     = alltrue([for s in var.policy_statements : alltrue([for a in s.actions : !strcontains(a, "*")])])
+    error_message = "policy_statements must not use wildcard actions: name each action (least privilege)."
+  }
+}
+
+variable "logging_level" {
+  description = "Execution events written to CloudWatch Logs: ALL, ERROR or FATAL."
+  type        = string
+  default     = "ALL"
+
+  validation {
+    condition     = contains(["ALL", "ERROR", "FATAL"], var.logging_level)
+    error_message = "logging_level must be ALL, ERROR or FATAL (logging stays on)."
+  }
+}
+
+variable "logging_include_execution_data" {
+  description = "Whether execution logs include state input and output (turn off for sensitive payloads)."
+  type        = bool
+  default     = true
+}
+
+variable "tracing_enabled" {
+  description = "Whether AWS X-Ray tracing is on for executions (it adds X-Ray charges per trace)."
+  type        = bool
+  default     = false
+}
+
+variable "cloudwatch_logs_retention_in_days" {
+  description = "Retention of the execution log group in days."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.cloudwatch_logs_retention_in_days)
+    error_message = "cloudwatch_logs_retention_in_days must be a retention CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, ...)."
+  }
+}
+
+variable "kms_key_arn" {
+  description = "Customer managed KMS key for the log group; null uses the AWS managed key."
+  type        = string
+  default     = null
+}
+
+variable "tags" {
+  description = "Tags for every resource this module creates."
+  type        = map(string)
+  default     = {}
+}
