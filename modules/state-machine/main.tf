@@ -28,6 +28,8 @@ data "aws_iam_policy_document" "assume" {
 }
 
 data "aws_iam_policy_document" "this" {
+  source_policy_documents = var.policy_documents
+
   dynamic "statement" {
     for_each = var.policy_statements
     content {

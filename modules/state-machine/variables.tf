@@ -51,6 +51,12 @@ variable "policy_statements" {
   }
 }
 
+variable "policy_documents" {
+  description = "Extra IAM policy documents (JSON) merged into the role's inline policy, such as another module's caller policy output."
+  type        = list(string)
+  default     = []
+}
+
 variable "logging_level" {
   description = "Execution events written to CloudWatch Logs: ALL, ERROR or FATAL."
   type        = string

@@ -1,0 +1,149 @@
+# Semaphore example: at most semaphore_limit executions run the critical section
+# at once. Two ways to use modules/semaphore are shown:
+#
+# * "embedded": your own state machine merges the module's acquire and release
+#   fragments around its critical section (a Lambda that records when it entered
+#   and left, so tests can count concurrent holders from the holders' own times);
+# * "wrapper": the module's ready-made wrapper runs another state machine
+#   ("target") with startExecution.sync:2 while it holds a slot.
+
+provider "aws" {
+  region = var.region
+}
+
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+data "aws_caller_identity" "current" {}
+
+locals {
+  sm_prefix     = "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:stateMachine:"
+  embedded_name = "${var.name_prefix}-embedded"
+  target_name   = "${var.name_prefix}-target"
+  embedded_arn  = "${local.sm_prefix}${local.embedded_name}"
+  target_arn    = "${local.sm_prefix}${local.target_name}"
+}
+
+module "semaphore" {
+  source = "../../modules/semaphore"
+
+  name                           = var.name_prefix
+  semaphore_limit                = var.semaphore_limit
+  wait_min_seconds               = var.wait_min_seconds
+  wait_max_seconds               = var.wait_max_seconds
+  acquire_timeout_seconds        = var.acquire_timeout_seconds
+  reconciler_schedule_expression = var.reconciler_schedule_expression
+  holder_state_machine_arns      = [local.embedded_arn]
+  create_wrapper                 = true
+  target_state_machine_arn       = local.target_arn
+  fragment_acquired_next         = "Critical section"
+  tags                           = var.tags
+}
+
+# --- The demo critical section: records enter/leave times ---------------------
+
+resource "aws_dynamodb_table" "records" {
+  name         = "${var.name_prefix}-records"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "execution_id"
+
+  attribute {
+    name = "execution_id"
+    type = "S"
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  point_in_time_recovery {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+module "worker" {
+  source = "../../modules/lambda-function"
+
+  function_name         = "${var.name_prefix}-worker"
+  bundle                = "semaphore"
+  handler               = "sfn_patterns.semaphore.demo_worker.handler"
+  timeout               = 120
+  environment_variables = { RECORD_TABLE = aws_dynamodb_table.records.name }
+  tags                  = var.tags
+
+  policy_statements = [{
+    sid       = "RecordTimes"
+    actions   = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.records.arn]
+  }]
+}
+
+locals {
+  record_task = {
+    Type     = "Task"
+    Resource = "arn:aws:states:::lambda:invoke"
+    Parameters = {
+      FunctionName = module.worker.function_arn
+      Payload = {
+        "execution_id.$" = "$$.Execution.Id"
+        "input.$"        = "$$.Execution.Input"
+      }
+    }
+    ResultSelector = { "recorded.$" = "$.Payload" }
+    ResultPath     = "$.work"
+  }
+
+  embedded_definition = jsonencode({
+    Comment = "Record enter/leave times inside semaphore ${var.name_prefix} (limit ${var.semaphore_limit})."
+    StartAt = module.semaphore.acquire_start_state
+    States = merge(
+      module.semaphore.acquire_states,
+      {
+        "Critical section" = merge(local.record_task, {
+          Catch = module.semaphore.critical_section_catch
+          Next  = module.semaphore.release_state
+        })
+      },
+      module.semaphore.release_states,
+    )
+  })
+
+  target_definition = jsonencode({
+    Comment = "The wrapper's target: the same recording Lambda, as a machine of its own."
+    StartAt = "Record"
+    States = {
+      Record = merge(local.record_task, { End = true })
+    }
+  })
+}
+
+# --- State machines --------------------------------------------------------
+
+module "embedded" {
+  source = "../../modules/state-machine"
+
+  name       = local.embedded_name
+  definition = local.embedded_definition
+  policy_statements = [{
+    sid       = "InvokeWorker"
+    actions   = ["lambda:InvokeFunction"]
+    resources = [module.worker.function_arn_static, "${module.worker.function_arn_static}:*"]
+  }]
+  # The embedded machine also runs the acquire/release fragments.
+  policy_documents = [module.semaphore.caller_policy_json]
+  tags             = var.tags
+}
+
+module "target" {
+  source = "../../modules/state-machine"
+
+  name       = local.target_name
+  definition = local.target_definition
+  policy_statements = [{
+    sid       = "InvokeWorker"
+    actions   = ["lambda:InvokeFunction"]
+    resources = [module.worker.function_arn_static, "${module.worker.function_arn_static}:*"]
+  }]
+  tags = var.tags
+}

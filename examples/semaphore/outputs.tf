@@ -1,0 +1,54 @@
+output "embedded_state_machine_arn" {
+  description = "ARN of the state machine that embeds the acquire/release fragments."
+  value       = module.embedded.state_machine_arn
+}
+
+output "embedded_state_machine_arn_static" {
+  description = "ARN of the embedded state machine as computed at plan time."
+  value       = local.embedded_arn
+}
+
+output "target_state_machine_arn" {
+  description = "ARN of the state machine the wrapper runs."
+  value       = module.target.state_machine_arn
+}
+
+output "wrapper_state_machine_arn" {
+  description = "ARN of the module's wrapper state machine."
+  value       = module.semaphore.wrapper_state_machine_arn
+}
+
+output "lock_table_name" {
+  description = "Name of the semaphore's lock table."
+  value       = module.semaphore.table_name
+}
+
+output "lock_key" {
+  description = "Partition key value of the lock item."
+  value       = module.semaphore.lock_key
+}
+
+output "record_table_name" {
+  description = "Table where the critical section records enter/leave times."
+  value       = aws_dynamodb_table.records.name
+}
+
+output "reconciler_function_name" {
+  description = "Name of the reconciler Lambda."
+  value       = module.semaphore.reconciler_function_name
+}
+
+output "reconciler_rule_name" {
+  description = "Name of the reconciler's schedule rule."
+  value       = module.semaphore.reconciler_rule_name
+}
+
+output "cleanup_function_name" {
+  description = "Name of the event cleanup Lambda."
+  value       = module.semaphore.cleanup_function_name
+}
+
+output "cleanup_rule_name" {
+  description = "Name of the EventBridge rule on execution status changes."
+  value       = module.semaphore.cleanup_rule_name
+}

@@ -1,0 +1,52 @@
+variable "region" {
+  description = "AWS region to deploy into."
+  type        = string
+  default     = "us-east-1"
+}
+
+variable "name_prefix" {
+  description = "Prefix of every resource name, so several copies can share an account."
+  type        = string
+  default     = "sfnp-semaphore"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,23}$", var.name_prefix))
+    error_message = "name_prefix must start with a letter and hold at most 24 lower-case letters, digits and hyphens."
+  }
+}
+
+variable "semaphore_limit" {
+  description = "Maximum number of executions inside the critical section at once."
+  type        = number
+  default     = 3
+}
+
+variable "wait_min_seconds" {
+  description = "Shortest jittered wait of a blocked execution."
+  type        = number
+  default     = 1
+}
+
+variable "wait_max_seconds" {
+  description = "Longest jittered wait of a blocked execution."
+  type        = number
+  default     = 3
+}
+
+variable "acquire_timeout_seconds" {
+  description = "Seconds of waiting after which a blocked execution fails with Semaphore.AcquireTimeout."
+  type        = number
+  default     = 600
+}
+
+variable "reconciler_schedule_expression" {
+  description = "EventBridge schedule of the reconciler."
+  type        = string
+  default     = "rate(5 minutes)"
+}
+
+variable "tags" {
+  description = "Tags for every resource."
+  type        = map(string)
+  default     = { Project = "sfn-patterns", Example = "semaphore" }
+}

@@ -1,0 +1,66 @@
+"""strategy = "oldest-first": the seed's ListExecutions gate (seed 002, option 2).
+
+An execution may proceed when it is among the ``SEMAPHORE_LIMIT`` oldest RUNNING
+executions of the holder state machines (``STATE_MACHINE_ARNS``), by start date.
+
+Known limits, kept on purpose so callers can choose with open eyes:
+
+* ListExecutions is eventually consistent ("best effort"): a just-started or
+  just-finished execution may be missing or still listed;
+* it is throttled (a shared regional token bucket), so many blocked executions
+  polling it slow each other down; a throttled call answers "wait";
+* it is check-then-act: two executions may both see themselves admitted;
+* a slot is held until the execution stops RUNNING, not until it releases.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+LOG = logging.getLogger()
+LOG.setLevel(logging.INFO)
+
+
+def running_executions(sfn: Any, state_machine_arns: list[str]) -> list[dict[str, Any]]:
+    """Every RUNNING execution of the given state machines, oldest first."""
+    found: list[dict[str, Any]] = []
+    for arn in state_machine_arns:
+        paginator = sfn.get_paginator("list_executions")
+        for page in paginator.paginate(stateMachineArn=arn, statusFilter="RUNNING"):
+            found.extend(page["executions"])
+    return sorted(found, key=lambda e: (e["startDate"], e["executionArn"]))
+
+
+def decide(executions: list[dict[str, Any]], execution_arn: str, limit: int) -> dict[str, Any]:
+    """Proceed when ``execution_arn`` is among the ``limit`` oldest ``executions``."""
+    arns = [e["executionArn"] for e in executions]
+    position = arns.index(execution_arn) if execution_arn in arns else None
+    return {
+        "proceed": position is not None and position < limit,
+        "position": position,
+        "running": len(arns),
+        "limit": limit,
+    }
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Answer ``{"proceed": bool, ...}`` for the calling execution."""
+    limit = int(os.environ["SEMAPHORE_LIMIT"])
+    machines = [arn for arn in os.environ.get("STATE_MACHINE_ARNS", "").split(",") if arn]
+    if event.get("state_machine_arn") and event["state_machine_arn"] not in machines:
+        machines.append(event["state_machine_arn"])
+    try:
+        executions = running_executions(boto3.client("stepfunctions"), machines)
+    except ClientError as error:
+        if error.response["Error"]["Code"] in {"ThrottlingException", "TooManyRequestsException"}:
+            LOG.warning("ListExecutions throttled: answer wait")
+            return {"proceed": False, "position": None, "running": None, "limit": limit}
+        raise
+    decision = decide(executions, event["execution_arn"], limit)
+    LOG.info("oldest-first decision for %s: %s", event["execution_arn"], decision)
+    return decision

@@ -1,0 +1,135 @@
+"""Free leaked semaphore slots: a scheduled sweep and an EventBridge cleanup.
+
+Two entry points, deployed as two functions of the ``semaphore`` bundle:
+
+* ``reconcile_handler`` (scheduled): reads the lock item, asks DescribeExecution
+  for every holder and releases the holders whose execution is no longer
+  RUNNING. It works where Step Functions status events never arrive.
+* ``cleanup_handler`` (EventBridge "Step Functions Execution Status Change" with
+  status FAILED, TIMED_OUT or ABORTED): releases that one execution's lease.
+
+Both release with ``lease.release_lease``: a conditional remove on the lease's
+own stored values, so they are safe to run twice, concurrently, or against a
+holder that releases itself at the same moment.
+
+Race with a delayed acquire (the public sample's bug): an acquire write still in
+flight when the execution stops can land after the cleanup ran. The sweep sees
+that lease on its next run and, because the execution is not RUNNING (it can
+never become RUNNING again), releases it then.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+from sfn_patterns.semaphore.lease import holder_attribute, leases, release_lease
+
+LOG = logging.getLogger()
+LOG.setLevel(logging.INFO)
+
+TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
+UNKNOWN = "UNKNOWN"
+
+
+def _status(sfn: Any, execution_arn: str) -> str:
+    """The execution's status, or UNKNOWN when it cannot be described."""
+    try:
+        return sfn.describe_execution(executionArn=execution_arn)["status"]
+    except ClientError as error:
+        LOG.warning("cannot describe %s: %s", execution_arn, error.response["Error"]["Code"])
+        return UNKNOWN
+
+
+def reconcile(
+    dynamodb: Any, sfn: Any, table: str, lock_key: str, now: dt.datetime | None = None
+) -> dict[str, Any]:
+    """Release every lease whose execution is not RUNNING; return what was done.
+
+    A holder whose execution cannot be described (deleted, history expired, no
+    permission) is released only once its lease has expired. A RUNNING holder
+    is never released, even past its lease: it is reported as overdue instead.
+    """
+    now = now or dt.datetime.now(dt.UTC)
+    item = dynamodb.get_item(TableName=table, Key={"pk": {"S": lock_key}}, ConsistentRead=True).get(
+        "Item"
+    )
+    if item is None:
+        raise RuntimeError(f"lock item {lock_key!r} is missing from table {table}")
+    report: dict[str, Any] = {
+        "lock_key": lock_key,
+        "holder_count": int(item.get("holder_count", {}).get("N", "0")),
+        "released": [],
+        "already_released": [],
+        "kept": [],
+        "overdue": [],
+    }
+    for lease in leases(item):
+        status = _status(sfn, lease.execution_arn)
+        expired = lease.expires_at <= now
+        if status == "RUNNING":
+            report["kept"].append(lease.execution_arn)
+            if expired:
+                report["overdue"].append(lease.execution_arn)
+            continue
+        if status == UNKNOWN and not expired:
+            report["kept"].append(lease.execution_arn)
+            continue
+        if release_lease(dynamodb, table, lock_key, lease):
+            LOG.info("released %s (%s)", lease.execution_arn, status)
+            report["released"].append({"execution_arn": lease.execution_arn, "status": status})
+        else:
+            report["already_released"].append(lease.execution_arn)
+    report["holders_seen"] = (
+        len(report["kept"]) + len(report["released"]) + len(report["already_released"])
+    )
+    LOG.info("reconcile report: %s", json.dumps(report))
+    return report
+
+
+def release_execution(
+    dynamodb: Any, table: str, lock_key: str, execution_arn: str
+) -> dict[str, Any]:
+    """Release one execution's lease if it holds one (idempotent)."""
+    attribute = holder_attribute(execution_arn)
+    item = dynamodb.get_item(
+        TableName=table,
+        Key={"pk": {"S": lock_key}},
+        ConsistentRead=True,
+        ProjectionExpression="#holder",
+        ExpressionAttributeNames={"#holder": attribute},
+    ).get("Item", {})
+    held = [lease for lease in leases(item) if lease.execution_arn == execution_arn]
+    released = bool(held) and release_lease(dynamodb, table, lock_key, held[0])
+    return {"execution_arn": execution_arn, "held": bool(held), "released": released}
+
+
+def _config() -> tuple[str, str]:
+    return os.environ["SEMAPHORE_TABLE"], os.environ["SEMAPHORE_LOCK_KEY"]
+
+
+def reconcile_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Scheduled entry point: sweep the lock item."""
+    table, lock_key = _config()
+    return reconcile(boto3.client("dynamodb"), boto3.client("stepfunctions"), table, lock_key)
+
+
+def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """EventBridge entry point: release the lease of an execution that ended."""
+    table, lock_key = _config()
+    detail = event.get("detail") or {}
+    execution_arn = detail.get("executionArn")
+    status = detail.get("status")
+    if not execution_arn or status not in TERMINAL:
+        LOG.info("ignored event: %s", json.dumps(event, default=str))
+        return {"execution_arn": execution_arn, "status": status, "released": False}
+    result = release_execution(boto3.client("dynamodb"), table, lock_key, execution_arn)
+    result["status"] = status
+    LOG.info("cleanup: %s", json.dumps(result))
+    return result

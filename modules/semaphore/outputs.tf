@@ -1,0 +1,99 @@
+output "table_name" {
+  description = "Name of the lock table (null for strategy oldest-first)."
+  value       = try(aws_dynamodb_table.this[0].name, null)
+}
+
+output "table_arn" {
+  description = "ARN of the lock table (null for strategy oldest-first)."
+  value       = try(aws_dynamodb_table.this[0].arn, null)
+}
+
+output "lock_key" {
+  description = "Partition key value of the lock item."
+  value       = var.lock_key
+}
+
+output "semaphore_limit" {
+  description = "Maximum number of concurrent holders."
+  value       = var.semaphore_limit
+}
+
+output "acquire_states" {
+  description = "ASL states (a map) that acquire a slot, starting at acquire_start_state and going to fragment_acquired_next once held; merge them into your States."
+  value       = var.create ? local.acquire_states : null
+}
+
+output "acquire_start_state" {
+  description = "Name of the first state of the acquire fragment: point your StartAt or a Next at it."
+  value       = "${var.fragment_state_prefix}Prepare"
+}
+
+output "release_states" {
+  description = "ASL states (a map) that release the slot: release_state on success, and release_after_failure_state which re-raises the caught error."
+  value       = var.create ? local.release_states : null
+}
+
+output "release_state" {
+  description = "Name of the state your critical section goes to when it succeeds."
+  value       = "${var.fragment_state_prefix}Release"
+}
+
+output "release_after_failure_state" {
+  description = "Name of the state your critical section's Catch goes to; it releases, then fails with the caught Error and Cause."
+  value       = "${var.fragment_state_prefix}Release after failure"
+}
+
+output "critical_section_catch" {
+  description = "Catch list to put on every state of your critical section (stores the error at $.semaphore_error and releases at once)."
+  value       = local.critical_section_catch
+}
+
+output "caller_policy_json" {
+  description = "IAM policy (JSON) your state machine role needs to run the fragments; attach it as an inline policy."
+  value       = try(data.aws_iam_policy_document.caller[0].json, null)
+}
+
+output "wrapper_state_machine_arn" {
+  description = "ARN of the wrapper state machine that runs target_state_machine_arn inside the semaphore (null unless create_wrapper)."
+  value       = module.wrapper.state_machine_arn
+}
+
+output "wrapper_state_machine_arn_static" {
+  description = "ARN of the wrapper state machine, known at plan time (null unless create_wrapper)."
+  value       = local.create_wrapper ? local.wrapper_arn : null
+}
+
+output "wrapper_definition" {
+  description = "The wrapper's rendered ASL definition (JSON)."
+  value       = local.create_wrapper ? local.wrapper_definition : null
+}
+
+output "reconciler_function_name" {
+  description = "Name of the reconciler Lambda (invoke it to sweep leaked slots now)."
+  value       = module.reconciler.function_name
+}
+
+output "reconciler_function_arn" {
+  description = "ARN of the reconciler Lambda."
+  value       = module.reconciler.function_arn
+}
+
+output "reconciler_rule_name" {
+  description = "Name of the EventBridge schedule rule of the reconciler."
+  value       = try(aws_cloudwatch_event_rule.reconcile[0].name, null)
+}
+
+output "cleanup_function_name" {
+  description = "Name of the Lambda that releases the slot of an execution that ended FAILED, TIMED_OUT or ABORTED."
+  value       = module.cleanup.function_name
+}
+
+output "cleanup_rule_name" {
+  description = "Name of the EventBridge rule on Step Functions status-change events."
+  value       = try(aws_cloudwatch_event_rule.ended[0].name, null)
+}
+
+output "gate_function_name" {
+  description = "Name of the oldest-first gate Lambda (null unless strategy is oldest-first)."
+  value       = module.gate.function_name
+}

@@ -1,0 +1,229 @@
+variable "create" {
+  description = "Whether to create any resources in this module."
+  type        = bool
+  default     = true
+}
+
+variable "name" {
+  description = "Name of the semaphore; prefixes the table, functions, rules, roles and wrapper state machine."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9-]{0,39}$", var.name))
+    error_message = "name must start with a letter and hold at most 40 letters, digits and hyphens (it prefixes Lambda and state machine names)."
+  }
+}
+
+variable "strategy" {
+  description = "How executions are admitted: \"dynamodb\" (atomic counter, the default) or \"oldest-first\" (the seed's ListExecutions gate; see the README for its limits)."
+  type        = string
+  default     = "dynamodb"
+
+  validation {
+    condition     = contains(["dynamodb", "oldest-first"], var.strategy)
+    error_message = "strategy must be \"dynamodb\" or \"oldest-first\"."
+  }
+}
+
+variable "semaphore_limit" {
+  description = "Maximum number of executions inside the critical section at once."
+  type        = number
+  default     = 1
+
+  validation {
+    condition     = var.semaphore_limit >= 1 && floor(var.semaphore_limit) == var.semaphore_limit
+    error_message = "semaphore_limit must be a whole number >= 1."
+  }
+}
+
+variable "lock_key" {
+  description = "Partition key value of the lock item in the table."
+  type        = string
+  default     = "semaphore"
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_.:-]{1,128}$", var.lock_key))
+    error_message = "lock_key must be 1-128 letters, digits, '_', '.', ':' or '-'."
+  }
+}
+
+variable "lease_seconds" {
+  description = "Lease stored with each holder: a holder whose execution can no longer be described is released once acquired_at + lease_seconds has passed."
+  type        = number
+  default     = 86400
+
+  validation {
+    condition     = var.lease_seconds >= 60 && floor(var.lease_seconds) == var.lease_seconds
+    error_message = "lease_seconds must be a whole number of seconds >= 60."
+  }
+}
+
+variable "wait_min_seconds" {
+  description = "Shortest jittered wait between two acquire attempts of a blocked execution."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.wait_min_seconds >= 1 && floor(var.wait_min_seconds) == var.wait_min_seconds
+    error_message = "wait_min_seconds must be a whole number >= 1."
+  }
+}
+
+variable "wait_max_seconds" {
+  description = "Longest jittered wait between two acquire attempts; each wait is drawn uniformly in [wait_min_seconds, wait_max_seconds]."
+  type        = number
+  default     = 15
+
+  validation {
+    condition     = var.wait_max_seconds >= var.wait_min_seconds && var.wait_max_seconds <= 3600 && floor(var.wait_max_seconds) == var.wait_max_seconds
+    error_message = "wait_max_seconds must be a whole number between wait_min_seconds and 3600."
+  }
+}
+
+variable "acquire_timeout_seconds" {
+  description = "Total seconds an execution may spend waiting for a slot before it fails with Semaphore.AcquireTimeout."
+  type        = number
+  default     = 3600
+
+  validation {
+    condition     = var.acquire_timeout_seconds >= 1 && var.acquire_timeout_seconds <= 31536000 && floor(var.acquire_timeout_seconds) == var.acquire_timeout_seconds
+    error_message = "acquire_timeout_seconds must be a whole number between 1 and 31536000 (a standard execution's year)."
+  }
+}
+
+variable "holder_state_machine_arns" {
+  description = "ARNs of your state machines that embed the acquire/release fragments; they get event cleanup and reconciler coverage (the wrapper is always covered)."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for arn in var.holder_state_machine_arns : can(regex("^arn:[a-z-]+:states:[a-z0-9-]+:[0-9]{12}:stateMachine:[A-Za-z0-9_-]{1,80}$", arn))])
+    error_message = "holder_state_machine_arns must be state machine ARNs (arn:<partition>:states:<region>:<account>:stateMachine:<name>)."
+  }
+}
+
+variable "enable_reconciler" {
+  description = "Whether to deploy the scheduled reconciler that releases holders whose execution is no longer RUNNING."
+  type        = bool
+  default     = true
+}
+
+variable "reconciler_schedule_expression" {
+  description = "EventBridge schedule of the reconciler, for example rate(5 minutes)."
+  type        = string
+  default     = "rate(5 minutes)"
+
+  validation {
+    condition     = can(regex("^(rate\\([1-9][0-9]* (minute|minutes|hour|hours|day|days)\\)|cron\\(.+\\))$", var.reconciler_schedule_expression))
+    error_message = "reconciler_schedule_expression must be an EventBridge rate(...) or cron(...) expression."
+  }
+}
+
+variable "enable_event_cleanup" {
+  description = "Whether to release a holder's slot as soon as its execution ends FAILED, TIMED_OUT or ABORTED (EventBridge status-change rule)."
+  type        = bool
+  default     = true
+}
+
+variable "create_wrapper" {
+  description = "Whether to create the wrapper state machine that runs target_state_machine_arn inside the semaphore."
+  type        = bool
+  default     = false
+}
+
+variable "target_state_machine_arn" {
+  description = "State machine the wrapper runs with startExecution.sync:2 while holding a slot (required when create_wrapper is true)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.target_state_machine_arn == null || can(regex("^arn:[a-z-]+:states:[a-z0-9-]+:[0-9]{12}:stateMachine:[A-Za-z0-9_-]{1,80}$", var.target_state_machine_arn))
+    error_message = "target_state_machine_arn must be a state machine ARN."
+  }
+
+  validation {
+    condition     = !var.create_wrapper || var.target_state_machine_arn != null
+    error_message = "target_state_machine_arn is required when create_wrapper is true."
+  }
+}
+
+variable "fragment_state_prefix" {
+  description = "Prefix of every state name in the acquire/release fragments, so they cannot collide with your states."
+  type        = string
+  default     = "Semaphore: "
+
+  validation {
+    condition     = length(var.fragment_state_prefix) <= 40 && !strcontains(var.fragment_state_prefix, "\"") && !strcontains(var.fragment_state_prefix, "$")
+    error_message = "fragment_state_prefix must be at most 40 characters without quotes or '$'."
+  }
+}
+
+variable "fragment_acquired_next" {
+  description = "State your machine goes to once the acquire fragment holds a slot (the first state of your critical section)."
+  type        = string
+  default     = "Critical section"
+}
+
+variable "fragment_release_next" {
+  description = "State your machine goes to after the release fragment; null makes the release the last state (End)."
+  type        = string
+  default     = null
+}
+
+variable "point_in_time_recovery" {
+  description = "Whether to enable point-in-time recovery on the lock table."
+  type        = bool
+  default     = true
+}
+
+variable "deletion_protection" {
+  description = "Whether to enable deletion protection on the lock table."
+  type        = bool
+  default     = false
+}
+
+variable "kms_key_arn" {
+  description = "Customer managed KMS key for the table, log groups and Lambda environments; null uses AWS owned/managed keys."
+  type        = string
+  default     = null
+}
+
+variable "cloudwatch_logs_retention_in_days" {
+  description = "Retention of every log group this module creates."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.cloudwatch_logs_retention_in_days)
+    error_message = "cloudwatch_logs_retention_in_days must be a retention CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, ...)."
+  }
+}
+
+variable "logging_level" {
+  description = "Execution log level of the wrapper state machine (ALL, ERROR or FATAL)."
+  type        = string
+  default     = "ALL"
+
+  validation {
+    condition     = contains(["ALL", "ERROR", "FATAL"], var.logging_level)
+    error_message = "logging_level must be ALL, ERROR or FATAL (logging stays on)."
+  }
+}
+
+variable "build_dir" {
+  description = "Directory the Lambda zip is written to at plan time; null uses .build/lambda under the root module."
+  type        = string
+  default     = null
+}
+
+variable "python_executable" {
+  description = "Python 3 interpreter that builds the Lambda zip at plan time."
+  type        = string
+  default     = "python3"
+}
+
+variable "tags" {
+  description = "Tags for every resource this module creates."
+  type        = map(string)
+  default     = {}
+}

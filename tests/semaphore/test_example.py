@@ -1,0 +1,348 @@
+"""End to end: examples/semaphore on LocalStack, with real executions.
+
+One apply per module (module-scoped fixture); the last test checks that a
+second plan is empty, and teardown destroys everything and checks nothing is left.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sfn_patterns.semaphore.lease import holder_attribute
+from sfn_patterns_localstack.terraform import Workspace
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "semaphore"
+LIMIT = 3
+
+
+@pytest.fixture(scope="module")
+def deployed(
+    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    prefix = f"sem-{uuid.uuid4().hex[:6]}"
+    variables = {
+        "name_prefix": prefix,
+        "semaphore_limit": LIMIT,
+        "wait_min_seconds": 1,
+        "wait_max_seconds": 3,
+        "acquire_timeout_seconds": 300,
+    }
+    scratch = tmp_path_factory.mktemp("semaphore-tf")
+    workspace = Workspace(EXAMPLE, localstack_endpoint, scratch)
+    try:
+        workspace.init()
+        workspace.apply(variables)
+        yield {
+            "prefix": prefix,
+            "variables": variables,
+            "workspace": workspace,
+            **workspace.outputs(),
+        }
+    finally:
+        try:
+            workspace.destroy(variables)
+        finally:
+            workspace.close()
+    assert not [
+        f
+        for f in aws("lambda").list_functions()["Functions"]
+        if f["FunctionName"].startswith(prefix)
+    ]
+    machines = aws("stepfunctions").list_state_machines()["stateMachines"]
+    assert not [m for m in machines if m["name"].startswith(prefix)]
+    assert not [t for t in aws("dynamodb").list_tables()["TableNames"] if t.startswith(prefix)]
+    assert not [r for r in aws("events").list_rules()["Rules"] if r["Name"].startswith(prefix)]
+    assert not [r for r in aws("iam").list_roles()["Roles"] if r["RoleName"].startswith(prefix)]
+    assert json.loads((scratch / "terraform.tfstate").read_text())["resources"] == []
+
+
+# --- helpers ---------------------------------------------------------------------
+
+
+def lock_item(aws: Callable, deployed: dict) -> dict[str, Any]:
+    return aws("dynamodb").get_item(
+        TableName=deployed["lock_table_name"],
+        Key={"pk": {"S": deployed["lock_key"]}},
+        ConsistentRead=True,
+    )["Item"]
+
+
+def holders(item: dict[str, Any]) -> dict[str, str]:
+    """holder attribute -> execution ARN."""
+    return {k: v["M"]["execution_arn"]["S"] for k, v in item.items() if k.startswith("h_")}
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def wait_done(sfn: Any, arns: list[str], timeout: float) -> dict[str, dict]:
+    done: dict[str, dict] = {}
+    deadline = time.monotonic() + timeout
+    while len(done) < len(arns) and time.monotonic() < deadline:
+        for arn in arns:
+            if arn not in done:
+                described = sfn.describe_execution(executionArn=arn)
+                if described["status"] != "RUNNING":
+                    done[arn] = described
+        time.sleep(0.5)
+    missing = [arn for arn in arns if arn not in done]
+    assert not missing, f"{len(missing)} executions still RUNNING after {timeout} s"
+    return done
+
+
+def start(sfn: Any, machine_arn: str, payload: dict) -> str:
+    return sfn.start_execution(stateMachineArn=machine_arn, input=json.dumps(payload))[
+        "executionArn"
+    ]
+
+
+def invoke(aws: Callable, function_name: str, payload: dict | None = None) -> dict:
+    response = aws("lambda").invoke(
+        FunctionName=function_name, Payload=json.dumps(payload or {}).encode()
+    )
+    body = json.loads(response["Payload"].read())
+    assert "FunctionError" not in response, body
+    return body
+
+
+def max_overlap(intervals: list[tuple[float, float]]) -> int:
+    """Most intervals open at one instant (a leave at t closes before an enter at t)."""
+    events = [(enter, 1) for enter, _ in intervals] + [(leave, -1) for _, leave in intervals]
+    current = peak = 0
+    for _, delta in sorted(events):
+        current += delta
+        peak = max(peak, current)
+    return peak
+
+
+def assert_lock_free(aws: Callable, deployed: dict) -> None:
+    item = lock_item(aws, deployed)
+    assert item["holder_count"] == {"N": "0"}, item
+    assert holders(item) == {}, item
+
+
+# --- tests -------------------------------------------------------------------------
+
+
+def test_max_overlap_counts_concurrent_intervals() -> None:
+    assert max_overlap([(0, 1), (1, 2), (2, 3)]) == 1
+    assert max_overlap([(0, 3), (1, 4), (2, 5), (2.5, 2.6)]) == 4
+
+
+def test_twenty_executions_never_exceed_the_limit(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    dynamodb = aws("dynamodb")
+    samples: list[tuple[int, int]] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            item = lock_item(aws, deployed)
+            samples.append((int(item["holder_count"]["N"]), len(holders(item))))
+            time.sleep(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    started = time.monotonic()
+    try:
+        arns = [
+            start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 1, "n": i})
+            for i in range(20)
+        ]
+        done = wait_done(sfn, arns, timeout=300)
+    finally:
+        stop.set()
+        sampler.join(timeout=5)
+    elapsed = time.monotonic() - started
+
+    statuses = {arn: d["status"] for arn, d in done.items()}
+    assert set(statuses.values()) == {"SUCCEEDED"}, statuses
+
+    intervals = []
+    for arn in arns:
+        record = dynamodb.get_item(
+            TableName=deployed["record_table_name"],
+            Key={"execution_id": {"S": arn}},
+            ConsistentRead=True,
+        )["Item"]
+        intervals.append((float(record["entered_at"]["N"]), float(record["left_at"]["N"])))
+    peak = max_overlap(intervals)
+    print(f"\n20 executions at limit {LIMIT}: peak {peak} holders, {elapsed:.1f} s")
+    assert peak <= LIMIT
+    # A counting semaphore, not a mutex: several holders did run together.
+    assert peak >= 2
+    assert samples, "the sampler never read the lock item"
+    assert max(count for count, _ in samples) <= LIMIT
+    assert max(n for _, n in samples) <= LIMIT
+    assert_lock_free(aws, deployed)
+
+
+def test_failure_in_critical_section_releases_and_reraises(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    arn = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 0, "fail": "boom"})
+    described = wait_done(sfn, [arn], timeout=60)[arn]
+    assert described["status"] == "FAILED"
+    # The critical section's own error, re-raised after the release.
+    assert described.get("error") == "RuntimeError", described
+    assert "boom" in described.get("cause", "")
+    assert_lock_free(aws, deployed)
+
+
+def test_reacquire_by_the_holder_is_idempotent(aws: Callable, deployed: dict) -> None:
+    """A holder whose acquire write already landed (retried write, re-entry) proceeds once."""
+    sfn = aws("stepfunctions")
+    name = f"reacquire-{uuid.uuid4().hex[:8]}"
+    machine = deployed["embedded_state_machine_arn"]
+    arn = machine.replace(":stateMachine:", ":execution:") + f":{name}"
+    aws("dynamodb").update_item(
+        TableName=deployed["lock_table_name"],
+        Key={"pk": {"S": deployed["lock_key"]}},
+        UpdateExpression="SET holder_count = holder_count + :one, #h = :lease",
+        ExpressionAttributeNames={"#h": holder_attribute(arn)},
+        ExpressionAttributeValues={
+            ":one": {"N": "1"},
+            ":lease": {
+                "M": {
+                    "execution_arn": {"S": arn},
+                    "acquired_at": {"S": "2030-01-01T00:00:00Z"},
+                    "lease_seconds": {"N": "60"},
+                }
+            },
+        },
+    )
+    started = sfn.start_execution(
+        stateMachineArn=machine, name=name, input=json.dumps({"sleep_seconds": 0})
+    )
+    assert started["executionArn"] == arn
+    described = wait_done(sfn, [arn], timeout=60)[arn]
+    assert described["status"] == "SUCCEEDED", described
+    history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    entered = [
+        e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e
+    ]
+    # The acquire failed its condition once, the holder check said "held", no wait.
+    assert entered.count("Semaphore: Acquire") == 1
+    assert "Semaphore: Check holder" in entered
+    assert "Semaphore: Wait for a slot" not in entered
+    assert_lock_free(aws, deployed)
+
+
+def test_wrapper_runs_the_target_inside_the_semaphore(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    wrapper = deployed["wrapper_state_machine_arn"]
+    ok = start(sfn, wrapper, {"sleep_seconds": 0, "n": 1})
+    bad = start(sfn, wrapper, {"sleep_seconds": 0, "fail": "target broke"})
+    done = wait_done(sfn, [ok, bad], timeout=120)
+    assert done[ok]["status"] == "SUCCEEDED", done[ok]
+    output = json.loads(done[ok]["output"])
+    # The wrapper returns the target's output: the target recorded its own execution.
+    target_execution = output["work"]["recorded"]["execution_id"]
+    assert ":execution:" in target_execution
+    assert deployed["target_state_machine_arn"].split(":")[-1] in target_execution
+    assert output["n"] == 1
+    assert done[bad]["status"] == "FAILED", done[bad]
+    assert not done[bad].get("error", "").startswith("Semaphore."), done[bad]
+    assert_lock_free(aws, deployed)
+
+
+def _hold_then_stop(aws: Callable, deployed: dict) -> str:
+    """Start an execution that sits in the critical section, then StopExecution it."""
+    sfn = aws("stepfunctions")
+    arn = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 5})
+    wait_until(
+        lambda: arn in holders(lock_item(aws, deployed)).values(), 30, "the execution to hold"
+    )
+    sfn.stop_execution(executionArn=arn, error="Test.Abort", cause="leak a slot")
+    # LocalStack applies StopExecution when the running task returns (5 s here).
+    assert wait_done(sfn, [arn], timeout=60)[arn]["status"] == "ABORTED"
+    return arn
+
+
+def test_reconciler_frees_a_slot_leaked_by_an_aborted_holder(aws: Callable, deployed: dict) -> None:
+    events = aws("events")
+    rule = deployed["cleanup_rule_name"]
+    # Without the status-change events (as where they never arrive) only the
+    # reconciler can free the slot. LocalStack ignores DisableRule, so detach
+    # the cleanup target for this test and put it back as it was.
+    targets = events.list_targets_by_rule(Rule=rule)["Targets"]
+    assert [t["Id"] for t in targets] == ["semaphore-cleanup"]
+    events.remove_targets(Rule=rule, Ids=["semaphore-cleanup"])
+    try:
+        # A RUNNING holder is never released.
+        sfn = aws("stepfunctions")
+        running = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 30})
+        wait_until(
+            lambda: running in holders(lock_item(aws, deployed)).values(), 30, "running holder"
+        )
+        leaked = _hold_then_stop(aws, deployed)
+        time.sleep(1)
+        item = lock_item(aws, deployed)
+        assert set(holders(item).values()) == {leaked, running}, "freed without the reconciler"
+        assert int(item["holder_count"]["N"]) == 2
+
+        report = invoke(aws, deployed["reconciler_function_name"])
+        assert report["released"] == [{"execution_arn": leaked, "status": "ABORTED"}]
+        assert report["kept"] == [running]
+        item = lock_item(aws, deployed)
+        assert set(holders(item).values()) == {running}
+        assert int(item["holder_count"]["N"]) == 1
+
+        # A second sweep releases nothing twice.
+        again = invoke(aws, deployed["reconciler_function_name"])
+        assert again["released"] == []
+        assert again["kept"] == [running]
+
+        # Once that holder ends without releasing, the next sweep frees it too.
+        sfn.stop_execution(executionArn=running, error="Test.Abort", cause="second leak")
+        assert wait_done(sfn, [running], timeout=90)[running]["status"] == "ABORTED"
+        last = invoke(aws, deployed["reconciler_function_name"])
+        assert last["released"] == [{"execution_arn": running, "status": "ABORTED"}]
+        assert_lock_free(aws, deployed)
+    finally:
+        events.put_targets(Rule=rule, Targets=targets)
+
+
+def test_event_cleanup_frees_the_slot_of_an_aborted_holder(aws: Callable, deployed: dict) -> None:
+    leaked = _hold_then_stop(aws, deployed)
+    wait_until(
+        lambda: leaked not in holders(lock_item(aws, deployed)).values(),
+        30,
+        "the EventBridge cleanup to release the aborted holder",
+    )
+    assert_lock_free(aws, deployed)
+    # A redelivered event is harmless: nothing left to release, count unchanged.
+    event = {
+        "source": "aws.states",
+        "detail-type": "Step Functions Execution Status Change",
+        "detail": {"executionArn": leaked, "status": "ABORTED"},
+    }
+    result = invoke(aws, deployed["cleanup_function_name"], event)
+    assert result == {
+        "execution_arn": leaked,
+        "held": False,
+        "released": False,
+        "status": "ABORTED",
+    }
+    assert_lock_free(aws, deployed)
+
+
+def test_second_plan_is_empty(deployed: dict) -> None:
+    code, plan = deployed["workspace"].plan_exit_code(deployed["variables"])
+    assert code == 0, f"second plan is not empty:\n{plan}"
