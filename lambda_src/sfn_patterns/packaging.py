@@ -59,6 +59,7 @@ class Bundle:
 # here (plus the runtime's boto3): the LocalStack harness enforces the same rule.
 BUNDLES: dict[str, Bundle] = {
     "smoke": Bundle(sources=("sfn_patterns/__init__.py", "sfn_patterns/smoke")),
+    "job-poller": Bundle(sources=("sfn_patterns/__init__.py", "sfn_patterns/job_poller")),
     "semaphore": Bundle(sources=("sfn_patterns/__init__.py", "sfn_patterns/semaphore")),
 }
 

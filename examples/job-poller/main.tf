@@ -1,0 +1,149 @@
+# Job poller example: the same pattern twice.
+#
+# * "lambda": generic Run Job / Get Job Status Lambdas driving the sample job
+#   (seed 000's async job runner), start-time timeout with the start time in S3.
+# * "sdk": no Lambdas at all. Step Functions' own StartExecution/DescribeExecution
+#   (aws-sdk integrations) start and poll a child state machine that stands in for
+#   any service with a describe API; wait-count timeout, no store.
+
+provider "aws" {
+  region = var.region
+}
+
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+data "aws_caller_identity" "current" {}
+
+locals {
+  child_name = "${var.name_prefix}-child-job"
+  child_arn  = "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:stateMachine:${local.child_name}"
+  # Executions of the child: what DescribeExecution reads.
+  child_executions = "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:execution:${local.child_name}:*"
+}
+
+module "lambda" {
+  source = "../../modules/job-poller"
+
+  name                  = "${var.name_prefix}-lambda"
+  poller_name           = "job"
+  initial_wait_seconds  = var.initial_wait_seconds
+  poll_interval_seconds = var.poll_interval_seconds
+  timeout_seconds       = var.timeout_seconds
+  timeout_strategy      = "start-time"
+  metadata_store        = "s3"
+  s3_force_destroy      = var.force_destroy
+  task_retry            = { interval_seconds = 1, max_attempts = 3, backoff_rate = 2 }
+  tags                  = var.tags
+}
+
+module "sdk" {
+  source = "../../modules/job-poller"
+
+  name                  = "${var.name_prefix}-sdk"
+  poller_name           = "child"
+  initial_wait_seconds  = var.initial_wait_seconds
+  poll_interval_seconds = var.poll_interval_seconds
+  timeout_seconds       = var.timeout_seconds
+  timeout_strategy      = "wait-count"
+  task_retry            = { interval_seconds = 1, max_attempts = 3, backoff_rate = 2 }
+
+  aws_sdk_job = {
+    start_action = "sfn:startExecution"
+    start_parameters_json = jsonencode({
+      StateMachineArn = local.child_arn
+      "Input.$"       = "States.JsonToString($.job)"
+    })
+    status_action = "sfn:describeExecution"
+    # DescribeExecution's input is rebuilt from StartExecution's output, kept at
+    # <state_path>.run.handle (the seed's "describe rebuilds its own input").
+    status_parameters_json = jsonencode({ "ExecutionArn.$" = "$.job_poller.child.run.handle.ExecutionArn" })
+    status_path            = "$.Status"
+    succeeded_statuses     = ["SUCCEEDED"]
+    failed_statuses        = ["FAILED", "TIMED_OUT", "ABORTED"]
+    running_statuses       = ["RUNNING"]
+    retry_errors           = ["Sfn.SfnException", "Sfn.ThrottlingException"]
+    policy_statements = [
+      { sid = "StartChild", actions = ["states:StartExecution"], resources = [local.child_arn] },
+      { sid = "DescribeChild", actions = ["states:DescribeExecution"], resources = [local.child_executions] },
+    ]
+  }
+
+  tags = var.tags
+}
+
+# The child "job": waits duration_seconds, then succeeds or fails as told.
+data "aws_iam_policy_document" "child_assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["states.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "child" {
+  # CloudWatch Logs delivery APIs do not support resource-level permissions.
+  statement {
+    sid = "DeliverExecutionLogs"
+    actions = [
+      "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
+      "logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
+      "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+    ]
+    resources = ["*"]
+  }
+}
+
+resource "aws_iam_role" "child" {
+  name               = "${local.child_name}-sfn"
+  assume_role_policy = data.aws_iam_policy_document.child_assume.json
+  tags               = var.tags
+}
+
+resource "aws_iam_role_policy" "child" {
+  name   = "${local.child_name}-sfn-inline"
+  role   = aws_iam_role.child.id
+  policy = data.aws_iam_policy_document.child.json
+}
+
+resource "aws_cloudwatch_log_group" "child" {
+  name              = "/aws/vendedlogs/states/${local.child_name}"
+  retention_in_days = 30
+  tags              = var.tags
+}
+
+resource "aws_sfn_state_machine" "child" {
+  name     = local.child_name
+  role_arn = aws_iam_role.child.arn
+  type     = "STANDARD"
+  definition = jsonencode({
+    Comment = "A stand-in asynchronous job: runs duration_seconds, then succeeds or fails."
+    StartAt = "Run"
+    States = {
+      Run = { Type = "Wait", SecondsPath = "$.duration_seconds", Next = "Outcome" }
+      Outcome = {
+        Type    = "Choice"
+        Choices = [{ Variable = "$.outcome", StringEquals = "fail", Next = "Fail" }]
+        Default = "Done"
+      }
+      Fail = { Type = "Fail", Error = "ChildJob.Failed", Cause = "the child job was asked to fail" }
+      Done = { Type = "Succeed" }
+    }
+  })
+
+  logging_configuration {
+    log_destination        = "${aws_cloudwatch_log_group.child.arn}:*"
+    include_execution_data = false
+    level                  = "ERROR"
+  }
+
+  tags = var.tags
+
+  depends_on = [aws_iam_role_policy.child]
+}

@@ -1,0 +1,48 @@
+output "lambda_state_machine_arn" {
+  description = "ARN of the Lambda-variant poller (sample job, start-time timeout, S3 store)."
+  value       = module.lambda.state_machine_arn
+}
+
+output "lambda_state_machine_arn_static" {
+  description = "ARN of the Lambda-variant poller, known at plan time."
+  value       = module.lambda.state_machine_arn_static
+}
+
+output "sdk_state_machine_arn" {
+  description = "ARN of the aws-sdk-variant poller (StartExecution/DescribeExecution, wait-count timeout)."
+  value       = module.sdk.state_machine_arn
+}
+
+output "child_state_machine_arn" {
+  description = "ARN of the child state machine the aws-sdk variant starts and polls."
+  value       = aws_sfn_state_machine.child.arn
+}
+
+output "metadata_bucket_name" {
+  description = "S3 bucket holding the Lambda variant's start times and sample job statuses."
+  value       = module.lambda.metadata_bucket_name
+}
+
+output "lambda_function_names" {
+  description = "Names of the Lambda variant's functions."
+  value = [
+    module.lambda.run_job_function_name,
+    module.lambda.get_job_status_function_name,
+    module.lambda.sample_job_function_name,
+  ]
+}
+
+output "lambda_max_wait_count" {
+  description = "Poll waits after which the Lambda variant's counter backstop times out."
+  value       = module.lambda.max_wait_count
+}
+
+output "sdk_max_wait_count" {
+  description = "Poll waits after which the aws-sdk variant times out."
+  value       = module.sdk.max_wait_count
+}
+
+output "poll_loop_fragment_json" {
+  description = "The Lambda variant's poll loop as a mergeable ASL fragment."
+  value       = module.lambda.poll_loop_fragment_json
+}

@@ -1,0 +1,46 @@
+variable "region" {
+  description = "AWS region to deploy into."
+  type        = string
+  default     = "us-east-1"
+}
+
+variable "name_prefix" {
+  description = "Prefix of every resource name, so several copies can share an account."
+  type        = string
+  default     = "sfnp-poller"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,24}$", var.name_prefix))
+    error_message = "name_prefix must start with a letter and hold at most 25 lower-case letters, digits and hyphens."
+  }
+}
+
+variable "initial_wait_seconds" {
+  description = "Initial wait of both pollers (the job's expected minimum duration)."
+  type        = number
+  default     = 60
+}
+
+variable "poll_interval_seconds" {
+  description = "Wait between two status checks of both pollers."
+  type        = number
+  default     = 30
+}
+
+variable "timeout_seconds" {
+  description = "Per-loop timeout of both pollers."
+  type        = number
+  default     = 3600
+}
+
+variable "force_destroy" {
+  description = "Whether destroy also deletes a metadata bucket that still holds objects."
+  type        = bool
+  default     = false
+}
+
+variable "tags" {
+  description = "Tags for every resource."
+  type        = map(string)
+  default     = { Project = "sfn-patterns", Example = "job-poller" }
+}

@@ -1,0 +1,55 @@
+# The generic Lambdas (Lambda variant only) and the optional sample job.
+
+module "run_job" {
+  source = "../lambda-function"
+
+  create                            = var.create && local.use_lambda
+  function_name                     = local.run_job_function_name
+  bundle                            = var.lambda_bundle
+  handler                           = "sfn_patterns.job_poller.run_job.handler"
+  runtime                           = var.lambda_runtime
+  memory_size                       = var.lambda_memory_size
+  timeout                           = var.lambda_timeout
+  environment_variables             = local.adapter_env
+  policy_statements                 = concat(local.store_read_write, local.kms_statements, local.invoke_adapter, local.invoke_sample)
+  kms_key_arn                       = var.kms_key_arn
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  python_executable                 = var.python_executable
+  tags                              = var.tags
+}
+
+module "get_job_status" {
+  source = "../lambda-function"
+
+  create                            = var.create && local.use_lambda
+  function_name                     = local.get_status_function_name
+  bundle                            = var.lambda_bundle
+  handler                           = "sfn_patterns.job_poller.get_job_status.handler"
+  runtime                           = var.lambda_runtime
+  memory_size                       = var.lambda_memory_size
+  timeout                           = var.lambda_timeout
+  environment_variables             = local.adapter_env
+  policy_statements                 = concat(local.store_read_write, local.kms_statements, local.invoke_adapter)
+  kms_key_arn                       = var.kms_key_arn
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  python_executable                 = var.python_executable
+  tags                              = var.tags
+}
+
+module "sample_job" {
+  source = "../lambda-function"
+
+  create                            = var.create && local.sample_job
+  function_name                     = local.sample_job_function_name
+  bundle                            = var.lambda_bundle
+  handler                           = "sfn_patterns.job_poller.sample_job.runner_handler"
+  runtime                           = var.lambda_runtime
+  memory_size                       = 128
+  timeout                           = 660
+  environment_variables             = local.store_env
+  policy_statements                 = concat(local.store_read_write, local.kms_statements)
+  kms_key_arn                       = var.kms_key_arn
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  python_executable                 = var.python_executable
+  tags                              = var.tags
+}

@@ -1,0 +1,98 @@
+output "state_machine_arn" {
+  description = "ARN of the job poller state machine."
+  value       = module.state_machine.state_machine_arn
+}
+
+output "state_machine_arn_static" {
+  description = "ARN of the state machine, known at plan time (use it to avoid dependency cycles)."
+  value       = module.state_machine.state_machine_arn_static
+}
+
+output "state_machine_name" {
+  description = "Name of the job poller state machine."
+  value       = module.state_machine.state_machine_name
+}
+
+output "role_arn" {
+  description = "ARN of the state machine's IAM role."
+  value       = module.state_machine.role_arn
+}
+
+output "log_group_name" {
+  description = "CloudWatch log group of the state machine's execution logs."
+  value       = module.state_machine.log_group_name
+}
+
+output "run_job_function_name" {
+  description = "Name of the generic Run Job Lambda (null in the aws-sdk variant)."
+  value       = module.run_job.function_name
+}
+
+output "get_job_status_function_name" {
+  description = "Name of the generic Get Job Status Lambda (null in the aws-sdk variant)."
+  value       = module.get_job_status.function_name
+}
+
+output "sample_job_function_name" {
+  description = "Name of the sample job runner Lambda (null unless the sample job is deployed)."
+  value       = module.sample_job.function_name
+}
+
+output "lambda_function_arns" {
+  description = "ARNs of the Lambdas this module created, by role (run_job, get_job_status, sample_job)."
+  value = {
+    run_job        = module.run_job.function_arn
+    get_job_status = module.get_job_status.function_arn
+    sample_job     = module.sample_job.function_arn
+  }
+}
+
+output "metadata_bucket_name" {
+  description = "S3 bucket of start times and sample job statuses (null unless metadata_store is s3 and a store is needed)."
+  value       = try(aws_s3_bucket.metadata[0].bucket, null)
+}
+
+output "metadata_table_name" {
+  description = "DynamoDB table of start times and sample job statuses (null unless metadata_store is dynamodb and a store is needed)."
+  value       = try(aws_dynamodb_table.metadata[0].name, null)
+}
+
+output "state_path" {
+  description = "JSONPath under which the loop keeps its data (run.handle, loop.wait_count, status, error)."
+  value       = local.state_path
+}
+
+output "max_wait_count" {
+  description = "Poll waits after which the loop times out (ceil((timeout - initial wait) / interval), +1 backstop with start-time)."
+  value       = local.max_wait_count
+}
+
+output "history_events_worst_case" {
+  description = "Worst-case execution history events of one execution, with every retry used (must stay under 25,000)."
+  value       = local.history_events_worst_case
+}
+
+output "definition" {
+  description = "The rendered ASL definition of the state machine."
+  value       = local.definition
+}
+
+output "poll_loop_fragment_json" {
+  description = "The poll loop as an ASL fragment: a JSON object of states to merge into another machine's States."
+  value       = local.output_fragment
+}
+
+output "poll_loop_entry_state" {
+  description = "Name of the fragment's entry state (point the state that starts the job here)."
+  value       = "${var.poller_name} Start"
+}
+
+output "poll_loop_exit_states" {
+  description = "State names the fragment exits to: succeeded, failed, timeout, unknown and error."
+  value       = local.output_exits
+}
+
+output "poll_loop_template_vars" {
+  description = "templatefile variables of templates/job-poller/poll-loop.asl.json.tftpl except the *_next exits, to render more loops."
+  value       = local.fragment_vars
+}

@@ -1,0 +1,281 @@
+variable "create" {
+  description = "Whether to create any resources in this module."
+  type        = bool
+  default     = true
+}
+
+variable "name" {
+  description = "Prefix of every resource name (state machine, role, Lambdas, bucket or table)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,39}$", var.name))
+    error_message = "name must start with a letter and hold at most 40 lower-case letters, digits and hyphens."
+  }
+}
+
+variable "poller_name" {
+  description = "Name of this poll loop: prefixes its state names and namespaces its state path, counter and metadata keys."
+  type        = string
+  default     = "job"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9_]{0,39}$", var.poller_name))
+    error_message = "poller_name must start with a lower-case letter and hold at most 40 lower-case letters, digits and underscores."
+  }
+}
+
+variable "initial_wait_seconds" {
+  description = "Seconds of the single Wait after Run Job: the job's expected minimum duration (W0)."
+  type        = number
+  default     = 60
+
+  validation {
+    condition     = var.initial_wait_seconds >= 0 && var.initial_wait_seconds <= 31536000 && floor(var.initial_wait_seconds) == var.initial_wait_seconds
+    error_message = "initial_wait_seconds must be a whole number of seconds between 0 and 31536000 (one year, the Standard workflow limit)."
+  }
+}
+
+variable "poll_interval_seconds" {
+  description = "Seconds of the Wait between two status checks (P)."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = var.poll_interval_seconds >= 1 && var.poll_interval_seconds <= 31536000 && floor(var.poll_interval_seconds) == var.poll_interval_seconds
+    error_message = "poll_interval_seconds must be a whole number of seconds between 1 and 31536000."
+  }
+}
+
+variable "timeout_seconds" {
+  description = "Per-loop timeout: how long the job may run before the loop fails with JobPoller.Timeout (independent of the machine's own timeout)."
+  type        = number
+  default     = 3600
+
+  validation {
+    condition     = var.timeout_seconds >= 1 && floor(var.timeout_seconds) == var.timeout_seconds && var.timeout_seconds >= var.initial_wait_seconds
+    error_message = "timeout_seconds must be a whole number of seconds, at least 1 and at least initial_wait_seconds."
+  }
+
+  # Worst-case history events (see README "History budget"): a fixed 20 events plus
+  # 6 per task retry attempt (Run Job and the first Get Status), then per loop
+  # iteration Count (2) + Wait (2) + Get Status (5) + Check (2) = 11 events plus 3
+  # per retry attempt; the loop runs at most max_wait_count times.
+  validation {
+    condition = (
+      20 + 6 * var.task_retry.max_attempts
+      + (ceil(max(var.timeout_seconds - var.initial_wait_seconds, 0) / var.poll_interval_seconds) + (var.timeout_strategy == "start-time" ? 1 : 0))
+      * (11 + 3 * var.task_retry.max_attempts)
+    ) <= 25000
+    error_message = "Worst-case execution history exceeds 25,000 events: 20 + 6 x ${var.task_retry.max_attempts} retries + ${ceil(max(var.timeout_seconds - var.initial_wait_seconds, 0) / var.poll_interval_seconds) + (var.timeout_strategy == "start-time" ? 1 : 0)} loop iterations (ceil((timeout_seconds ${var.timeout_seconds} - initial_wait_seconds ${var.initial_wait_seconds}) / poll_interval_seconds ${var.poll_interval_seconds})${var.timeout_strategy == "start-time" ? " + 1 backstop" : ""}) x (11 + 3 x ${var.task_retry.max_attempts}) events = ${20 + 6 * var.task_retry.max_attempts + (ceil(max(var.timeout_seconds - var.initial_wait_seconds, 0) / var.poll_interval_seconds) + (var.timeout_strategy == "start-time" ? 1 : 0)) * (11 + 3 * var.task_retry.max_attempts)}. Raise poll_interval_seconds or initial_wait_seconds, or lower timeout_seconds."
+  }
+}
+
+variable "timeout_strategy" {
+  description = "How the loop times out: wait-count (a counter in the state, no store) or start-time (Run Job records the start time in the metadata store, Get Job Status raises JobTimeoutError)."
+  type        = string
+  default     = "wait-count"
+
+  validation {
+    condition     = contains(["wait-count", "start-time"], var.timeout_strategy)
+    error_message = "timeout_strategy must be wait-count or start-time."
+  }
+
+  validation {
+    condition     = var.timeout_strategy == "wait-count" || var.aws_sdk_job == null
+    error_message = "timeout_strategy start-time needs the Lambda variant (aws_sdk_job = null): only a Lambda can compare the stored start time."
+  }
+}
+
+variable "metadata_store" {
+  description = "Where Run Job records start times and the sample job writes its status: s3 or dynamodb (created only when needed)."
+  type        = string
+  default     = "s3"
+
+  validation {
+    condition     = contains(["s3", "dynamodb"], var.metadata_store)
+    error_message = "metadata_store must be s3 or dynamodb."
+  }
+}
+
+variable "job_adapter" {
+  description = "Job adapter of the generic Lambdas: start and status are each a Python callable 'package.module:function' in the Lambda bundle or a Lambda ARN; null uses the sample job."
+  type = object({
+    start  = string
+    status = string
+  })
+  default = null
+
+  validation {
+    condition = var.job_adapter == null || alltrue([
+      for spec in try([var.job_adapter.start, var.job_adapter.status], []) :
+      can(regex("^(arn:aws[a-z-]*:lambda:[a-z0-9-]+:[0-9]{12}:function:[A-Za-z0-9_-]+(:[A-Za-z0-9_$-]+)?|[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*)$", spec))
+    ])
+    error_message = "job_adapter.start and job_adapter.status must each be 'package.module:function' or a Lambda function ARN."
+  }
+}
+
+variable "create_sample_job" {
+  description = "Whether to deploy the sample asynchronous job (seed 000's job runner) and its adapter; used when job_adapter is null."
+  type        = bool
+  default     = true
+}
+
+variable "aws_sdk_job" {
+  description = "aws-sdk variant with no Lambdas: the start and describe API calls of a service with a describe API, and how to read its status; null uses the Lambda variant."
+  type = object({
+    start_action           = string
+    start_parameters_json  = string
+    status_action          = string
+    status_parameters_json = string
+    status_path            = string
+    succeeded_statuses     = list(string)
+    failed_statuses        = list(string)
+    running_statuses       = list(string)
+    retry_errors           = optional(list(string), ["States.TaskFailed"])
+    policy_statements = list(object({
+      sid       = optional(string)
+      actions   = list(string)
+      resources = list(string)
+    }))
+  })
+  default = null
+
+  validation {
+    condition = var.aws_sdk_job == null || alltrue([
+      for action in try([var.aws_sdk_job.start_action, var.aws_sdk_job.status_action], []) :
+      can(regex("^[a-z0-9-]+:[a-zA-Z0-9]+$", action))
+    ])
+    error_message = "aws_sdk_job.start_action and status_action must be service:apiAction, for example sfn:startExecution."
+  }
+
+  validation {
+    condition     = var.aws_sdk_job == null || alltrue([for s in try(var.aws_sdk_job.policy_statements, []) : alltrue([for a in s.actions : !strcontains(a, "*")])])
+    error_message = "aws_sdk_job.policy_statements must not use wildcard actions: name each action (least privilege)."
+  }
+
+  validation {
+    condition     = var.aws_sdk_job == null || (can(jsondecode(var.aws_sdk_job.start_parameters_json)) && can(jsondecode(var.aws_sdk_job.status_parameters_json)))
+    error_message = "aws_sdk_job.start_parameters_json and status_parameters_json must be JSON objects (use jsonencode)."
+  }
+
+  validation {
+    condition     = var.aws_sdk_job == null || try(length(var.aws_sdk_job.succeeded_statuses) > 0 && length(var.aws_sdk_job.failed_statuses) > 0 && length(var.aws_sdk_job.running_statuses) > 0, false)
+    error_message = "aws_sdk_job needs at least one succeeded, one failed and one running status."
+  }
+}
+
+variable "task_retry" {
+  description = "Retry of the Run Job and Get Status tasks on service errors: exponential backoff with full jitter."
+  type = object({
+    interval_seconds = optional(number, 2)
+    max_attempts     = optional(number, 3)
+    backoff_rate     = optional(number, 2)
+  })
+  default = {}
+
+  validation {
+    condition     = var.task_retry.interval_seconds >= 1 && var.task_retry.max_attempts >= 0 && var.task_retry.max_attempts <= 10 && var.task_retry.backoff_rate >= 1
+    error_message = "task_retry needs interval_seconds >= 1, max_attempts between 0 and 10 and backoff_rate >= 1."
+  }
+}
+
+variable "fragment_next_states" {
+  description = "State names the poll_loop_fragment output exits to, for callers merging it into their own machine; null fields keep this module's terminal state names."
+  type = object({
+    succeeded = optional(string)
+    failed    = optional(string)
+    timeout   = optional(string)
+    unknown   = optional(string)
+    error     = optional(string)
+  })
+  default = {}
+}
+
+variable "lambda_bundle" {
+  description = "Lambda bundle (lambda_src/sfn_patterns/packaging.py) of the generic Lambdas; a custom bundle can add adapter modules."
+  type        = string
+  default     = "job-poller"
+}
+
+variable "lambda_runtime" {
+  description = "Python runtime of the Lambdas."
+  type        = string
+  default     = "python3.12"
+}
+
+variable "lambda_memory_size" {
+  description = "Memory in MB of each Lambda."
+  type        = number
+  default     = 256
+}
+
+variable "lambda_timeout" {
+  description = "Seconds Run Job and Get Job Status may run per invocation."
+  type        = number
+  default     = 30
+}
+
+variable "python_executable" {
+  description = "Python 3 interpreter that builds the Lambda zips at plan time."
+  type        = string
+  default     = "python3"
+}
+
+variable "s3_force_destroy" {
+  description = "Whether destroying the module deletes a metadata bucket that still holds objects."
+  type        = bool
+  default     = false
+}
+
+variable "s3_expiration_days" {
+  description = "Days after which metadata objects expire from the bucket."
+  type        = number
+  default     = 7
+
+  validation {
+    condition     = var.s3_expiration_days >= 1
+    error_message = "s3_expiration_days must be at least 1."
+  }
+}
+
+variable "kms_key_arn" {
+  description = "Customer managed KMS key for the bucket, table, log groups and Lambda environment; null uses AWS managed encryption."
+  type        = string
+  default     = null
+}
+
+variable "cloudwatch_logs_retention_in_days" {
+  description = "Retention of the state machine's and Lambdas' log groups in days."
+  type        = number
+  default     = 30
+}
+
+variable "logging_level" {
+  description = "Step Functions execution logging level: ALL, ERROR or FATAL."
+  type        = string
+  default     = "ALL"
+
+  validation {
+    condition     = contains(["ALL", "ERROR", "FATAL"], var.logging_level)
+    error_message = "logging_level must be ALL, ERROR or FATAL (logging stays on)."
+  }
+}
+
+variable "logging_include_execution_data" {
+  description = "Whether execution logs include state input and output (may contain job data)."
+  type        = bool
+  default     = false
+}
+
+variable "tracing_enabled" {
+  description = "Whether X-Ray tracing is enabled on the state machine."
+  type        = bool
+  default     = false
+}
+
+variable "tags" {
+  description = "Tags for every resource this module creates."
+  type        = map(string)
+  default     = {}
+}

@@ -1,0 +1,68 @@
+"""Shared helpers of the job-poller LocalStack tests: run executions, read their history."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+
+def start(sfn: Any, state_machine_arn: str, payload: dict[str, Any]) -> str:
+    """Start one execution and return its ARN."""
+    return sfn.start_execution(stateMachineArn=state_machine_arn, input=json.dumps(payload))[
+        "executionArn"
+    ]
+
+
+def wait_all(sfn: Any, executions: dict[str, str], timeout: float = 90) -> dict[str, dict]:
+    """Wait for every execution to stop; return name -> describe_execution + ``events``."""
+    deadline = time.monotonic() + timeout
+    done: dict[str, dict] = {}
+    while len(done) < len(executions):
+        if time.monotonic() > deadline:
+            pending = sorted(set(executions) - set(done))
+            raise AssertionError(f"executions still RUNNING after {timeout} s: {pending}")
+        for name, arn in executions.items():
+            if name in done:
+                continue
+            described = sfn.describe_execution(executionArn=arn)
+            if described["status"] != "RUNNING":
+                described["events"] = history(sfn, arn)
+                done[name] = described
+        time.sleep(0.5)
+    return done
+
+
+def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
+    """Every history event of one execution, oldest first."""
+    events, token = [], None
+    while True:
+        kwargs = {"executionArn": execution_arn, "maxResults": 1000}
+        if token:
+            kwargs["nextToken"] = token
+        page = sfn.get_execution_history(**kwargs)
+        events += page["events"]
+        token = page.get("nextToken")
+        if not token:
+            return events
+
+
+def entered_states(events: list[dict[str, Any]]) -> list[str]:
+    """Names of the states entered, in order (one per billed state transition)."""
+    return [
+        e["stateEnteredEventDetails"]["name"] for e in events if e["type"].endswith("StateEntered")
+    ]
+
+
+def task_failures(events: list[dict[str, Any]]) -> list[str]:
+    """Error names of failed task attempts (each one was retried or caught)."""
+    return [
+        e.get("taskFailedEventDetails", {}).get("error")
+        for e in events
+        if e["type"] in ("TaskFailed", "LambdaFunctionFailed")
+    ]
+
+
+def output(described: dict[str, Any]) -> dict[str, Any]:
+    """The execution's output as JSON."""
+    return json.loads(described["output"])

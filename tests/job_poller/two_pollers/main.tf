@@ -1,0 +1,140 @@
+# Test-only configuration: the module's Lambda variant with a wait-count timeout
+# and a DynamoDB store, plus a second machine that runs TWO poll loops in a row
+# (fast, then slow), each with its own timeout, counter and metadata keys, built
+# from the same templates and the module's Lambdas.
+
+provider "aws" {
+  region = "us-east-1"
+}
+
+module "poller" {
+  source = "../../../modules/job-poller"
+
+  name                  = var.name_prefix
+  poller_name           = "job"
+  initial_wait_seconds  = var.initial_wait_seconds
+  poll_interval_seconds = var.poll_interval_seconds
+  timeout_seconds       = var.timeout_seconds
+  timeout_strategy      = "wait-count"
+  metadata_store        = "dynamodb"
+  task_retry            = { interval_seconds = 1, max_attempts = 2, backoff_rate = 2 }
+  tags                  = { Project = "sfn-patterns", Test = "job-poller" }
+}
+
+locals {
+  templates = "${path.module}/../../../templates/job-poller"
+  # fast: start-time (Lambda clock), slow: wait-count; different timeouts.
+  pollers = {
+    fast = { initial = 1, interval = 1, timeout = var.fast_timeout_seconds, strategy = "start-time" }
+    slow = { initial = 1, interval = 1, timeout = var.slow_timeout_seconds, strategy = "wait-count" }
+  }
+  vars = module.poller.poll_loop_template_vars
+  shells = {
+    for name, p in local.pollers : name => jsondecode(templatefile("${local.templates}/definition.asl.json.tftpl", {
+      comment          = "two pollers"
+      name             = name
+      state_path       = "$.job_poller.${name}"
+      run_job_resource = "arn:aws:states:::lambda:invoke"
+      run_job_parameters = jsonencode({
+        FunctionName = module.poller.lambda_function_arns.run_job
+        Payload = {
+          "context.$"      = "$$", "input.$" = "$", poller = name,
+          timeout_strategy = p.strategy, timeout_seconds = p.timeout
+        }
+      })
+      run_job_handle_path    = "$.Payload"
+      retry_errors           = local.vars.retry_errors
+      retry_interval_seconds = local.vars.retry_interval_seconds
+      retry_max_attempts     = local.vars.retry_max_attempts
+      retry_backoff_rate     = local.vars.retry_backoff_rate
+      timeout_seconds        = p.timeout
+      timeout_strategy       = p.strategy
+    }))
+  }
+  loops = {
+    for name, p in local.pollers : name => jsondecode(templatefile("${local.templates}/poll-loop.asl.json.tftpl", merge(local.vars, {
+      name                  = name
+      state_path            = "$.job_poller.${name}"
+      initial_wait_seconds  = p.initial
+      poll_interval_seconds = p.interval
+      max_wait_count        = ceil(max(p.timeout - p.initial, 0) / p.interval) + (p.strategy == "start-time" ? 1 : 0)
+      get_status_parameters = jsonencode({
+        FunctionName = module.poller.lambda_function_arns.get_job_status
+        Payload = {
+          "context.$"    = "$$", "job.$" = "$.job_poller.${name}.run.handle",
+          "wait_count.$" = "$.job_poller.${name}.loop.wait_count",
+          poller         = name, timeout_strategy = p.strategy
+        }
+      })
+      succeeded_rules = jsonencode([{ Variable = "$.job_poller.${name}.status.status", StringEquals = "SUCCEEDED" }])
+      failed_rules    = jsonencode([{ Variable = "$.job_poller.${name}.status.status", StringEquals = "FAILED" }])
+      running_rules   = jsonencode([{ Variable = "$.job_poller.${name}.status.status", StringEquals = "RUNNING" }])
+      succeeded_next  = name == "fast" ? "slow Run Job" : "slow Succeeded"
+      failed_next     = "${name} Job Failed"
+      timeout_next    = "${name} Timed Out"
+      unknown_next    = "${name} Unknown Status"
+      error_next      = "${name} Poll Error"
+    })))
+  }
+  two_states = merge(
+    { for k, v in local.shells.fast.States : k => v if k != "fast Succeeded" },
+    local.loops.fast,
+    local.shells.slow.States,
+    local.loops.slow,
+  )
+}
+
+resource "aws_sfn_state_machine" "two" {
+  name     = "${var.name_prefix}-two-pollers"
+  role_arn = module.poller.role_arn
+  type     = "STANDARD"
+  definition = jsonencode({
+    Comment = "Two job pollers in one machine, each with its own timeout."
+    StartAt = "fast Run Job"
+    States  = local.two_states
+  })
+}
+
+# The Lambda-ARN adapter mode: a third module instance whose generic Lambdas call
+# the sample job's adapter through a Lambda (sample_job.adapter_handler),
+# synchronously, instead of importing it.
+data "aws_caller_identity" "current" {}
+
+module "adapter" {
+  source = "../../../modules/lambda-function"
+
+  function_name = "${var.name_prefix}-adapter"
+  bundle        = "job-poller"
+  handler       = "sfn_patterns.job_poller.sample_job.adapter_handler"
+  timeout       = 10
+  environment_variables = {
+    METADATA_STORE      = "dynamodb"
+    METADATA_TABLE      = module.poller.metadata_table_name
+    SAMPLE_JOB_FUNCTION = module.poller.sample_job_function_name
+  }
+  policy_statements = [
+    {
+      actions   = ["dynamodb:GetItem", "dynamodb:PutItem"]
+      resources = ["arn:aws:dynamodb:us-east-1:${data.aws_caller_identity.current.account_id}:table/${var.name_prefix}-job-poller"]
+    },
+    {
+      actions   = ["lambda:InvokeFunction"]
+      resources = [module.poller.lambda_function_arns.sample_job]
+    },
+  ]
+}
+
+module "via_lambda" {
+  source = "../../../modules/job-poller"
+
+  name                  = "${var.name_prefix}-via"
+  poller_name           = "job"
+  initial_wait_seconds  = 1
+  poll_interval_seconds = 1
+  timeout_seconds       = var.timeout_seconds
+  job_adapter = {
+    start  = module.adapter.function_arn_static
+    status = module.adapter.function_arn_static
+  }
+  task_retry = { interval_seconds = 1, max_attempts = 2, backoff_rate = 2 }
+}

@@ -1,0 +1,39 @@
+output "state_machine_arn" {
+  description = "The module's own machine."
+  value       = module.poller.state_machine_arn
+}
+
+output "two_pollers_arn" {
+  description = "The machine with two poll loops."
+  value       = aws_sfn_state_machine.two.arn
+}
+
+output "metadata_table_name" {
+  description = "The module's DynamoDB metadata table."
+  value       = module.poller.metadata_table_name
+}
+
+output "history_events_worst_case" {
+  description = "The module's worst-case history events."
+  value       = module.poller.history_events_worst_case
+}
+
+output "max_wait_count" {
+  description = "The module's max wait count."
+  value       = module.poller.max_wait_count
+}
+
+output "via_lambda_arn" {
+  description = "The module instance whose adapter is a Lambda ARN."
+  value       = module.via_lambda.state_machine_arn
+}
+
+output "via_lambda_store" {
+  description = "Metadata stores of the Lambda-adapter instance (none needed: wait-count, no sample job)."
+  value       = [module.via_lambda.metadata_bucket_name, module.via_lambda.metadata_table_name]
+}
+
+output "definition" {
+  description = "The module's rendered definition, compared with the Python rendering."
+  value       = module.poller.definition
+}
