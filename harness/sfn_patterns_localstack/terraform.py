@@ -8,12 +8,13 @@ checkout stays clean and the same example can be applied by tests and the demo.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -174,3 +175,44 @@ class Workspace:
     def close(self) -> None:
         """Remove the override file (the scratch directory is the caller's)."""
         (self.config_dir / OVERRIDE_NAME).unlink(missing_ok=True)
+
+    @contextlib.contextmanager
+    def applied(self, variables: dict[str, object] | None = None) -> Iterator[dict[str, object]]:
+        """Init and apply, yield the outputs, then always destroy and close.
+
+        After a clean destroy the state must hold no resource: anything left would
+        be a resource Terraform lost track of.
+        """
+        try:
+            self.init()
+            self.apply(variables)
+            yield self.outputs()
+        finally:
+            try:
+                self.destroy(variables)
+            finally:
+                self.close()
+        state = json.loads((self.scratch_dir / "terraform.tfstate").read_text())
+        if state["resources"]:
+            raise TerraformError(f"destroy left resources in the state: {state['resources']}")
+
+
+def leftovers(client: Callable[[str], object], prefix: str) -> dict[str, list[str]]:
+    """Resources whose names start with ``prefix``, by kind: empty after a clean destroy."""
+    found = {
+        "lambda": [f["FunctionName"] for f in client("lambda").list_functions()["Functions"]],
+        "stepfunctions": [
+            m["name"] for m in client("stepfunctions").list_state_machines()["stateMachines"]
+        ],
+        "dynamodb": client("dynamodb").list_tables()["TableNames"],
+        "events": [r["Name"] for r in client("events").list_rules()["Rules"]],
+        "iam": [r["RoleName"] for r in client("iam").list_roles()["Roles"]],
+        "sqs": [u.rsplit("/", 1)[-1] for u in client("sqs").list_queues().get("QueueUrls", [])],
+        "s3": [b["Name"] for b in client("s3").list_buckets()["Buckets"]],
+        "logs": [g["logGroupName"] for g in client("logs").describe_log_groups()["logGroups"]],
+    }
+    return {
+        kind: hits
+        for kind, names in found.items()
+        if (hits := [n for n in names if n.startswith(prefix) or f"/{prefix}" in n])
+    }

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform import Workspace, leftovers
 
 from . import helpers
 
@@ -36,29 +36,12 @@ def example(
         "timeout_seconds": TIMEOUT,
         "force_destroy": True,
     }
-    scratch = tmp_path_factory.mktemp("job-poller-example")
-    workspace = Workspace(EXAMPLE, localstack_endpoint, scratch)
-    try:
-        workspace.init()
-        workspace.apply(variables)
-        yield {"workspace": workspace, "variables": variables, "outputs": workspace.outputs()}
-    finally:
-        try:
-            workspace.destroy(variables)
-        finally:
-            workspace.close()
-    assert json.loads((scratch / "terraform.tfstate").read_text())["resources"] == []
-    assert not [
-        m
-        for m in aws("stepfunctions").list_state_machines()["stateMachines"]
-        if m["name"].startswith(prefix)
-    ]
-    assert not [
-        f
-        for f in aws("lambda").list_functions()["Functions"]
-        if f["FunctionName"].startswith(prefix)
-    ]
-    assert not [b for b in aws("s3").list_buckets()["Buckets"] if b["Name"].startswith(prefix)]
+    workspace = Workspace(
+        EXAMPLE, localstack_endpoint, tmp_path_factory.mktemp("job-poller-example")
+    )
+    with workspace.applied(variables) as outputs:
+        yield {"workspace": workspace, "variables": variables, "outputs": outputs}
+    assert leftovers(aws, prefix) == {}
 
 
 CASES = {

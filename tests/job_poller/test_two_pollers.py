@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns.job_poller.store import execution_key
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform import Workspace, leftovers
 
 from . import helpers, render
 
@@ -37,17 +37,10 @@ def deployed(
         "fast_timeout_seconds": FAST_TIMEOUT,
         "slow_timeout_seconds": SLOW_TIMEOUT,
     }
-    scratch = tmp_path_factory.mktemp("job-poller-two")
-    workspace = Workspace(CONFIG, localstack_endpoint, scratch)
-    try:
-        workspace.init()
-        workspace.apply(variables)
-        yield {"workspace": workspace, "variables": variables, "outputs": workspace.outputs()}
-    finally:
-        try:
-            workspace.destroy(variables)
-        finally:
-            workspace.close()
+    workspace = Workspace(CONFIG, localstack_endpoint, tmp_path_factory.mktemp("job-poller-two"))
+    with workspace.applied(variables) as outputs:
+        yield {"workspace": workspace, "variables": variables, "outputs": outputs}
+    assert leftovers(aws, variables["name_prefix"]) == {}
 
 
 CASES = {

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns.semaphore.lease import holder_attribute
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform import Workspace, leftovers
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -37,33 +37,10 @@ def deployed(
         "wait_max_seconds": 3,
         "acquire_timeout_seconds": 300,
     }
-    scratch = tmp_path_factory.mktemp("semaphore-tf")
-    workspace = Workspace(EXAMPLE, localstack_endpoint, scratch)
-    try:
-        workspace.init()
-        workspace.apply(variables)
-        yield {
-            "prefix": prefix,
-            "variables": variables,
-            "workspace": workspace,
-            **workspace.outputs(),
-        }
-    finally:
-        try:
-            workspace.destroy(variables)
-        finally:
-            workspace.close()
-    assert not [
-        f
-        for f in aws("lambda").list_functions()["Functions"]
-        if f["FunctionName"].startswith(prefix)
-    ]
-    machines = aws("stepfunctions").list_state_machines()["stateMachines"]
-    assert not [m for m in machines if m["name"].startswith(prefix)]
-    assert not [t for t in aws("dynamodb").list_tables()["TableNames"] if t.startswith(prefix)]
-    assert not [r for r in aws("events").list_rules()["Rules"] if r["Name"].startswith(prefix)]
-    assert not [r for r in aws("iam").list_roles()["Roles"] if r["RoleName"].startswith(prefix)]
-    assert json.loads((scratch / "terraform.tfstate").read_text())["resources"] == []
+    workspace = Workspace(EXAMPLE, localstack_endpoint, tmp_path_factory.mktemp("semaphore-tf"))
+    with workspace.applied(variables) as outputs:
+        yield {"prefix": prefix, "variables": variables, "workspace": workspace, **outputs}
+    assert leftovers(aws, prefix) == {}
 
 
 # --- helpers ---------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform import Workspace, leftovers
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -32,10 +32,7 @@ def test_smoke_example_applies_runs_replans_clean_and_destroys(
     prefix = f"smoke-{int(time.time()) % 100000}"
     variables = {"name_prefix": prefix}
     workspace = Workspace(EXAMPLE, localstack_endpoint, tmp_path / "tf")
-    try:
-        workspace.init()
-        workspace.apply(variables)
-        outputs = workspace.outputs()
+    with workspace.applied(variables) as outputs:
         assert outputs["state_machine_arn"] == outputs["state_machine_arn_static"]
 
         sfn = aws("stepfunctions")
@@ -52,20 +49,5 @@ def test_smoke_example_applies_runs_replans_clean_and_destroys(
 
         code, plan = workspace.plan_exit_code(variables)
         assert code == 0, f"second plan is not empty:\n{plan}"
-    finally:
-        workspace.destroy(variables)
-        workspace.close()
 
-    # Nothing the example created is left behind.
-    assert not [
-        f
-        for f in aws("lambda").list_functions()["Functions"]
-        if f["FunctionName"].startswith(prefix)
-    ]
-    assert not [
-        m for m in sfn.list_state_machines()["stateMachines"] if m["name"].startswith(prefix)
-    ]
-    assert not [r for r in aws("iam").list_roles()["Roles"] if r["RoleName"].startswith(prefix)]
-    groups = aws("logs").describe_log_groups()["logGroups"]
-    assert not [g for g in groups if prefix in g["logGroupName"]]
-    assert json.loads((tmp_path / "tf" / "terraform.tfstate").read_text())["resources"] == []
+    assert leftovers(aws, prefix) == {}
