@@ -10,29 +10,10 @@ LocalStack's CreateStateMachine applies), with no AWS call.
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
-from typing import Any
 
-_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+from sfn_patterns.templating import render_tftpl
 
-
-def render_tftpl(path: Path, variables: dict[str, Any]) -> str:
-    """Render a ``${name}``-only Terraform template the way ``templatefile`` does.
-
-    Strings are inserted verbatim and other values as JSON, so a template writes
-    ``"${arn}"`` for strings and ``${seconds}`` for numbers. A placeholder without
-    a value raises KeyError, as Terraform would fail the plan.
-    """
-    text = Path(path).read_text()
-    if "%{" in text:
-        raise ValueError(f"{path}: template directives (%{{...}}) are not supported here")
-
-    def value(match: re.Match) -> str:
-        item = variables[match.group(1)]
-        return item if isinstance(item, str) else json.dumps(item)
-
-    return _PLACEHOLDER.sub(value, text)
+__all__ = ["render_tftpl", "validate"]
 
 
 def validate(definition: str | dict) -> dict:

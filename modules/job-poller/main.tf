@@ -108,11 +108,12 @@ locals {
   # Every templatefile variable of the poll loop except its exits: callers (and
   # other patterns) render templates/job-poller/poll-loop.asl.json.tftpl with these.
   fragment_vars = {
-    name                       = var.poller_name
-    state_path                 = local.state_path
-    initial_wait_seconds       = var.initial_wait_seconds
+    name       = var.poller_name
+    state_path = local.state_path
+    # JSON members of the loop's start state: fixed numbers here; a Map that polls
+    # items with different limits passes paths instead (dag-aggregate does).
+    loop_limits                = "\"max_wait_count\": ${local.max_wait_count}, \"initial_wait_seconds\": ${var.initial_wait_seconds}"
     poll_interval_seconds      = var.poll_interval_seconds
-    max_wait_count             = local.max_wait_count
     get_status_resource        = local.variant.get_status_resource
     get_status_parameters      = local.variant.get_status_parameters
     get_status_result_selector = local.variant.get_status_result_selector

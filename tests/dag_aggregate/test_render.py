@@ -95,16 +95,26 @@ def test_items_carry_task_ids_only_and_poll_loop_shape(nasty_plan: Plan) -> None
     assert batch["Resource"].endswith(":batchExecuteStatement")
     assert "RedshiftData.ThrottlingException" in batch["Retry"][0]["ErrorEquals"]
     assert batch["Retry"][0]["BackoffRate"] > 1
-    check = states["S1 Check status"]
+    # The poll loop is the job-poller's fragment, with per-task limits from the task's Pass.
+    assert batch["Next"] == "S1 Poll Start"
+    start = states["S1 Poll Start"]["Parameters"]
+    assert start["max_wait_count.$"] == "$.task.max_polls"
+    assert start["initial_wait_seconds.$"] == "$.task.wait"
+    describe = states["S1 Poll Get Status"]
+    assert describe["Resource"] == "arn:aws:states:::aws-sdk:redshiftdata:describeStatement"
+    assert describe["Parameters"] == {"Id.$": "$.statement.id"}
+    check = states["S1 Poll Check"]
     nexts = [c["Next"] for c in check["Choices"]]
-    assert nexts == ["S1 Finished", "S1 Statement failed", "S1 Statement ended", "S1 Count poll"]
+    assert nexts == ["S1 Finished", "S1 Statement ended?", "S1 Cancel", "S1 Poll Count"]
+    failed = [rule["StringEquals"] for rule in check["Choices"][1]["Or"]]
+    assert failed == ["FAILED", "ABORTED"]
     assert check["Default"] == "S1 Unexpected status"
     assert states[check["Default"]]["Type"] == "Fail"
-    assert "$.describe.Error" in states["S1 Statement failed"]["CausePath"]
-    assert "States.MathAdd" in states["S1 Count poll"]["Parameters"]["polls.$"]
-    timed = states["S1 Timed out?"]["Choices"][0]
-    assert timed["NumericGreaterThanEqualsPath"] == "$.task.max_polls"
-    assert states["S1 Poll wait"]["Next"] == "S1 Describe"
+    ended = states["S1 Statement ended?"]["Choices"][0]
+    assert ended["Variable"] == "$.poll.status.detail.Error" and ended["IsPresent"] is True
+    assert "$.poll.status.detail.Error" in states["S1 Statement failed"]["CausePath"]
+    assert "States.MathAdd" in states["S1 Poll Count"]["Parameters"]["wait_count.$"]
+    assert states["S1 Poll Wait Poll"]["Next"] == "S1 Poll Get Status"
 
 
 def test_targets() -> None:

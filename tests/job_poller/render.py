@@ -118,9 +118,8 @@ def fragment(
         {
             "name": poller,
             "state_path": path,
-            "initial_wait_seconds": initial,
+            "loop_limits": f'"max_wait_count": {waits}, "initial_wait_seconds": {initial}',
             "poll_interval_seconds": interval,
-            "max_wait_count": waits,
             "get_status_resource": variant["get_status_resource"],
             "get_status_parameters": json.dumps(variant["get_status_parameters"]),
             "get_status_result_selector": json.dumps(variant["get_status_result_selector"]),

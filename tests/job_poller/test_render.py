@@ -32,7 +32,8 @@ def test_lambda_variant_renders_valid_asl(strategy: str) -> None:
     assert states["job Run Job"]["Next"] == "job Start"
     # Run Job -> Wait (initial) -> Get Status -> Choice, looping through Count -> Wait (poll).
     assert states["job Start"]["Next"] == "job Wait Initial"
-    assert states["job Wait Initial"] == {**states["job Wait Initial"], "Seconds": 60}
+    assert states["job Start"]["Parameters"]["initial_wait_seconds"] == 60
+    assert states["job Wait Initial"]["SecondsPath"] == "$.job_poller.job.loop.initial_wait_seconds"
     assert states["job Wait Initial"]["Next"] == "job Get Status"
     assert states["job Get Status"]["Next"] == "job Check"
     assert states["job Count"]["Next"] == "job Wait Poll"
@@ -70,8 +71,9 @@ def test_wait_count_rule_precedes_the_loop_and_uses_math_add() -> None:
     timeout_rule = states["job Check"]["Choices"][2]["And"][1]
     assert timeout_rule == {
         "Variable": "$.job_poller.job.loop.wait_count",
-        "NumericGreaterThanEquals": 18,
+        "NumericGreaterThanEqualsPath": "$.job_poller.job.loop.max_wait_count",
     }
+    assert states["job Start"]["Parameters"]["max_wait_count"] == 18
     count = states["job Count"]["Parameters"]["wait_count.$"]
     assert count == "States.MathAdd($.job_poller.job.loop.wait_count, 1)"
 

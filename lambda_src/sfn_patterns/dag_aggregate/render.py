@@ -24,6 +24,7 @@ import jinja2
 from sfn_patterns.dag_aggregate.errors import RenderError
 from sfn_patterns.dag_aggregate.planner import Plan
 from sfn_patterns.dag_aggregate.strategies import STRATEGIES
+from sfn_patterns.templating import render_tftpl
 
 MAX_DEFINITION_BYTES = 1_048_576
 MAX_STATE_NAME = 80
@@ -36,6 +37,73 @@ def default_templates_dir() -> Path:
     if override:
         return Path(override)
     return Path(__file__).resolve().parents[3] / "templates" / "dag-aggregate"
+
+
+def poll_loop_template() -> Path:
+    """The job-poller's poll-loop fragment: every task polls its statement with it."""
+    return (
+        Path(__file__).resolve().parents[3]
+        / "templates"
+        / "job-poller"
+        / "poll-loop.asl.json.tftpl"
+    )
+
+
+# Redshift Data API statement statuses, as the poll loop's Choice sees them.
+STATEMENT_STATUSES = {
+    "succeeded": ["FINISHED"],
+    "failed": ["FAILED", "ABORTED"],
+    "running": ["SUBMITTED", "PICKED", "STARTED"],
+}
+POLL_PATH = "$.poll"
+
+
+def poll_loop_states(prefix: str, options: RenderOptions) -> str:
+    """The job-poller loop for one stage's iterator, as JSON members (no outer braces).
+
+    Limits come from each task's Pass state (``$.task.wait``, ``$.task.max_polls``),
+    so one loop serves tasks with different waits and timeouts. Exits: FINISHED
+    succeeds; FAILED/ABORTED go to a Choice that reports the statement's Error;
+    running past the limit cancels the statement; any other status fails.
+    """
+
+    def rules(statuses: list[str]) -> str:
+        return json.dumps(
+            [{"Variable": f"{POLL_PATH}.status.status", "StringEquals": s} for s in statuses]
+        )
+
+    retry_errors = [
+        "RedshiftData.ThrottlingException",
+        "RedshiftData.ActiveStatementsExceededException",
+        "RedshiftData.InternalServerException",
+    ]
+    text = render_tftpl(
+        poll_loop_template(),
+        {
+            "name": f"{prefix} Poll",
+            "state_path": POLL_PATH,
+            "loop_limits": '"max_wait_count.$": "$.task.max_polls", '
+            '"initial_wait_seconds.$": "$.task.wait"',
+            "poll_interval_seconds": options.poll_interval,
+            "get_status_resource": "arn:aws:states:::aws-sdk:redshiftdata:describeStatement",
+            "get_status_parameters": json.dumps({"Id.$": "$.statement.id"}),
+            # The whole response is kept: Error is present only when a statement failed.
+            "get_status_result_selector": json.dumps({"status.$": "$.Status", "detail.$": "$"}),
+            "retry_errors": json.dumps(retry_errors),
+            "retry_interval_seconds": options.retry["interval"],
+            "retry_max_attempts": options.retry["attempts"],
+            "retry_backoff_rate": options.retry["backoff"],
+            "succeeded_rules": rules(STATEMENT_STATUSES["succeeded"]),
+            "failed_rules": rules(STATEMENT_STATUSES["failed"]),
+            "running_rules": rules(STATEMENT_STATUSES["running"]),
+            "succeeded_next": f"{prefix} Finished",
+            "failed_next": f"{prefix} Statement ended?",
+            "timeout_next": f"{prefix} Cancel",
+            "unknown_next": f"{prefix} Unexpected status",
+            "error_next": f"{prefix} Poll error",
+        },
+    )
+    return text.strip()[1:-1].strip()
 
 
 @dataclass(frozen=True)
@@ -176,6 +244,7 @@ def render(
         keep_trailing_newline=True,
     )
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
+    env.globals["poll_loop"] = lambda prefix: poll_loop_states(prefix, options)
     try:
         text = env.get_template(TEMPLATE).render(**_context(plan, strategy, options))
     except jinja2.TemplateNotFound as err:

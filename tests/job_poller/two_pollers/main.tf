@@ -55,9 +55,8 @@ locals {
     for name, p in local.pollers : name => jsondecode(templatefile("${local.templates}/poll-loop.asl.json.tftpl", merge(local.vars, {
       name                  = name
       state_path            = "$.job_poller.${name}"
-      initial_wait_seconds  = p.initial
+      loop_limits           = "\"initial_wait_seconds\": ${p.initial}, \"max_wait_count\": ${ceil(max(p.timeout - p.initial, 0) / p.interval) + (p.strategy == "start-time" ? 1 : 0)}"
       poll_interval_seconds = p.interval
-      max_wait_count        = ceil(max(p.timeout - p.initial, 0) / p.interval) + (p.strategy == "start-time" ? 1 : 0)
       get_status_parameters = jsonencode({
         FunctionName = module.poller.lambda_function_arns.get_job_status
         Payload = {

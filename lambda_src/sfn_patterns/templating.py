@@ -1,0 +1,35 @@
+"""Render ``${name}``-only templates exactly as Terraform's ``templatefile`` does.
+
+The ASL templates in ``templates/<pattern>/*.tftpl`` are rendered by Terraform in
+the modules, and by Python where a pattern composes another's fragment (the
+dag-aggregate planner embeds the job-poller's poll loop) and in unit tests. Both
+must give the same text, so the templates use plain interpolation only (no
+``%{}`` directives) and this renderer refuses anything else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def render_tftpl(path: Path, variables: dict[str, Any]) -> str:
+    """Render a template: strings are inserted verbatim, other values as JSON.
+
+    A template therefore writes ``"${arn}"`` for strings and ``${seconds}`` for
+    numbers or JSON snippets. A placeholder without a value raises KeyError, as
+    Terraform fails the plan.
+    """
+    text = Path(path).read_text()
+    if "%{" in text:
+        raise ValueError(f"{path}: template directives (%{{...}}) are not supported here")
+
+    def value(match: re.Match) -> str:
+        item = variables[match.group(1)]
+        return item if isinstance(item, str) else json.dumps(item)
+
+    return _PLACEHOLDER.sub(value, text)
