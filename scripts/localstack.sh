@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Start, stop or check LocalStack in-process on loopback (no Docker), with this
+# project's plugins (DynamoDB on moto, Lambda as local processes, Redshift Data
+# API on DuckDB). A thin wrapper over `sfn-patterns localstack ...`.
+#   scripts/localstack.sh start [--port 4566]   # prints the endpoint once healthy
+#   scripts/localstack.sh status [--endpoint URL]
+#   scripts/localstack.sh stop
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+[[ -x "$root/.venv/bin/sfn-patterns" ]] || bash "$root/scripts/bootstrap.sh"
+cmd=${1:-}
+case "$cmd" in
+  start|stop) shift; exec "$root/.venv/bin/sfn-patterns" localstack "$cmd" --state-dir "$root/.localstack" "$@" ;;
+  status) shift; exec "$root/.venv/bin/sfn-patterns" localstack status "$@" ;;
+  *) echo "usage: $0 start|stop|status [options]" >&2; exit 2 ;;
+esac
