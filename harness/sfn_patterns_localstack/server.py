@@ -32,7 +32,9 @@ ENVIRONMENT = {
     "SKIP_SSL_CERT_DOWNLOAD": "1",
     "DISABLE_EVENTS": "1",  # no analytics calls from an offline machine
     "LOCALSTACK_TELEMETRY_DISABLED": "1",
-    "SQS_ENDPOINT_STRATEGY": "path",
+    # Queue URLs as http://HOST/ACCOUNT/NAME: the Terraform AWS provider rejects the
+    # "path" strategy's /queue/REGION/ACCOUNT/NAME URLs.
+    "SQS_ENDPOINT_STRATEGY": "off",
     "LS_LOG": "info",
 }
 

@@ -61,6 +61,7 @@ BUNDLES: dict[str, Bundle] = {
     "smoke": Bundle(sources=("sfn_patterns/__init__.py", "sfn_patterns/smoke")),
     "job-poller": Bundle(sources=("sfn_patterns/__init__.py", "sfn_patterns/job_poller")),
     "semaphore": Bundle(sources=("sfn_patterns/__init__.py", "sfn_patterns/semaphore")),
+    "sqs-throttle": Bundle(sources=("sfn_patterns/__init__.py", "sfn_patterns/sqs_throttle")),
 }
 
 

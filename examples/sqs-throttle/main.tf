@@ -1,0 +1,119 @@
+# SQS throttle example: requests queue on a FIFO queue and a scheduled starter
+# keeps at most max_concurrent_executions executions of a small target running.
+#
+# The target stands in for any STANDARD workflow: it waits the number of seconds
+# its input asks for ("seconds", default 2) and echoes its input, so tests can
+# measure concurrency from the executions' own start and stop times.
+
+provider "aws" {
+  region = var.region
+}
+
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+data "aws_caller_identity" "current" {}
+
+locals {
+  target_name = "${var.name_prefix}-target"
+  target_arn  = "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:stateMachine:${local.target_name}"
+}
+
+module "throttle" {
+  source = "../../modules/sqs-throttle"
+
+  name                      = var.name_prefix
+  target_state_machine_arn  = local.target_arn
+  max_concurrent_executions = var.max_concurrent_executions
+  schedule_expression       = var.schedule_expression
+  schedule_enabled          = var.schedule_enabled
+  max_messages_per_run      = var.max_messages_per_run
+  max_seconds_per_run       = var.max_seconds_per_run
+  recheck_seconds           = var.recheck_seconds
+  max_receive_count         = var.max_receive_count
+  python_executable         = var.python_executable
+  tags                      = var.tags
+}
+
+# --- the throttled target ---------------------------------------------------------------
+
+data "aws_iam_policy_document" "target_assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["states.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "target" {
+  # CloudWatch Logs delivery APIs do not support resource-level permissions.
+  statement {
+    sid = "DeliverExecutionLogs"
+    actions = [
+      "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
+      "logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
+      "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+    ]
+    resources = ["*"]
+  }
+}
+
+resource "aws_iam_role" "target" {
+  name               = "${local.target_name}-sfn"
+  assume_role_policy = data.aws_iam_policy_document.target_assume.json
+  tags               = var.tags
+}
+
+resource "aws_iam_role_policy" "target" {
+  name   = "${local.target_name}-sfn-inline"
+  role   = aws_iam_role.target.id
+  policy = data.aws_iam_policy_document.target.json
+}
+
+resource "aws_cloudwatch_log_group" "target" {
+  name              = "/aws/vendedlogs/states/${local.target_name}"
+  retention_in_days = 30
+  tags              = var.tags
+}
+
+resource "aws_sfn_state_machine" "target" {
+  name     = local.target_name
+  role_arn = aws_iam_role.target.arn
+  type     = "STANDARD"
+  definition = jsonencode({
+    Comment = "Throttled stand-in workflow: waits $.seconds (default 2), then succeeds."
+    StartAt = "Defaults"
+    States = {
+      Defaults = {
+        Type       = "Pass"
+        Parameters = { seconds = 2 }
+        ResultPath = "$.defaults"
+        Next       = "HasSeconds"
+      }
+      HasSeconds = {
+        Type    = "Choice"
+        Choices = [{ Variable = "$.seconds", IsPresent = true, Next = "Work" }]
+        Default = "WorkDefault"
+      }
+      Work        = { Type = "Wait", SecondsPath = "$.seconds", Next = "Done" }
+      WorkDefault = { Type = "Wait", SecondsPath = "$.defaults.seconds", Next = "Done" }
+      Done        = { Type = "Succeed" }
+    }
+  })
+
+  logging_configuration {
+    log_destination        = "${aws_cloudwatch_log_group.target.arn}:*"
+    include_execution_data = false
+    level                  = "ERROR"
+  }
+
+  tags = var.tags
+
+  depends_on = [aws_iam_role_policy.target]
+}

@@ -1,0 +1,39 @@
+output "queue_url" {
+  description = "URL of the request queue (enqueue with sfn_patterns.sqs_throttle.producer.enqueue)."
+  value       = module.throttle.queue_url
+}
+
+output "dlq_url" {
+  description = "URL of the dead-letter queue."
+  value       = module.throttle.dlq_url
+}
+
+output "starter_function_name" {
+  description = "Name of the starter Lambda."
+  value       = module.throttle.starter_function_name
+}
+
+output "schedule_rule_name" {
+  description = "Name of the EventBridge rule that runs the starter."
+  value       = module.throttle.schedule_rule_name
+}
+
+output "ledger_table_name" {
+  description = "Name of the starter's ledger table."
+  value       = module.throttle.ledger_table_name
+}
+
+output "target_state_machine_arn" {
+  description = "ARN of the throttled target state machine."
+  value       = aws_sfn_state_machine.target.arn
+}
+
+output "target_state_machine_arn_static" {
+  description = "ARN of the target, known at plan time (what the module was given)."
+  value       = local.target_arn
+}
+
+output "max_concurrent_executions" {
+  description = "The concurrency bound."
+  value       = module.throttle.max_concurrent_executions
+}

@@ -1,0 +1,365 @@
+"""The scheduled starter: keep at most MAX executions of the target running.
+
+Each run (an EventBridge schedule invokes it; reserved concurrency 1 makes it the
+only writer):
+
+1. count the running executions: ``ListExecutions(RUNNING)`` united with the
+   starter's own ledger of executions it started and has not yet seen finish, each
+   checked with ``DescribeExecution`` when the list does not show it (the list is
+   eventually consistent, so a just-started execution may be missing from it);
+2. while fewer than MAX run and the per-run budget (messages, seconds) lasts,
+   receive one message, record the execution name in the ledger, start the
+   execution named after the message's request id, and delete the message only
+   after the start succeeded (``ExecutionAlreadyExists`` is success);
+3. when every slot is taken and messages wait, sleep ``recheck_seconds`` and count
+   again, until the time budget ends.
+
+Messages are received one at a time: a FIFO group whose head fails to start stays
+blocked behind it (order kept) and no other message of that group is received
+with it, so a poison message never drags healthy ones towards the DLQ.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .naming import execution_arn, execution_name
+from .producer import REQUEST_ID_ATTRIBUTE
+
+LOG = logging.getLogger(__name__)
+LOG.setLevel(logging.INFO)
+
+LEDGER_KEY = "name"
+# Errors that mean this message can never start: let it reach the DLQ quickly.
+PERMANENT_ERRORS = frozenset({"InvalidExecutionInput", "InvalidName", "ValidationException"})
+# Errors after which the execution certainly was not started.
+REFUSALS = frozenset(
+    {
+        *PERMANENT_ERRORS,
+        "ThrottlingException",
+        "ExecutionLimitExceeded",
+        "StateMachineDoesNotExist",
+        "StateMachineDeleting",
+        "AccessDeniedException",
+        "KmsAccessDeniedException",
+        "KmsThrottlingException",
+        "InvalidArn",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """What one starter throttles, and its per-run budget."""
+
+    queue_url: str
+    state_machine_arn: str
+    max_concurrent: int
+    ledger_table: str
+    max_messages: int = 100
+    max_seconds: float = 50.0
+    recheck_seconds: float = 5.0
+    # A ledger entry whose execution does not exist yet is still counted this long
+    # (StartExecution may have answered with an ambiguous error).
+    ledger_grace_seconds: float = 120.0
+    ledger_ttl_seconds: int = 86400
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Config:
+        """The configuration the module passes as environment variables."""
+        env = os.environ if env is None else env
+        return cls(
+            queue_url=env["QUEUE_URL"],
+            state_machine_arn=env["TARGET_STATE_MACHINE_ARN"],
+            max_concurrent=int(env["MAX_CONCURRENT_EXECUTIONS"]),
+            ledger_table=env["LEDGER_TABLE"],
+            max_messages=int(env.get("MAX_MESSAGES_PER_RUN", "100")),
+            max_seconds=float(env.get("MAX_SECONDS_PER_RUN", "50")),
+            recheck_seconds=float(env.get("RECHECK_SECONDS", "5")),
+            ledger_grace_seconds=float(env.get("LEDGER_GRACE_SECONDS", "120")),
+            ledger_ttl_seconds=int(env.get("LEDGER_TTL_SECONDS", "86400")),
+        )
+
+
+@dataclass
+class RunReport:
+    """What one run did (returned by the handler and logged as JSON)."""
+
+    running_at_start: int = -1
+    counts: list[int] = field(default_factory=list)
+    started: list[str] = field(default_factory=list)
+    already_existed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    poison: list[str] = field(default_factory=list)
+    receives: int = 0
+    stopped: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready view."""
+        return dict(self.__dict__)
+
+
+def _error_code(error: Exception) -> str:
+    response = getattr(error, "response", None) or {}
+    return str(response.get("Error", {}).get("Code", type(error).__name__))
+
+
+def request_id_of(message: dict) -> str:
+    """The message's request id: its ``request_id`` attribute, else its dedup id."""
+    attribute = (message.get("MessageAttributes") or {}).get(REQUEST_ID_ATTRIBUTE) or {}
+    value = attribute.get("StringValue")
+    if value:
+        return value
+    dedup = (message.get("Attributes") or {}).get("MessageDeduplicationId")
+    if dedup:
+        return dedup
+    raise ValueError("message has neither a request_id attribute nor a deduplication id")
+
+
+class Starter:
+    """One starter bound to its clients (boto3 or test doubles)."""
+
+    def __init__(
+        self,
+        config: Config,
+        sqs: Any,
+        sfn: Any,
+        dynamodb: Any,
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.config = config
+        self.sqs = sqs
+        self.sfn = sfn
+        self.dynamodb = dynamodb
+        self.clock = clock
+        self.sleep = sleep
+
+    # -- counting ---------------------------------------------------------------------
+
+    def listed_running(self) -> set[str]:
+        """Names ``ListExecutions(RUNNING)`` shows (eventually consistent)."""
+        names: set[str] = set()
+        kwargs = {
+            "stateMachineArn": self.config.state_machine_arn,
+            "statusFilter": "RUNNING",
+            "maxResults": 1000,
+        }
+        while True:
+            page = self.sfn.list_executions(**kwargs)
+            names.update(e["name"] for e in page.get("executions", []))
+            token = page.get("nextToken")
+            if not token:
+                return names
+            kwargs["nextToken"] = token
+
+    def ledger(self) -> list[dict]:
+        """The starter's own starts that it has not yet seen finish."""
+        items: list[dict] = []
+        kwargs: dict[str, Any] = {"TableName": self.config.ledger_table, "ConsistentRead": True}
+        while True:
+            page = self.dynamodb.scan(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return items
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def _forget(self, name: str) -> None:
+        self.dynamodb.delete_item(TableName=self.config.ledger_table, Key={LEDGER_KEY: {"S": name}})
+
+    def count_running(self) -> int:
+        """Executions to count as running: never fewer than actually run from this starter."""
+        listed = self.listed_running()
+        extra = 0
+        now = self.clock()
+        for item in self.ledger():
+            name = item[LEDGER_KEY]["S"]
+            if name in listed:
+                continue
+            arn = execution_arn(self.config.state_machine_arn, name)
+            try:
+                status = self.sfn.describe_execution(executionArn=arn)["status"]
+            except Exception as error:
+                if _error_code(error) != "ExecutionDoesNotExist":
+                    raise
+                if now - float(item["recorded_at"]["N"]) < self.config.ledger_grace_seconds:
+                    extra += 1  # an ambiguous start may still appear: keep its slot
+                else:
+                    self._forget(name)
+                continue
+            if status == "RUNNING":
+                extra += 1
+            else:
+                self._forget(name)
+        return len(listed) + extra
+
+    # -- admitting --------------------------------------------------------------------
+
+    def _receive_one(self) -> dict | None:
+        response = self.sqs.receive_message(
+            QueueUrl=self.config.queue_url,
+            MaxNumberOfMessages=1,
+            WaitTimeSeconds=0,
+            # AttributeNames (not MessageSystemAttributeNames): older runtime boto3 knows it.
+            AttributeNames=[
+                "MessageDeduplicationId",
+                "MessageGroupId",
+                "ApproximateReceiveCount",
+            ],
+            MessageAttributeNames=[REQUEST_ID_ATTRIBUTE],
+        )
+        messages = response.get("Messages") or []
+        return messages[0] if messages else None
+
+    def _backlog(self) -> bool:
+        attributes = self.sqs.get_queue_attributes(
+            QueueUrl=self.config.queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        return int(attributes.get("ApproximateNumberOfMessages", "0")) > 0
+
+    def _release_now(self, message: dict) -> None:
+        """Make a message that can never start visible again, so it reaches the DLQ soon."""
+        self.sqs.change_message_visibility(
+            QueueUrl=self.config.queue_url,
+            ReceiptHandle=message["ReceiptHandle"],
+            VisibilityTimeout=0,
+        )
+
+    def admit(self, message: dict, report: RunReport) -> str:
+        """Start one message's execution; returns started, existed, poison or failed."""
+        try:
+            name = execution_name(request_id_of(message))
+            body = message["Body"]
+            json.loads(body)
+        except ValueError as error:
+            LOG.warning("poison message %s: %s", message.get("MessageId"), error)
+            report.poison.append(message.get("MessageId", "?"))
+            self._release_now(message)
+            return "poison"
+
+        # Record the name before starting: a crash between the start and any later
+        # write can never hide a running execution from the next count.
+        self.dynamodb.put_item(
+            TableName=self.config.ledger_table,
+            Item={
+                LEDGER_KEY: {"S": name},
+                "recorded_at": {"N": repr(self.clock())},
+                "expires_at": {"N": str(int(self.clock()) + self.config.ledger_ttl_seconds)},
+            },
+        )
+        outcome = "started"
+        try:
+            self.sfn.start_execution(
+                stateMachineArn=self.config.state_machine_arn, name=name, input=body
+            )
+        except Exception as error:
+            code = _error_code(error)
+            if code == "ExecutionAlreadyExists":
+                outcome = "existed"
+            else:
+                LOG.warning("start of %s failed: %s", name, error)
+                if code in REFUSALS:
+                    self._forget(name)
+                if code in PERMANENT_ERRORS:
+                    report.poison.append(name)
+                    self._release_now(message)
+                    return "poison"
+                report.failed.append(name)
+                return "failed"  # left in flight: redelivered after the visibility timeout
+
+        # Only now, with the execution certainly existing, is the request done. A
+        # failed delete is harmless: the redelivered message finds its execution.
+        try:
+            self.sqs.delete_message(
+                QueueUrl=self.config.queue_url, ReceiptHandle=message["ReceiptHandle"]
+            )
+        except Exception as error:
+            LOG.warning("delete of %s failed (it will be redelivered): %s", name, error)
+        (report.started if outcome == "started" else report.already_existed).append(name)
+        return outcome
+
+    def run(
+        self,
+        max_messages: int | None = None,
+        max_seconds: float | None = None,
+        remaining_seconds: float | None = None,
+    ) -> RunReport:
+        """One bounded run: admit while slots are free, recount while work waits."""
+        config = self.config
+        budget = min(max_messages or config.max_messages, config.max_messages)
+        seconds = min(max_seconds or config.max_seconds, config.max_seconds)
+        if remaining_seconds is not None:
+            seconds = min(seconds, remaining_seconds - 5)
+        deadline = self.clock() + max(seconds, 0)
+        report = RunReport()
+
+        running = self.count_running()
+        report.running_at_start = running
+        report.counts.append(running)
+        while True:
+            if report.receives >= budget:
+                report.stopped = "max_messages"
+                break
+            if self.clock() >= deadline:
+                report.stopped = "max_seconds"
+                break
+            if running >= config.max_concurrent:
+                if not self._backlog():
+                    report.stopped = "full_no_backlog"
+                    break
+                if self.clock() + config.recheck_seconds >= deadline:
+                    report.stopped = "full"
+                    break
+                self.sleep(config.recheck_seconds)
+                running = self.count_running()
+                report.counts.append(running)
+                continue
+            message = self._receive_one()
+            if message is None:
+                report.stopped = "queue_empty"
+                break
+            report.receives += 1
+            outcome = self.admit(message, report)
+            if outcome in ("started", "existed"):
+                running += 1  # counted locally; an existing one may be finished (safe side)
+            elif outcome == "failed":
+                report.stopped = "start_failed"
+                break
+        LOG.info("run %s", json.dumps(report.as_dict()))
+        return report
+
+
+def _clients() -> tuple[Any, Any, Any]:
+    import boto3
+    from botocore.config import Config as BotoConfig
+
+    retries = BotoConfig(retries={"mode": "standard", "max_attempts": 4})
+    return (
+        boto3.client("sqs", config=retries),
+        boto3.client("stepfunctions", config=retries),
+        boto3.client("dynamodb", config=retries),
+    )
+
+
+def handler(event: dict | None, context: Any) -> dict:
+    """Lambda entry point (EventBridge schedule, or a direct invoke).
+
+    A direct invoke may lower the per-run budget: ``{"max_messages": 5, "max_seconds": 2}``.
+    """
+    event = event if isinstance(event, dict) else {}
+    remaining = None
+    if context is not None and hasattr(context, "get_remaining_time_in_millis"):
+        remaining = context.get_remaining_time_in_millis() / 1000
+    starter = Starter(Config.from_env(), *_clients())
+    return starter.run(
+        max_messages=event.get("max_messages"),
+        max_seconds=event.get("max_seconds"),
+        remaining_seconds=remaining,
+    ).as_dict()

@@ -1,0 +1,74 @@
+output "queue_url" {
+  description = "URL of the FIFO queue producers send start requests to (sfn_patterns.sqs_throttle.producer.enqueue)."
+  value       = try(aws_sqs_queue.this[0].url, null)
+}
+
+output "queue_arn" {
+  description = "ARN of the FIFO request queue."
+  value       = try(aws_sqs_queue.this[0].arn, null)
+}
+
+output "queue_name" {
+  description = "Name of the FIFO request queue."
+  value       = try(aws_sqs_queue.this[0].name, null)
+}
+
+output "dlq_url" {
+  description = "URL of the dead-letter queue: requests that failed to start max_receive_count times."
+  value       = try(aws_sqs_queue.dlq[0].url, null)
+}
+
+output "dlq_arn" {
+  description = "ARN of the dead-letter queue (alarm on its ApproximateNumberOfMessagesVisible)."
+  value       = try(aws_sqs_queue.dlq[0].arn, null)
+}
+
+output "starter_function_name" {
+  description = "Name of the starter Lambda (invoke it directly to admit now instead of at the next tick)."
+  value       = module.starter.function_name
+}
+
+output "starter_function_arn" {
+  description = "ARN of the starter Lambda."
+  value       = module.starter.function_arn
+}
+
+output "starter_role_arn" {
+  description = "ARN of the starter Lambda's IAM role."
+  value       = module.starter.role_arn
+}
+
+output "starter_log_group_name" {
+  description = "CloudWatch log group of the starter (one JSON run report per run)."
+  value       = module.starter.log_group_name
+}
+
+output "schedule_rule_name" {
+  description = "Name of the EventBridge rule that runs the starter."
+  value       = try(aws_cloudwatch_event_rule.starter[0].name, null)
+}
+
+output "schedule_rule_arn" {
+  description = "ARN of the EventBridge rule that runs the starter."
+  value       = try(aws_cloudwatch_event_rule.starter[0].arn, null)
+}
+
+output "ledger_table_name" {
+  description = "DynamoDB table of executions the starter started and has not yet seen finish."
+  value       = try(aws_dynamodb_table.ledger[0].name, null)
+}
+
+output "ledger_table_arn" {
+  description = "ARN of the ledger table."
+  value       = try(aws_dynamodb_table.ledger[0].arn, null)
+}
+
+output "max_concurrent_executions" {
+  description = "MAX: the concurrency bound the starter enforces."
+  value       = var.max_concurrent_executions
+}
+
+output "producer_policy_json" {
+  description = "IAM policy document (JSON) that lets a producer enqueue requests; attach it inline to producer roles."
+  value       = var.create ? data.aws_iam_policy_document.producer.json : null
+}

@@ -1,0 +1,210 @@
+variable "create" {
+  description = "Whether to create any resources in this module."
+  type        = bool
+  default     = true
+}
+
+variable "name" {
+  description = "Prefix of every resource name: queue <name>.fifo, DLQ <name>-dlq.fifo, starter Lambda and rule <name>-starter, ledger table <name>-ledger."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,39}$", var.name))
+    error_message = "name must start with a letter and hold at most 40 lower-case letters, digits and hyphens."
+  }
+}
+
+variable "target_state_machine_arn" {
+  description = "ARN of the STANDARD state machine whose executions are throttled."
+  type        = string
+
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:states:[a-z0-9-]+:[0-9]{12}:stateMachine:[A-Za-z0-9_-]{1,80}$", var.target_state_machine_arn))
+    error_message = "target_state_machine_arn must be a state machine ARN (arn:aws:states:REGION:ACCOUNT:stateMachine:NAME)."
+  }
+}
+
+variable "max_concurrent_executions" {
+  description = "MAX: the starter never starts an execution while it counts MAX or more running executions of the target."
+  type        = number
+  default     = 10
+
+  validation {
+    condition     = var.max_concurrent_executions >= 1 && floor(var.max_concurrent_executions) == var.max_concurrent_executions
+    error_message = "max_concurrent_executions must be a whole number, at least 1."
+  }
+}
+
+variable "schedule_expression" {
+  description = "EventBridge rate expression that runs the starter (1 minute is EventBridge's smallest rate)."
+  type        = string
+  default     = "rate(1 minute)"
+
+  validation {
+    condition     = can(regex("^rate\\((1 (minute|hour|day)|([2-9]|[1-9][0-9]+) (minutes|hours|days))\\)$", var.schedule_expression))
+    error_message = "schedule_expression must be a rate expression such as rate(1 minute) or rate(5 minutes) (singular unit for 1, plural otherwise)."
+  }
+}
+
+variable "schedule_enabled" {
+  description = "Whether the schedule rule is enabled (disable it to pause admissions; queued requests wait)."
+  type        = bool
+  default     = true
+}
+
+variable "max_messages_per_run" {
+  description = "Most messages one starter run receives (bounded work per invocation)."
+  type        = number
+  default     = 100
+
+  validation {
+    condition     = var.max_messages_per_run >= 1 && var.max_messages_per_run <= 10000 && floor(var.max_messages_per_run) == var.max_messages_per_run
+    error_message = "max_messages_per_run must be a whole number between 1 and 10000."
+  }
+}
+
+variable "max_seconds_per_run" {
+  description = "Most seconds one starter run keeps admitting and, while every slot is taken and requests wait, re-counting every recheck_seconds. The Lambda timeout is this plus 30 s."
+  type        = number
+  default     = 50
+
+  validation {
+    condition     = var.max_seconds_per_run >= 1 && var.max_seconds_per_run <= 840 && floor(var.max_seconds_per_run) == var.max_seconds_per_run
+    error_message = "max_seconds_per_run must be a whole number between 1 and 840 (the Lambda limit of 900 s minus a 30 s margin and 30 s for the visibility timeout)."
+  }
+}
+
+variable "recheck_seconds" {
+  description = "Seconds a run sleeps between two counts while every slot is taken and requests wait (each count is one ListExecutions call or more)."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.recheck_seconds >= 1 && var.recheck_seconds <= 60
+    error_message = "recheck_seconds must be between 1 and 60."
+  }
+}
+
+variable "max_receive_count" {
+  description = "Receives after which a message that never starts moves to the DLQ (the redrive policy's maxReceiveCount)."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.max_receive_count >= 1 && var.max_receive_count <= 1000 && floor(var.max_receive_count) == var.max_receive_count
+    error_message = "max_receive_count must be a whole number between 1 and 1000."
+  }
+}
+
+variable "message_retention_seconds" {
+  description = "How long a queued request may wait for a slot before SQS drops it."
+  type        = number
+  default     = 1209600
+
+  validation {
+    condition     = var.message_retention_seconds >= 60 && var.message_retention_seconds <= 1209600
+    error_message = "message_retention_seconds must be between 60 and 1209600 (14 days)."
+  }
+}
+
+variable "dlq_message_retention_seconds" {
+  description = "How long the DLQ keeps messages that never started."
+  type        = number
+  default     = 1209600
+
+  validation {
+    condition     = var.dlq_message_retention_seconds >= 60 && var.dlq_message_retention_seconds <= 1209600
+    error_message = "dlq_message_retention_seconds must be between 60 and 1209600 (14 days)."
+  }
+}
+
+variable "content_based_deduplication" {
+  description = "Whether SQS derives the deduplication id from the body when a producer sends none (the producer helper always sends one)."
+  type        = bool
+  default     = false
+}
+
+variable "sqs_kms_key_id" {
+  description = "KMS key (id, alias or ARN) for the queues' server-side encryption; null uses SQS-managed SSE. Give an ARN so the starter and producer policies can name it."
+  type        = string
+  default     = null
+}
+
+variable "sqs_kms_data_key_reuse_period_seconds" {
+  description = "Seconds SQS reuses a KMS data key (with sqs_kms_key_id); longer means fewer KMS calls."
+  type        = number
+  default     = 300
+
+  validation {
+    condition     = var.sqs_kms_data_key_reuse_period_seconds >= 60 && var.sqs_kms_data_key_reuse_period_seconds <= 86400
+    error_message = "sqs_kms_data_key_reuse_period_seconds must be between 60 and 86400."
+  }
+}
+
+variable "ledger_ttl_seconds" {
+  description = "TTL of a ledger entry (an execution the starter started and has not seen finish): after it, counting relies on ListExecutions alone for that execution. Keep it well above ListExecutions' propagation delay."
+  type        = number
+  default     = 86400
+
+  validation {
+    condition     = var.ledger_ttl_seconds >= 600 && floor(var.ledger_ttl_seconds) == var.ledger_ttl_seconds
+    error_message = "ledger_ttl_seconds must be a whole number of seconds, at least 600."
+  }
+}
+
+variable "lambda_runtime" {
+  description = "Runtime of the starter Lambda."
+  type        = string
+  default     = "python3.12"
+
+  validation {
+    condition     = contains(["python3.11", "python3.12", "python3.13"], var.lambda_runtime)
+    error_message = "lambda_runtime must be one of python3.11, python3.12 or python3.13."
+  }
+}
+
+variable "lambda_memory_size" {
+  description = "Memory in MB of the starter Lambda."
+  type        = number
+  default     = 256
+
+  validation {
+    condition     = var.lambda_memory_size >= 128 && var.lambda_memory_size <= 10240
+    error_message = "lambda_memory_size must be between 128 and 10240 MB."
+  }
+}
+
+variable "cloudwatch_logs_retention_in_days" {
+  description = "Retention of the starter's log group in days."
+  type        = number
+  default     = 30
+}
+
+variable "kms_key_arn" {
+  description = "Customer managed KMS key for the starter's log group, environment variables and the ledger table; null uses AWS managed keys."
+  type        = string
+  default     = null
+}
+
+variable "python_executable" {
+  description = "Python 3 interpreter that builds the Lambda zip at plan time (standard library only)."
+  type        = string
+  default     = "python3"
+}
+
+variable "tags" {
+  description = "Tags for every resource this module creates."
+  type        = map(string)
+  default     = {}
+}
+
+variable "visibility_timeout_seconds" {
+  description = "Visibility timeout of the queue: how long a message whose start failed (throttling, outage) stays hidden before the next run retries it."
+  type        = number
+  default     = 120
+
+  validation {
+    condition     = var.visibility_timeout_seconds >= 30 && var.visibility_timeout_seconds <= 43200 && floor(var.visibility_timeout_seconds) == var.visibility_timeout_seconds
+    error_message = "visibility_timeout_seconds must be a whole number between 30 and 43200."
+  }
+}

@@ -1,0 +1,424 @@
+"""End to end: examples/sqs-throttle on LocalStack, with real executions.
+
+One apply per module. The starter is driven by invoking its Lambda (or, where a
+fault must be injected, the same Starter class in-process against LocalStack)
+instead of waiting for the schedule. Concurrency is measured from the target
+executions' own startDate/stopDate.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
+from sfn_patterns.sqs_throttle.starter import Config, Starter
+from sfn_patterns_localstack.terraform import Workspace
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sqs-throttle"
+MAX = 4
+
+
+@pytest.fixture(scope="module")
+def deployed(
+    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    prefix = f"thr-{uuid.uuid4().hex[:6]}"
+    variables = {
+        "name_prefix": prefix,
+        "max_concurrent_executions": MAX,
+        # The test drives the starter itself; a daily tick never interferes.
+        "schedule_expression": "rate(1 day)",
+        "max_seconds_per_run": 20,
+        "recheck_seconds": 1,
+        "max_receive_count": 2,
+    }
+    scratch = tmp_path_factory.mktemp("sqs-throttle-tf")
+    workspace = Workspace(EXAMPLE, localstack_endpoint, scratch)
+    try:
+        workspace.init()
+        workspace.apply(variables)
+        yield {
+            "prefix": prefix,
+            "variables": variables,
+            "workspace": workspace,
+            **workspace.outputs(),
+        }
+    finally:
+        try:
+            workspace.destroy(variables)
+        finally:
+            workspace.close()
+    assert not [
+        f
+        for f in aws("lambda").list_functions()["Functions"]
+        if f["FunctionName"].startswith(prefix)
+    ]
+    machines = aws("stepfunctions").list_state_machines()["stateMachines"]
+    assert not [m for m in machines if m["name"].startswith(prefix)]
+    assert not [q for q in aws("sqs").list_queues().get("QueueUrls", []) if prefix in q]
+    assert not [t for t in aws("dynamodb").list_tables()["TableNames"] if t.startswith(prefix)]
+    assert not [r for r in aws("events").list_rules()["Rules"] if r["Name"].startswith(prefix)]
+    assert not [r for r in aws("iam").list_roles()["Roles"] if r["RoleName"].startswith(prefix)]
+    assert json.loads((scratch / "terraform.tfstate").read_text())["resources"] == []
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def invoke_starter(aws: Callable, deployed: dict, **event: Any) -> dict:
+    """One synchronous run of the deployed starter Lambda."""
+    client = aws("lambda")
+    for _ in range(30):
+        try:
+            response = client.invoke(
+                FunctionName=deployed["starter_function_name"],
+                Payload=json.dumps(event).encode(),
+                LogType="Tail",
+            )
+        except ClientError as error:  # reserved concurrency 1: a run is still going
+            if error.response["Error"]["Code"] != "TooManyRequestsException":
+                raise
+            time.sleep(1)
+            continue
+        payload = json.loads(response["Payload"].read())
+        assert "FunctionError" not in response, (
+            payload,
+            base64.b64decode(response.get("LogResult", "")).decode(errors="replace"),
+        )
+        return payload
+    raise AssertionError("starter stayed throttled for 30 s")
+
+
+def executions(aws: Callable, deployed: dict, names: set[str]) -> dict[str, dict]:
+    """DescribeExecution of every target execution whose name is in ``names``."""
+    sfn = aws("stepfunctions")
+    found: dict[str, dict] = {}
+    for page in sfn.get_paginator("list_executions").paginate(
+        stateMachineArn=deployed["target_state_machine_arn"]
+    ):
+        for item in page["executions"]:
+            if item["name"] in names:
+                assert item["name"] not in found, f"{item['name']} listed twice"
+                found[item["name"]] = sfn.describe_execution(executionArn=item["executionArn"])
+    return found
+
+
+def peak_concurrency(described: list[dict]) -> int:
+    """Most executions running at one instant, from their own start/stop times."""
+    events = []
+    for execution in described:
+        events.append((execution["startDate"].timestamp(), 1))
+        events.append((execution["stopDate"].timestamp(), -1))
+    peak = running = 0
+    for _, delta in sorted(events):  # at equal times the stop (-1) sorts first
+        running += delta
+        peak = max(peak, running)
+    return peak
+
+
+def wait_all_done(aws: Callable, deployed: dict, names: set[str], timeout: float = 90) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = executions(aws, deployed, names)
+        if len(found) == len(names) and all(e["status"] != "RUNNING" for e in found.values()):
+            return found
+        assert time.monotonic() < deadline, f"not done: {len(found)}/{len(names)}"
+        time.sleep(1)
+
+
+def queue_depth(aws: Callable, url: str) -> int:
+    attributes = aws("sqs").get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]) + int(
+        attributes["ApproximateNumberOfMessagesNotVisible"]
+    )
+
+
+def in_process_starter(aws: Callable, deployed: dict, **overrides: Any) -> Starter:
+    config = Config(
+        queue_url=deployed["queue_url"],
+        state_machine_arn=deployed["target_state_machine_arn"],
+        max_concurrent=MAX,
+        ledger_table=deployed["ledger_table_name"],
+        max_messages=100,
+        max_seconds=20,
+        recheck_seconds=0.5,
+    )
+    return Starter(
+        config,
+        overrides.get("sqs") or aws("sqs"),
+        overrides.get("sfn") or aws("stepfunctions"),
+        aws("dynamodb"),
+    )
+
+
+class Lagging:
+    """A Step Functions client whose ListExecutions lags: it never shows anything.
+
+    The worst case of the API's eventual consistency; everything else is real.
+    """
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+
+    def list_executions(self, **_: Any) -> dict:
+        return {"executions": []}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+# --- tests -----------------------------------------------------------------------------
+
+
+def test_second_plan_is_empty(deployed: dict) -> None:
+    code, plan = deployed["workspace"].plan_exit_code(deployed["variables"])
+    assert code == 0, f"second plan is not empty:\n{plan}"
+
+
+def test_resources_are_configured(aws: Callable, deployed: dict) -> None:
+    sqs = aws("sqs")
+    attributes = sqs.get_queue_attributes(QueueUrl=deployed["queue_url"], AttributeNames=["All"])[
+        "Attributes"
+    ]
+    assert attributes["FifoQueue"] == "true"
+    assert attributes["SqsManagedSseEnabled"] == "true"
+    redrive = json.loads(attributes["RedrivePolicy"])
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=deployed["dlq_url"], AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    assert redrive == {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2}
+
+    function = aws("lambda").get_function(FunctionName=deployed["starter_function_name"])
+    assert function["Concurrency"]["ReservedConcurrentExecutions"] == 1
+    targets = aws("events").list_targets_by_rule(Rule=deployed["schedule_rule_name"])["Targets"]
+    assert [t["Arn"] for t in targets] == [function["Configuration"]["FunctionArn"]]
+
+    role = function["Configuration"]["Role"].rsplit("/", 1)[1]
+    iam = aws("iam")
+    policy = iam.get_role_policy(
+        RoleName=role, PolicyName=iam.list_role_policies(RoleName=role)["PolicyNames"][0]
+    )["PolicyDocument"]
+    policy = json.loads(policy) if isinstance(policy, str) else policy
+    statements = {s.get("Sid"): s for s in policy["Statement"]}
+    assert not [a for s in policy["Statement"] for a in _list(s["Action"]) if "*" in a]
+    assert _list(statements["StartTarget"]["Resource"]) == [deployed["target_state_machine_arn"]]
+    assert _list(statements["DescribeTargetExecutions"]["Resource"]) == [
+        deployed["target_state_machine_arn"].replace(":stateMachine:", ":execution:") + ":*"
+    ]
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def test_thirty_requests_never_more_than_four_running_none_lost_none_twice(
+    aws: Callable, deployed: dict
+) -> None:
+    sqs = aws("sqs")
+    run = uuid.uuid4().hex[:6]
+    request_ids = [f"req-{run}-{i:02d}" for i in range(30)]
+    for i, request_id in enumerate(request_ids):
+        enqueue(
+            deployed["queue_url"],
+            {"seconds": 2, "i": i},
+            request_id=request_id,
+            group_id=f"g{i % 3}",
+            client=sqs,
+        )
+    # Redelivered requests: the same request ids again, as new SQS messages (a
+    # different deduplication id, so SQS does not drop them).
+    for request_id in (request_ids[3], request_ids[17]):
+        enqueue(
+            deployed["queue_url"],
+            {"seconds": 2, "duplicate": True},
+            dedup_id=f"dup-{request_id}",
+            request_id=request_id,
+            group_id="g-dup",
+            client=sqs,
+        )
+
+    names = {execution_name(r) for r in request_ids}
+    reports = []
+    deadline = time.monotonic() + 180
+    while queue_depth(aws, deployed["queue_url"]) and time.monotonic() < deadline:
+        reports.append(invoke_starter(aws, deployed, max_seconds=10))
+    assert queue_depth(aws, deployed["queue_url"]) == 0, reports
+
+    found = wait_all_done(aws, deployed, names)
+    assert set(found) == names  # none lost, and one execution per request id
+    assert {e["status"] for e in found.values()} == {"SUCCEEDED"}
+    peak = peak_concurrency(list(found.values()))
+    assert peak <= MAX, f"{peak} executions ran at once"
+    assert peak == MAX  # the throttle admitted up to its bound, not one at a time
+
+    started = [n for r in reports for n in r["started"]]
+    existed = [n for r in reports for n in r["already_existed"]]
+    assert sorted(started) == sorted(names)
+    # Each duplicate request found its execution and was consumed, not started again
+    # (unless it arrived before the original, then the original was the duplicate).
+    assert len(existed) == 2
+    assert set(existed) == {execution_name(request_ids[3]), execution_name(request_ids[17])}
+    assert all(max(r["counts"]) <= MAX for r in reports)
+    assert queue_depth(aws, deployed["dlq_url"]) == 0
+
+
+def test_ledger_keeps_the_bound_when_list_executions_lags(aws: Callable, deployed: dict) -> None:
+    """ListExecutions may miss just-started executions; the ledger still counts them."""
+    run = uuid.uuid4().hex[:6]
+    request_ids = [f"lag-{run}-{i}" for i in range(10)]
+    for request_id in request_ids:
+        enqueue(deployed["queue_url"], {"seconds": 2}, request_id=request_id, client=aws("sqs"))
+    starter = in_process_starter(aws, deployed, sfn=Lagging(aws("stepfunctions")))
+    deadline = time.monotonic() + 120
+    while queue_depth(aws, deployed["queue_url"]) and time.monotonic() < deadline:
+        report = starter.run(max_seconds=10)
+        assert max(report.counts) <= MAX
+    names = {execution_name(r) for r in request_ids}
+    found = wait_all_done(aws, deployed, names)
+    assert set(found) == names
+    assert {e["status"] for e in found.values()} == {"SUCCEEDED"}
+    assert peak_concurrency(list(found.values())) <= MAX
+    # After everything finished, the next count forgets the finished executions.
+    assert starter.count_running() == 0
+    assert aws("dynamodb").scan(TableName=deployed["ledger_table_name"])["Count"] == 0
+
+    # Control: without the ledger the same lagging list over-admits, so the
+    # assertions above can fail.
+    class NoLedger(Starter):
+        def ledger(self) -> list[dict]:
+            return []
+
+    naive_ids = [f"naive-{run}-{i}" for i in range(MAX + 2)]
+    for request_id in naive_ids:
+        enqueue(deployed["queue_url"], {"seconds": 2}, request_id=request_id, client=aws("sqs"))
+    naive = NoLedger(starter.config, aws("sqs"), Lagging(aws("stepfunctions")), aws("dynamodb"))
+    naive.run(max_seconds=5)
+    naive_found = wait_all_done(aws, deployed, {execution_name(r) for r in naive_ids})
+    assert peak_concurrency(list(naive_found.values())) > MAX
+    starter.count_running()  # clean the ledger entries the naive run wrote
+
+
+def test_crash_between_start_and_delete_starts_once(aws: Callable, deployed: dict) -> None:
+    """The message becomes visible again after its execution started: no second start."""
+    real_sqs = aws("sqs")
+    handles: list[str] = []
+
+    class CrashBeforeDelete:
+        def delete_message(self, **kwargs: Any) -> dict:
+            handles.append(kwargs["ReceiptHandle"])
+            raise ClientError({"Error": {"Code": "InternalError", "Message": "boom"}}, "Delete")
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real_sqs, name)
+
+    request_id = f"crash-{uuid.uuid4().hex[:6]}"
+    enqueue(deployed["queue_url"], {"seconds": 1}, request_id=request_id, client=real_sqs)
+    first = in_process_starter(aws, deployed, sqs=CrashBeforeDelete()).run(max_messages=1)
+    assert first.started == [execution_name(request_id)]
+    assert len(handles) == 1
+    # Once the execution finished, StartExecution with its name can only answer
+    # ExecutionAlreadyExists (while it runs, the same name and input return the
+    # same execution: also no second start).
+    wait_all_done(aws, deployed, {execution_name(request_id)})
+    # The visibility timeout expires (made immediate here): SQS redelivers it.
+    real_sqs.change_message_visibility(
+        QueueUrl=deployed["queue_url"], ReceiptHandle=handles[0], VisibilityTimeout=0
+    )
+    second = invoke_starter(aws, deployed, max_seconds=5)
+    assert second["already_existed"] == [execution_name(request_id)]
+    assert second["started"] == []
+    assert queue_depth(aws, deployed["queue_url"]) == 0
+    found = wait_all_done(aws, deployed, {execution_name(request_id)})
+    assert len(found) == 1
+
+
+def test_failed_start_keeps_the_message_and_poison_reaches_the_dlq(
+    aws: Callable, deployed: dict
+) -> None:
+    real_sqs = aws("sqs")
+    real_sfn = aws("stepfunctions")
+    handles: list[str] = []
+
+    class Recording:
+        def receive_message(self, **kwargs: Any) -> dict:
+            response = real_sqs.receive_message(**kwargs)
+            handles.extend(m["ReceiptHandle"] for m in response.get("Messages", []))
+            return response
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real_sqs, name)
+
+    class Throttled:
+        def start_execution(self, **_: Any) -> dict:
+            raise ClientError(
+                {"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "Start"
+            )
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real_sfn, name)
+
+    run = uuid.uuid4().hex[:6]
+    enqueue(deployed["queue_url"], {"seconds": 1}, request_id=f"flaky-{run}", client=real_sqs)
+    report = in_process_starter(aws, deployed, sqs=Recording(), sfn=Throttled()).run()
+    assert report.failed == [execution_name(f"flaky-{run}")]
+    assert report.stopped == "start_failed"
+    assert queue_depth(aws, deployed["queue_url"]) == 1  # not deleted
+    # The refused start left no ledger entry holding a slot.
+    ledger = aws("dynamodb").scan(TableName=deployed["ledger_table_name"], ConsistentRead=True)
+    assert execution_name(f"flaky-{run}") not in {i["name"]["S"] for i in ledger["Items"]}
+    real_sqs.change_message_visibility(
+        QueueUrl=deployed["queue_url"], ReceiptHandle=handles[-1], VisibilityTimeout=0
+    )
+    retried = invoke_starter(aws, deployed, max_seconds=5)
+    assert retried["started"] == [execution_name(f"flaky-{run}")]
+
+    # A poison message (not JSON) ahead of a healthy one in the same FIFO group:
+    # it reaches the DLQ after max_receive_count (2) receives; the healthy one starts.
+    real_sqs.send_message(
+        QueueUrl=deployed["queue_url"],
+        MessageBody="{not json",
+        MessageGroupId=f"p-{run}",
+        MessageDeduplicationId=f"poison-{run}",
+    )
+    enqueue(
+        deployed["queue_url"],
+        {"seconds": 1},
+        request_id=f"behind-{run}",
+        group_id=f"p-{run}",
+        client=real_sqs,
+    )
+    reports = [invoke_starter(aws, deployed, max_seconds=5) for _ in range(2)]
+    started = [n for r in reports for n in r["started"]]
+    assert started == [execution_name(f"behind-{run}")]
+    assert sum(len(r["poison"]) for r in reports) == 2
+    dead = real_sqs.receive_message(QueueUrl=deployed["dlq_url"], MaxNumberOfMessages=10)
+    assert [m["Body"] for m in dead.get("Messages", [])] == ["{not json"]
+    assert queue_depth(aws, deployed["queue_url"]) == 0
+    wait_all_done(aws, deployed, {execution_name(f"behind-{run}"), execution_name(f"flaky-{run}")})
+
+
+def test_ledger_entry_arn_matches_the_started_execution(aws: Callable, deployed: dict) -> None:
+    """The ARN the starter derives for DescribeExecution is the one Step Functions gives."""
+    request_id = f"arn-{uuid.uuid4().hex[:6]}"
+    enqueue(deployed["queue_url"], {"seconds": 1}, request_id=request_id, client=aws("sqs"))
+    report = invoke_starter(aws, deployed, max_seconds=5)
+    assert report["started"] == [execution_name(request_id)]
+    arn = execution_arn(deployed["target_state_machine_arn"], execution_name(request_id))
+    described = aws("stepfunctions").describe_execution(executionArn=arn)
+    assert described["name"] == execution_name(request_id)
+    assert json.loads(described["input"]) == {"seconds": 1}
+    wait_all_done(aws, deployed, {execution_name(request_id)})
