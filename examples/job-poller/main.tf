@@ -72,56 +72,10 @@ module "sdk" {
 }
 
 # The child "job": waits duration_seconds, then succeeds or fails as told.
-data "aws_iam_policy_document" "child_assume" {
-  statement {
-    actions = ["sts:AssumeRole"]
-    principals {
-      type        = "Service"
-      identifiers = ["states.amazonaws.com"]
-    }
-    condition {
-      test     = "StringEquals"
-      variable = "aws:SourceAccount"
-      values   = [data.aws_caller_identity.current.account_id]
-    }
-  }
-}
+module "child" {
+  source = "../../modules/state-machine"
 
-data "aws_iam_policy_document" "child" {
-  # CloudWatch Logs delivery APIs do not support resource-level permissions.
-  statement {
-    sid = "DeliverExecutionLogs"
-    actions = [
-      "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
-      "logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
-      "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
-    ]
-    resources = ["*"]
-  }
-}
-
-resource "aws_iam_role" "child" {
-  name               = "${local.child_name}-sfn"
-  assume_role_policy = data.aws_iam_policy_document.child_assume.json
-  tags               = var.tags
-}
-
-resource "aws_iam_role_policy" "child" {
-  name   = "${local.child_name}-sfn-inline"
-  role   = aws_iam_role.child.id
-  policy = data.aws_iam_policy_document.child.json
-}
-
-resource "aws_cloudwatch_log_group" "child" {
-  name              = "/aws/vendedlogs/states/${local.child_name}"
-  retention_in_days = 30
-  tags              = var.tags
-}
-
-resource "aws_sfn_state_machine" "child" {
-  name     = local.child_name
-  role_arn = aws_iam_role.child.arn
-  type     = "STANDARD"
+  name = local.child_name
   definition = jsonencode({
     Comment = "A stand-in asynchronous job: runs duration_seconds, then succeeds or fails."
     StartAt = "Run"
@@ -137,13 +91,8 @@ resource "aws_sfn_state_machine" "child" {
     }
   })
 
-  logging_configuration {
-    log_destination        = "${aws_cloudwatch_log_group.child.arn}:*"
-    include_execution_data = false
-    level                  = "ERROR"
-  }
-
-  tags = var.tags
-
-  depends_on = [aws_iam_role_policy.child]
+  # A stand-in workflow: its input is not worth logging.
+  logging_level                  = "ERROR"
+  logging_include_execution_data = false
+  tags                           = var.tags
 }

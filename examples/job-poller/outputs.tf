@@ -15,7 +15,7 @@ output "sdk_state_machine_arn" {
 
 output "child_state_machine_arn" {
   description = "ARN of the child state machine the aws-sdk variant starts and polls."
-  value       = aws_sfn_state_machine.child.arn
+  value       = module.child.state_machine_arn
 }
 
 output "metadata_bucket_name" {

@@ -36,56 +36,10 @@ module "throttle" {
 
 # --- the throttled target ---------------------------------------------------------------
 
-data "aws_iam_policy_document" "target_assume" {
-  statement {
-    actions = ["sts:AssumeRole"]
-    principals {
-      type        = "Service"
-      identifiers = ["states.amazonaws.com"]
-    }
-    condition {
-      test     = "StringEquals"
-      variable = "aws:SourceAccount"
-      values   = [data.aws_caller_identity.current.account_id]
-    }
-  }
-}
+module "target" {
+  source = "../../modules/state-machine"
 
-data "aws_iam_policy_document" "target" {
-  # CloudWatch Logs delivery APIs do not support resource-level permissions.
-  statement {
-    sid = "DeliverExecutionLogs"
-    actions = [
-      "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
-      "logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
-      "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
-    ]
-    resources = ["*"]
-  }
-}
-
-resource "aws_iam_role" "target" {
-  name               = "${local.target_name}-sfn"
-  assume_role_policy = data.aws_iam_policy_document.target_assume.json
-  tags               = var.tags
-}
-
-resource "aws_iam_role_policy" "target" {
-  name   = "${local.target_name}-sfn-inline"
-  role   = aws_iam_role.target.id
-  policy = data.aws_iam_policy_document.target.json
-}
-
-resource "aws_cloudwatch_log_group" "target" {
-  name              = "/aws/vendedlogs/states/${local.target_name}"
-  retention_in_days = 30
-  tags              = var.tags
-}
-
-resource "aws_sfn_state_machine" "target" {
-  name     = local.target_name
-  role_arn = aws_iam_role.target.arn
-  type     = "STANDARD"
+  name = local.target_name
   definition = jsonencode({
     Comment = "Throttled stand-in workflow: waits $.seconds (default 2), then succeeds."
     StartAt = "Defaults"
@@ -107,13 +61,8 @@ resource "aws_sfn_state_machine" "target" {
     }
   })
 
-  logging_configuration {
-    log_destination        = "${aws_cloudwatch_log_group.target.arn}:*"
-    include_execution_data = false
-    level                  = "ERROR"
-  }
-
-  tags = var.tags
-
-  depends_on = [aws_iam_role_policy.target]
+  # A stand-in workflow: its input is not worth logging.
+  logging_level                  = "ERROR"
+  logging_include_execution_data = false
+  tags                           = var.tags
 }

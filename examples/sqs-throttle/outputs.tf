@@ -25,7 +25,7 @@ output "ledger_table_name" {
 
 output "target_state_machine_arn" {
   description = "ARN of the throttled target state machine."
-  value       = aws_sfn_state_machine.target.arn
+  value       = module.target.state_machine_arn
 }
 
 output "target_state_machine_arn_static" {
