@@ -52,3 +52,18 @@ output "cleanup_rule_name" {
   description = "Name of the EventBridge rule on execution status changes."
   value       = module.semaphore.cleanup_rule_name
 }
+
+output "strategy" {
+  description = "Admission scheme of the semaphore (dynamodb or oldest-first)."
+  value       = var.strategy
+}
+
+output "fairness" {
+  description = "Admission order in effect (fifo or none)."
+  value       = module.semaphore.fairness
+}
+
+output "gate_function_name" {
+  description = "Name of the oldest-first gate Lambda (null unless strategy is oldest-first)."
+  value       = module.semaphore.gate_function_name
+}

@@ -15,6 +15,28 @@ variable "name_prefix" {
   }
 }
 
+variable "strategy" {
+  description = "Admission scheme of the semaphore: dynamodb or oldest-first."
+  type        = string
+  default     = "dynamodb"
+
+  validation {
+    condition     = contains(["dynamodb", "oldest-first"], var.strategy)
+    error_message = "strategy must be \"dynamodb\" or \"oldest-first\"."
+  }
+}
+
+variable "fairness" {
+  description = "Order of blocked executions with strategy dynamodb: none or fifo."
+  type        = string
+  default     = "none"
+
+  validation {
+    condition     = contains(["none", "fifo"], var.fairness)
+    error_message = "fairness must be \"none\" or \"fifo\"."
+  }
+}
+
 variable "semaphore_limit" {
   description = "Maximum number of executions inside the critical section at once."
   type        = number

@@ -7,6 +7,10 @@
 # acquire_timeout_seconds. Leaked slots are freed by an EventBridge cleanup
 # (FAILED/TIMED_OUT/ABORTED) and a scheduled reconciler (DescribeExecution).
 #
+# fairness = "fifo" (dynamodb only): waiters draw a ticket (atomic ADD on the
+# lock item) and only the head of the queue may take a free slot; abandoned
+# tickets are stepped over by the waiters, the cleanup and the reconciler.
+#
 # strategy = "oldest-first": the seed's ListExecutions gate in a Lambda.
 
 data "aws_partition" "current" {}
@@ -20,6 +24,7 @@ locals {
 
   dynamodb     = var.strategy == "dynamodb"
   oldest_first = var.strategy == "oldest-first"
+  fifo         = local.dynamodb && var.fairness == "fifo"
 
   table_name = "${var.name}-semaphore"
   table_arn  = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${local.table_name}"
@@ -50,7 +55,7 @@ locals {
   template_dir = "${path.module}/../../templates/semaphore"
   end_marker   = "__SEMAPHORE_END__"
 
-  acquire_template = local.dynamodb ? "acquire.states.json.tftpl" : "oldest_first_acquire.states.json.tftpl"
+  acquire_template = local.fifo ? "fifo_acquire.states.json.tftpl" : (local.dynamodb ? "acquire.states.json.tftpl" : "oldest_first_acquire.states.json.tftpl")
   acquire_vars = {
     prefix                  = var.fragment_state_prefix
     table_name              = local.table_name
@@ -98,7 +103,7 @@ locals {
     target_state_machine_arn = var.target_state_machine_arn
   }) : "{}")
   wrapper_definition = jsonencode({
-    Comment = "Run ${coalesce(var.target_state_machine_arn, "-")} while holding a slot of semaphore ${var.name} (limit ${var.semaphore_limit}, strategy ${var.strategy})."
+    Comment = "Run ${coalesce(var.target_state_machine_arn, "-")} while holding a slot of semaphore ${var.name} (limit ${var.semaphore_limit}, strategy ${var.strategy}, fairness ${local.fifo ? "fifo" : "none"})."
     StartAt = "${var.fragment_state_prefix}Prepare"
     States  = merge(local.wrapper_acquire_states, local.wrapper_states, local.wrapper_release_states)
   })
@@ -132,16 +137,24 @@ resource "aws_dynamodb_table" "this" {
 }
 
 # The lock item exists before the first acquire, so the acquire condition can be
-# a true `holder_count < limit` (no create-on-first-use branch, no `<>`).
+# a true `holder_count < limit` (no create-on-first-use branch, no `<>`). With
+# fairness fifo it also holds the ticket counters: next_ticket (the next ticket
+# to hand out) and served (the ticket whose turn it is).
 resource "aws_dynamodb_table_item" "lock" {
   count = local.create_table ? 1 : 0
 
   table_name = aws_dynamodb_table.this[0].name
   hash_key   = aws_dynamodb_table.this[0].hash_key
-  item = jsonencode({
-    pk           = { S = var.lock_key }
-    holder_count = { N = "0" }
-  })
+  item = jsonencode(merge(
+    {
+      pk           = { S = var.lock_key }
+      holder_count = { N = "0" }
+    },
+    local.fifo ? {
+      next_ticket = { N = "0" }
+      served      = { N = "0" }
+    } : {},
+  ))
 
   # Executions change holder_count and the holder attributes at run time.
   lifecycle {

@@ -13,6 +13,11 @@ output "lock_key" {
   value       = var.lock_key
 }
 
+output "fairness" {
+  description = "Admission order in effect: \"fifo\" (ticket order) or \"none\" (waiters race; always none for oldest-first)."
+  value       = local.fifo ? "fifo" : "none"
+}
+
 output "semaphore_limit" {
   description = "Maximum number of concurrent holders."
   value       = var.semaphore_limit

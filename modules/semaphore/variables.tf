@@ -25,6 +25,22 @@ variable "strategy" {
   }
 }
 
+variable "fairness" {
+  description = "Admission order of blocked executions with strategy dynamodb: \"none\" (waiters race on each retry, the default) or \"fifo\" (ticket order: first to block, first admitted)."
+  type        = string
+  default     = "none"
+
+  validation {
+    condition     = contains(["none", "fifo"], var.fairness)
+    error_message = "fairness must be \"none\" or \"fifo\"."
+  }
+
+  validation {
+    condition     = var.fairness == "none" || var.strategy == "dynamodb"
+    error_message = "fairness \"fifo\" needs strategy \"dynamodb\" (oldest-first orders by start date on its own)."
+  }
+}
+
 variable "semaphore_limit" {
   description = "Maximum number of executions inside the critical section at once."
   type        = number

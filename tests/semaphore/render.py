@@ -26,8 +26,13 @@ ACQUIRE_VARS: dict[str, Any] = {
 }
 
 
-def acquire_states(strategy: str = "dynamodb", acquired_next: str = "Critical section") -> dict:
-    name = "acquire" if strategy == "dynamodb" else "oldest_first_acquire"
+def acquire_states(
+    strategy: str = "dynamodb", acquired_next: str = "Critical section", fairness: str = "none"
+) -> dict:
+    if strategy == "dynamodb":
+        name = "fifo_acquire" if fairness == "fifo" else "acquire"
+    else:
+        name = "oldest_first_acquire"
     text = render_tftpl(
         TEMPLATES / f"{name}.states.json.tftpl", {**ACQUIRE_VARS, "acquired_next": acquired_next}
     )
@@ -49,7 +54,7 @@ def release_states(strategy: str = "dynamodb", release_next: str | None = None) 
     return json.loads(text.replace(f'"Next": "{END_MARKER}"', '"End": true'))
 
 
-def embedded_machine(strategy: str = "dynamodb") -> dict:
+def embedded_machine(strategy: str = "dynamodb", fairness: str = "none") -> dict:
     """A caller's machine: acquire, one Lambda task under the Catch, release."""
     critical = {
         "Type": "Task",
@@ -68,14 +73,16 @@ def embedded_machine(strategy: str = "dynamodb") -> dict:
     return {
         "StartAt": f"{PREFIX}Prepare",
         "States": {
-            **acquire_states(strategy),
+            **acquire_states(strategy, fairness=fairness),
             "Critical section": critical,
             **release_states(strategy),
         },
     }
 
 
-def wrapper_machine(strategy: str = "dynamodb", target: str = SM_ARN + "target") -> dict:
+def wrapper_machine(
+    strategy: str = "dynamodb", target: str = SM_ARN + "target", fairness: str = "none"
+) -> dict:
     wrapper = json.loads(
         render_tftpl(
             TEMPLATES / "wrapper.states.json.tftpl",
@@ -86,7 +93,7 @@ def wrapper_machine(strategy: str = "dynamodb", target: str = SM_ARN + "target")
         "Comment": "wrapper",
         "StartAt": f"{PREFIX}Prepare",
         "States": {
-            **acquire_states(strategy, acquired_next="Run target"),
+            **acquire_states(strategy, acquired_next="Run target", fairness=fairness),
             **wrapper,
             **release_states(strategy, release_next="Return target output"),
         },

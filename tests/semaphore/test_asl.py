@@ -11,12 +11,14 @@ from sfn_patterns_localstack.asl import validate
 from .render import PREFIX, TEMPLATES, acquire_states, embedded_machine, wrapper_machine
 
 STRATEGIES = ["dynamodb", "oldest-first"]
+VARIANTS = [("dynamodb", "none"), ("dynamodb", "fifo"), ("oldest-first", "none")]
 
 
 def test_every_template_is_covered() -> None:
     names = sorted(p.name for p in TEMPLATES.glob("*.tftpl"))
     assert names == [
         "acquire.states.json.tftpl",
+        "fifo_acquire.states.json.tftpl",
         "oldest_first_acquire.states.json.tftpl",
         "oldest_first_release.states.json.tftpl",
         "release.states.json.tftpl",
@@ -24,14 +26,14 @@ def test_every_template_is_covered() -> None:
     ]
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_embedded_machine_validates(strategy: str) -> None:
-    validate(embedded_machine(strategy))
+@pytest.mark.parametrize(("strategy", "fairness"), VARIANTS)
+def test_embedded_machine_validates(strategy: str, fairness: str) -> None:
+    validate(embedded_machine(strategy, fairness))
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_wrapper_machine_validates(strategy: str) -> None:
-    machine = validate(wrapper_machine(strategy))
+@pytest.mark.parametrize(("strategy", "fairness"), VARIANTS)
+def test_wrapper_machine_validates(strategy: str, fairness: str) -> None:
+    machine = validate(wrapper_machine(strategy, fairness=fairness))
     run = machine["States"]["Run target"]
     assert run["Resource"] == "arn:aws:states:::states:startExecution.sync:2"
     assert run["Catch"][0]["Next"] == f"{PREFIX}Release after failure"
@@ -100,3 +102,58 @@ def test_validate_rejects_a_broken_fragment() -> None:
     del machine["States"]["Critical section"]
     with pytest.raises(ValueError, match="Critical section"):
         validate(machine)
+
+
+def test_fifo_only_the_head_ticket_takes_a_slot() -> None:
+    states = acquire_states(fairness="fifo")
+    fast = states[f"{PREFIX}Acquire"]["Parameters"]
+    # The fast path admits an arrival only when nobody is queued.
+    assert "#served = #next" in fast["ConditionExpression"]
+    assert states[f"{PREFIX}Acquire"]["Catch"][0]["Next"] == f"{PREFIX}Take ticket"
+    take = states[f"{PREFIX}Take ticket"]
+    assert take["Parameters"]["ReturnValues"] == "UPDATED_NEW"
+    assert "#next = if_not_exists(#next, :zero) + :one" in take["Parameters"]["UpdateExpression"]
+    join = states[f"{PREFIX}Join queue"]["Parameters"]
+    assert join["ConditionExpression"] == "#served <= :ticket"
+    in_turn = states[f"{PREFIX}Acquire in turn"]["Parameters"]
+    assert in_turn["ConditionExpression"].startswith("#served = :ticket AND #count < :limit")
+    assert "#served = #served + :one" in in_turn["UpdateExpression"]
+    assert in_turn["UpdateExpression"].endswith("REMOVE #mine")
+    skip = states[f"{PREFIX}Skip abandoned ticket"]["Parameters"]
+    assert skip["ConditionExpression"] == "#served = :head AND attribute_not_exists(#head)"
+    # A skip is tried only when the head did not move for a whole wait.
+    skip_rule = states[f"{PREFIX}My turn?"]["Choices"][-2]
+    assert skip_rule["Next"] == f"{PREFIX}Skip abandoned ticket"
+    assert {
+        "Variable": "$.semaphore.check.served",
+        "NumericEqualsPath": "$.semaphore.last_served",
+    } in skip_rule["And"]
+
+
+def test_fifo_timeout_gives_the_ticket_back() -> None:
+    states = acquire_states(fairness="fifo")
+    choice = states[f"{PREFIX}My turn?"]["Choices"]
+    timeout = next(c for c in choice if c.get("Variable") == "$.semaphore.waited_seconds")
+    assert timeout == {
+        "Variable": "$.semaphore.waited_seconds",
+        "NumericGreaterThanEquals": 3600,
+        "Next": f"{PREFIX}Leave queue, timed out",
+    }
+    leave = states[f"{PREFIX}Leave queue, timed out"]
+    assert leave["Parameters"]["UpdateExpression"] == "REMOVE #mine"
+    assert leave["Next"] == f"{PREFIX}Acquire timed out"
+    assert states[f"{PREFIX}Acquire timed out"]["Error"] == "Semaphore.AcquireTimeout"
+
+
+def test_fifo_head_polls_at_the_shortest_wait() -> None:
+    states = acquire_states(fairness="fifo")
+    choice = states[f"{PREFIX}My turn?"]
+    assert choice["Choices"][-1] == {
+        "Variable": "$.semaphore.check.served",
+        "NumericEqualsPath": "$.semaphore.queue.ticket",
+        "Next": f"{PREFIX}Count wait, head",
+    }
+    head = states[f"{PREFIX}Count wait, head"]["Parameters"]
+    assert head["wait_seconds"] == 5  # wait_min_seconds
+    assert head["waited_seconds.$"] == "States.MathAdd($.semaphore.waited_seconds, 5)"
+    assert choice["Default"] == f"{PREFIX}Count wait"

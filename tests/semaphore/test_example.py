@@ -11,17 +11,26 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sfn_patterns.semaphore.lease import holder_attribute
-from sfn_patterns_localstack.terraform import Workspace, leftovers
+
+from .support import (
+    assert_lock_free,
+    deploy,
+    holders,
+    invoke,
+    lock_item,
+    max_overlap,
+    start,
+    wait_done,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "semaphore"
 LIMIT = 3
 
 
@@ -29,90 +38,17 @@ LIMIT = 3
 def deployed(
     localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Any]]:
-    prefix = f"sem-{uuid.uuid4().hex[:6]}"
-    variables = {
-        "name_prefix": prefix,
-        "semaphore_limit": LIMIT,
-        "wait_min_seconds": 1,
-        "wait_max_seconds": 3,
-        "acquire_timeout_seconds": 300,
-    }
-    workspace = Workspace(EXAMPLE, localstack_endpoint, tmp_path_factory.mktemp("semaphore-tf"))
-    with workspace.applied(variables) as outputs:
-        yield {"prefix": prefix, "variables": variables, "workspace": workspace, **outputs}
-    assert leftovers(aws, prefix) == {}
-
-
-# --- helpers ---------------------------------------------------------------------
-
-
-def lock_item(aws: Callable, deployed: dict) -> dict[str, Any]:
-    return aws("dynamodb").get_item(
-        TableName=deployed["lock_table_name"],
-        Key={"pk": {"S": deployed["lock_key"]}},
-        ConsistentRead=True,
-    )["Item"]
-
-
-def holders(item: dict[str, Any]) -> dict[str, str]:
-    """holder attribute -> execution ARN."""
-    return {k: v["M"]["execution_arn"]["S"] for k, v in item.items() if k.startswith("h_")}
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
-def wait_done(sfn: Any, arns: list[str], timeout: float) -> dict[str, dict]:
-    done: dict[str, dict] = {}
-    deadline = time.monotonic() + timeout
-    while len(done) < len(arns) and time.monotonic() < deadline:
-        for arn in arns:
-            if arn not in done:
-                described = sfn.describe_execution(executionArn=arn)
-                if described["status"] != "RUNNING":
-                    done[arn] = described
-        time.sleep(0.5)
-    missing = [arn for arn in arns if arn not in done]
-    assert not missing, f"{len(missing)} executions still RUNNING after {timeout} s"
-    return done
-
-
-def start(sfn: Any, machine_arn: str, payload: dict) -> str:
-    return sfn.start_execution(stateMachineArn=machine_arn, input=json.dumps(payload))[
-        "executionArn"
-    ]
-
-
-def invoke(aws: Callable, function_name: str, payload: dict | None = None) -> dict:
-    response = aws("lambda").invoke(
-        FunctionName=function_name, Payload=json.dumps(payload or {}).encode()
-    )
-    body = json.loads(response["Payload"].read())
-    assert "FunctionError" not in response, body
-    return body
-
-
-def max_overlap(intervals: list[tuple[float, float]]) -> int:
-    """Most intervals open at one instant (a leave at t closes before an enter at t)."""
-    events = [(enter, 1) for enter, _ in intervals] + [(leave, -1) for _, leave in intervals]
-    current = peak = 0
-    for _, delta in sorted(events):
-        current += delta
-        peak = max(peak, current)
-    return peak
-
-
-def assert_lock_free(aws: Callable, deployed: dict) -> None:
-    item = lock_item(aws, deployed)
-    assert item["holder_count"] == {"N": "0"}, item
-    assert holders(item) == {}, item
+    with deploy(
+        localstack_endpoint,
+        aws,
+        tmp_path_factory.mktemp("semaphore-tf"),
+        "sem",
+        semaphore_limit=LIMIT,
+        wait_min_seconds=1,
+        wait_max_seconds=3,
+        acquire_timeout_seconds=300,
+    ) as outputs:
+        yield outputs
 
 
 # --- tests -------------------------------------------------------------------------

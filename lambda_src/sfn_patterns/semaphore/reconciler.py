@@ -12,6 +12,11 @@ Both release with ``lease.release_lease``: a conditional remove on the lease's
 own stored values, so they are safe to run twice, concurrently, or against a
 holder that releases itself at the same moment.
 
+With fairness fifo both also clean the ticket queue: they remove the ticket of
+an execution that is no longer RUNNING (the cleanup: of the execution that
+ended) and step ``served`` over abandoned tickets at the head of the queue, so a
+waiter that was stopped or timed out never blocks the executions behind it.
+
 Race with a delayed acquire (the public sample's bug): an acquire write still in
 flight when the execution stops can land after the cleanup ran. The sweep sees
 that lease on its next run and, because the execution is not RUNNING (it can
@@ -29,7 +34,15 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from sfn_patterns.semaphore.lease import holder_attribute, leases, release_lease
+from sfn_patterns.semaphore.lease import (
+    holder_attribute,
+    leases,
+    queue_counters,
+    release_lease,
+    remove_waiter,
+    skip_abandoned_tickets,
+    waiters,
+)
 
 LOG = logging.getLogger()
 LOG.setLevel(logging.INFO)
@@ -89,6 +102,27 @@ def reconcile(
     report["holders_seen"] = (
         len(report["kept"]) + len(report["released"]) + len(report["already_released"])
     )
+    if queue_counters(item) is not None:
+        report["waiters_kept"] = []
+        report["waiters_removed"] = []
+        for waiter in waiters(item):
+            status = _status(sfn, waiter.execution_arn)
+            if status == "RUNNING" or (status == UNKNOWN and waiter.expires_at > now):
+                report["waiters_kept"].append(waiter.execution_arn)
+            elif remove_waiter(dynamodb, table, lock_key, waiter):
+                LOG.info(
+                    "removed ticket %s of %s (%s)", waiter.ticket, waiter.execution_arn, status
+                )
+                report["waiters_removed"].append(
+                    {
+                        "execution_arn": waiter.execution_arn,
+                        "ticket": waiter.ticket,
+                        "status": status,
+                    }
+                )
+        report["tickets_skipped"] = skip_abandoned_tickets(
+            dynamodb, table, lock_key, grace_seconds=_grace_seconds()
+        )
     LOG.info("reconcile report: %s", json.dumps(report))
     return report
 
@@ -110,6 +144,33 @@ def release_execution(
     return {"execution_arn": execution_arn, "held": bool(held), "released": released}
 
 
+def leave_queue(dynamodb: Any, table: str, lock_key: str, execution_arn: str) -> dict[str, Any]:
+    """Remove an ended execution's tickets and step over abandoned ones (fairness fifo).
+
+    The execution's ticket number is not known from the event, so the whole lock
+    item is read (it holds one small attribute per waiter). Returns the tickets
+    removed and skipped; both empty when the semaphore has no ticket queue.
+    """
+    item = dynamodb.get_item(TableName=table, Key={"pk": {"S": lock_key}}, ConsistentRead=True).get(
+        "Item", {}
+    )
+    if queue_counters(item) is None:
+        return {"tickets_removed": [], "tickets_skipped": []}
+    removed = [
+        waiter.ticket
+        for waiter in waiters(item)
+        if waiter.execution_arn == execution_arn
+        and remove_waiter(dynamodb, table, lock_key, waiter)
+    ]
+    skipped = skip_abandoned_tickets(dynamodb, table, lock_key, grace_seconds=_grace_seconds())
+    return {"tickets_removed": removed, "tickets_skipped": skipped}
+
+
+def _grace_seconds() -> float:
+    """Seconds an unregistered head ticket must stay so before it is skipped."""
+    return float(os.environ.get("SEMAPHORE_SKIP_GRACE_SECONDS", "2"))
+
+
 def _config() -> tuple[str, str]:
     return os.environ["SEMAPHORE_TABLE"], os.environ["SEMAPHORE_LOCK_KEY"]
 
@@ -129,7 +190,11 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if not execution_arn or status not in TERMINAL:
         LOG.info("ignored event: %s", json.dumps(event, default=str))
         return {"execution_arn": execution_arn, "status": status, "released": False}
-    result = release_execution(boto3.client("dynamodb"), table, lock_key, execution_arn)
+    dynamodb = boto3.client("dynamodb")
+    result = release_execution(dynamodb, table, lock_key, execution_arn)
     result["status"] = status
+    queue = leave_queue(dynamodb, table, lock_key, execution_arn)
+    if queue["tickets_removed"] or queue["tickets_skipped"]:
+        result.update(queue)
     LOG.info("cleanup: %s", json.dumps(result))
     return result

@@ -1,0 +1,130 @@
+"""Helpers shared by the semaphore's LocalStack tests (one apply per configuration)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sfn_patterns_localstack.terraform import Workspace, leftovers
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "semaphore"
+
+
+@contextmanager
+def deploy(
+    endpoint: str, aws: Callable, scratch: Path, tag: str, **variables: Any
+) -> Iterator[dict[str, Any]]:
+    """Apply examples/semaphore with ``variables``, yield its outputs, destroy, check leftovers."""
+    prefix = f"{tag}-{uuid.uuid4().hex[:6]}"
+    variables = {"name_prefix": prefix, **variables}
+    workspace = Workspace(EXAMPLE, endpoint, scratch)
+    with workspace.applied(variables) as outputs:
+        yield {"prefix": prefix, "variables": variables, "workspace": workspace, **outputs}
+    assert leftovers(aws, prefix) == {}
+
+
+def lock_item(aws: Callable, deployed: dict) -> dict[str, Any]:
+    return aws("dynamodb").get_item(
+        TableName=deployed["lock_table_name"],
+        Key={"pk": {"S": deployed["lock_key"]}},
+        ConsistentRead=True,
+    )["Item"]
+
+
+def holders(item: dict[str, Any]) -> dict[str, str]:
+    """holder attribute -> execution ARN."""
+    return {k: v["M"]["execution_arn"]["S"] for k, v in item.items() if k.startswith("h_")}
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def wait_done(sfn: Any, arns: list[str], timeout: float) -> dict[str, dict]:
+    done: dict[str, dict] = {}
+    deadline = time.monotonic() + timeout
+    while len(done) < len(arns) and time.monotonic() < deadline:
+        for arn in arns:
+            if arn not in done:
+                described = sfn.describe_execution(executionArn=arn)
+                if described["status"] != "RUNNING":
+                    done[arn] = described
+        time.sleep(0.5)
+    missing = [arn for arn in arns if arn not in done]
+    assert not missing, f"{len(missing)} executions still RUNNING after {timeout} s"
+    return done
+
+
+def start(sfn: Any, machine_arn: str, payload: dict) -> str:
+    return sfn.start_execution(stateMachineArn=machine_arn, input=json.dumps(payload))[
+        "executionArn"
+    ]
+
+
+def invoke(aws: Callable, function_name: str, payload: dict | None = None) -> dict:
+    response = aws("lambda").invoke(
+        FunctionName=function_name, Payload=json.dumps(payload or {}).encode()
+    )
+    body = json.loads(response["Payload"].read())
+    assert "FunctionError" not in response, body
+    return body
+
+
+def max_overlap(intervals: list[tuple[float, float]]) -> int:
+    """Most intervals open at one instant (a leave at t closes before an enter at t)."""
+    events = [(enter, 1) for enter, _ in intervals] + [(leave, -1) for _, leave in intervals]
+    current = peak = 0
+    for _, delta in sorted(events):
+        current += delta
+        peak = max(peak, current)
+    return peak
+
+
+def assert_lock_free(aws: Callable, deployed: dict) -> None:
+    item = lock_item(aws, deployed)
+    assert item["holder_count"] == {"N": "0"}, item
+    assert holders(item) == {}, item
+
+
+def history(sfn: Any, arn: str) -> list[dict[str, Any]]:
+    """Every event of an execution's history."""
+    events: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"executionArn": arn, "maxResults": 1000}
+    while True:
+        page = sfn.get_execution_history(**kwargs)
+        events += page["events"]
+        if not page.get("nextToken"):
+            return events
+        kwargs["nextToken"] = page["nextToken"]
+
+
+def states_entered(events: list[dict[str, Any]]) -> list[str]:
+    """Names of the states an execution entered, in order."""
+    return [
+        e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e
+    ]
+
+
+def records(aws: Callable, deployed: dict, arns: list[str]) -> dict[str, tuple[float, float]]:
+    """execution ARN -> (entered_at, left_at) the demo critical section recorded."""
+    dynamodb = aws("dynamodb")
+    found = {}
+    for arn in arns:
+        item = dynamodb.get_item(
+            TableName=deployed["record_table_name"],
+            Key={"execution_id": {"S": arn}},
+            ConsistentRead=True,
+        )["Item"]
+        found[arn] = (float(item["entered_at"]["N"]), float(item["left_at"]["N"]))
+    return found

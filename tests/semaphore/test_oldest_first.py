@@ -1,0 +1,61 @@
+"""End to end: examples/semaphore with ``strategy = "oldest-first"`` on LocalStack.
+
+The seed's ListExecutions gate: an execution proceeds when it is among the
+``limit`` oldest RUNNING ones. With limit 1 the holders' own recorded times must
+show one holder at a time, admitted in start order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from .support import deploy, max_overlap, records, start, wait_done
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+LIMIT = 1
+
+
+@pytest.fixture(scope="module")
+def deployed(
+    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    with deploy(
+        localstack_endpoint,
+        aws,
+        tmp_path_factory.mktemp("semaphore-oldest-tf"),
+        "semo",
+        strategy="oldest-first",
+        semaphore_limit=LIMIT,
+        wait_min_seconds=1,
+        wait_max_seconds=2,
+        acquire_timeout_seconds=300,
+    ) as outputs:
+        # Terraform leaves null outputs out: no lock table for this strategy.
+        assert outputs.get("lock_table_name") is None
+        assert outputs["gate_function_name"]
+        yield outputs
+
+
+def test_oldest_is_admitted_first_and_never_more_than_the_limit(
+    aws: Callable, deployed: dict
+) -> None:
+    sfn = aws("stepfunctions")
+    arns = []
+    for i in range(5):
+        arns.append(
+            start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 1, "n": i})
+        )
+        time.sleep(0.4)
+    done = wait_done(sfn, arns, timeout=180)
+    assert {d["status"] for d in done.values()} == {"SUCCEEDED"}, done
+    recorded = records(aws, deployed, arns)
+    assert max_overlap(list(recorded.values())) <= LIMIT
+    by_start = sorted(arns, key=lambda arn: done[arn]["startDate"])
+    by_admission = sorted(arns, key=lambda arn: recorded[arn][0])
+    print("\nadmission order (start rank):", [by_start.index(arn) for arn in by_admission])
+    assert by_admission == by_start
