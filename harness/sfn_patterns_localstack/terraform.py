@@ -1,9 +1,11 @@
 """Run a Terraform configuration against LocalStack, as tflocal does, without touching it.
 
-The configuration's directory gets one ignored file, ``localstack_override.tf``,
-pointing the AWS provider at LocalStack and the state at a scratch directory;
-``.terraform/`` goes to the scratch directory too (``TF_DATA_DIR``), so the
-checkout stays clean and the same example can be applied by tests and the demo.
+A configuration inside this checkout is applied from a staging tree in the scratch
+directory (see :func:`stage`): its files are links to the checkout's, plus one
+``localstack_override.tf`` pointing the AWS provider at LocalStack and the state at
+the scratch directory. ``.terraform/`` (``TF_DATA_DIR``), the lock file and built
+zips land there too, so the checkout stays clean and any number of tests, demos and
+benchmarks can apply the same example at the same time.
 """
 
 from __future__ import annotations
@@ -38,6 +40,50 @@ SERVICES = (
     "ssm",
     "sts",
 )
+
+
+def _checkout_root(path: Path) -> Path | None:
+    """The checkout holding ``path`` (a directory with pyproject.toml and modules/)."""
+    for candidate in (path, *path.parents):
+        if (candidate / "pyproject.toml").is_file() and (candidate / "modules").is_dir():
+            return candidate
+    return None
+
+
+def stage(config_dir: Path, work_dir: Path) -> Path:
+    """Mirror ``config_dir`` under ``work_dir/tree`` with links; return the staged directory.
+
+    Why: the override file must live in the configuration's directory, and two runs
+    applying one example at once would overwrite each other's override. The staging
+    tree has a real directory for each component of the path from the checkout's
+    root to ``config_dir``, symbolic links for everything else (siblings, modules,
+    templates, lambda_src...) and links to the configuration's own files, so
+    relative module sources (``../../modules/x``) and paths resolve exactly as in
+    the checkout, and edits to the checkout show through. Directories outside a
+    checkout (temporary test configurations) are used as they are. Idempotent.
+    """
+    config_dir = Path(config_dir).resolve()
+    root = _checkout_root(config_dir)
+    if root is None:
+        return config_dir
+
+    def link(source: Path, target: Path) -> None:
+        if not target.is_symlink() and not target.exists():
+            target.symlink_to(source)
+
+    source, target = root, Path(work_dir).resolve() / "tree"
+    for part in config_dir.relative_to(root).parts:
+        target.mkdir(parents=True, exist_ok=True)
+        for entry in source.iterdir():
+            if entry.name != part and not entry.name.startswith("."):
+                link(entry, target / entry.name)
+        source, target = source / part, target / part
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in source.iterdir():
+        # Not hidden files (.terraform.lock.hcl: init would write through the link).
+        if entry.name != OVERRIDE_NAME and not entry.name.startswith("."):
+            link(entry, target / entry.name)
+    return target
 
 
 class TerraformError(RuntimeError):
@@ -92,10 +138,11 @@ class Workspace:
         scratch_dir: Path,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        self.config_dir = Path(config_dir).resolve()
+        self.source_dir = Path(config_dir).resolve()
         self.endpoint = endpoint
         self.scratch_dir = Path(scratch_dir).resolve()
         self.scratch_dir.mkdir(parents=True, exist_ok=True)
+        self.config_dir = stage(self.source_dir, self.scratch_dir)
         self.log = log or (lambda line: print(line, file=sys.stderr))
         self.binary = terraform_binary()
         (self.config_dir / OVERRIDE_NAME).write_text(
