@@ -1,5 +1,6 @@
 # dag-aggregate example: the 12 aggregate tasks in ./sql (MIN/MAX/COUNT/SUM over
-# raw.events, four levels deep) as one state machine per strategy choice, running
+# raw.events, four levels deep) run with the chosen strategy (level stages, or
+# dependency-driven with a coordinator, a task state machine and a runtime Lambda)
 # on a Redshift Serverless workgroup through the Redshift Data API.
 
 provider "aws" {
@@ -13,7 +14,7 @@ module "dag" {
   source = "../../modules/dag-aggregate"
 
   name            = "${var.name_prefix}-${var.strategy}"
-  sql_dir         = "${path.module}/sql"
+  sql_dir         = coalesce(var.sql_dir, "${path.module}/sql")
   strategy        = var.strategy
   max_concurrency = var.max_concurrency
 

@@ -1,5 +1,5 @@
 output "state_machine_arn" {
-  description = "ARN of the DAG state machine."
+  description = "ARN of the state machine to start (the coordinator with strategy = dependency)."
   value       = module.dag.state_machine_arn
 }
 
@@ -16,4 +16,19 @@ output "tasks" {
 output "edges" {
   description = "Reduced dependencies as [parent, child] pairs."
   value       = module.dag.edges
+}
+
+output "task_state_machine_arn" {
+  description = "strategy = dependency: the task state machine (one execution per task)."
+  value       = module.dag.task_state_machine_arn
+}
+
+output "runs_table_name" {
+  description = "strategy = dependency: DynamoDB table of run and task statuses."
+  value       = module.dag.runs_table_name
+}
+
+output "priorities" {
+  description = "strategy = dependency: longest remaining path of each task."
+  value       = module.dag.priorities
 }

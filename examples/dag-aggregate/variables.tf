@@ -16,15 +16,26 @@ variable "name_prefix" {
 }
 
 variable "strategy" {
-  description = "Execution order of the example DAG: simple-level or parent-level."
+  description = "Execution order of the example DAG: simple-level, parent-level or dependency."
   type        = string
   default     = "parent-level"
+
+  validation {
+    condition     = contains(["simple-level", "parent-level", "dependency"], var.strategy)
+    error_message = "strategy must be \"simple-level\", \"parent-level\" or \"dependency\"."
+  }
 }
 
 variable "max_concurrency" {
-  description = "Most tasks running at once in a stage."
+  description = "Most tasks running at once (per stage for the level strategies, per run for dependency)."
   type        = number
   default     = 4
+}
+
+variable "sql_dir" {
+  description = "Directory of <table>.sql task files; null uses this example's ./sql."
+  type        = string
+  default     = null
 }
 
 variable "redshift_workgroup_name" {

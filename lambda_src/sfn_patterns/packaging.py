@@ -62,6 +62,13 @@ BUNDLES: dict[str, Bundle] = {
     "job-poller": Bundle(sources=("sfn_patterns/__init__.py", "sfn_patterns/job_poller")),
     "semaphore": Bundle(sources=("sfn_patterns/__init__.py", "sfn_patterns/semaphore")),
     "sqs-throttle": Bundle(sources=("sfn_patterns/__init__.py", "sfn_patterns/sqs_throttle")),
+    "dag-aggregate": Bundle(
+        sources=(
+            "sfn_patterns/__init__.py",
+            "sfn_patterns/dag_aggregate/__init__.py",
+            "sfn_patterns/dag_aggregate/runtime",
+        )
+    ),
 }
 
 

@@ -12,6 +12,10 @@ locals {
   region     = data.aws_region.current.region
   account_id = data.aws_caller_identity.current.account_id
 
+  # strategy = "dependency" is provisioned by dependency.tf instead of the one state
+  # machine below.
+  dependency = var.strategy == "dependency"
+
   lambda_src = abspath("${path.module}/../../lambda_src")
   # Any python3 with the planner's dependencies can run it from the checkout.
   bootstrap = "import sys; sys.path.insert(0, sys.argv.pop(1)); from sfn_patterns.dag_aggregate.cli import group; group()"
@@ -24,43 +28,15 @@ locals {
   )
 
   plan       = var.create ? jsondecode(data.local_command.plan[0].stdout) : null
-  definition = var.create ? data.local_command.render[0].stdout : null
-
+  definition = var.create && !local.dependency ? data.local_command.render[0].stdout : null
 
   cluster_arn = var.redshift.cluster_identifier == null ? null : "arn:${local.partition}:redshift:${local.region}:${local.account_id}:cluster:${var.redshift.cluster_identifier}"
 }
 
-data "local_command" "plan" {
-  count = var.create ? 1 : 0
-
-  command   = var.python_executable
-  arguments = ["-c", local.bootstrap, local.lambda_src, "plan", "--sql-dir", var.sql_dir, "--schema", var.sql_schema]
-}
-
-data "local_command" "render" {
-  count = var.create ? 1 : 0
-
-  command = var.python_executable
-  arguments = concat(
-    ["-c", local.bootstrap, local.lambda_src, "render",
-      "--sql-dir", var.sql_dir, "--schema", var.sql_schema,
-      "--strategy", var.strategy, "--max-concurrency", tostring(var.max_concurrency),
-      "--default-wait", tostring(var.poll.initial_wait_seconds),
-      "--poll-interval", tostring(var.poll.poll_interval_seconds),
-      "--default-timeout", tostring(var.poll.timeout_seconds),
-    "--compact"],
-    local.target_args,
-  )
-}
-
-module "state_machine" {
-  source = "../state-machine"
-
-  create     = var.create
-  name       = var.name
-  definition = coalesce(local.definition, "{}")
-
-  policy_statements = concat(
+locals {
+  # What a state machine that runs the SQL may do on the target (level strategies'
+  # state machine, or the dependency strategy's task state machine).
+  redshift_policy_statements = concat(
     [
       {
         sid       = "RunStatementsOnTheTarget"
@@ -99,6 +75,39 @@ module "state_machine" {
       resources = [var.redshift.secret_arn]
     }],
   )
+}
+
+data "local_command" "plan" {
+  count = var.create ? 1 : 0
+
+  command   = var.python_executable
+  arguments = ["-c", local.bootstrap, local.lambda_src, "plan", "--sql-dir", var.sql_dir, "--schema", var.sql_schema]
+}
+
+data "local_command" "render" {
+  count = var.create && !local.dependency ? 1 : 0
+
+  command = var.python_executable
+  arguments = concat(
+    ["-c", local.bootstrap, local.lambda_src, "render",
+      "--sql-dir", var.sql_dir, "--schema", var.sql_schema,
+      "--strategy", var.strategy, "--max-concurrency", tostring(var.max_concurrency),
+      "--default-wait", tostring(var.poll.initial_wait_seconds),
+      "--poll-interval", tostring(var.poll.poll_interval_seconds),
+      "--default-timeout", tostring(var.poll.timeout_seconds),
+    "--compact"],
+    local.target_args,
+  )
+}
+
+module "state_machine" {
+  source = "../state-machine"
+
+  create     = var.create && !local.dependency
+  name       = var.name
+  definition = coalesce(local.definition, "{}")
+
+  policy_statements = local.redshift_policy_statements
 
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn

@@ -1,21 +1,21 @@
 output "state_machine_arn" {
-  description = "ARN of the DAG state machine."
-  value       = module.state_machine.state_machine_arn
+  description = "ARN of the state machine to start for a run (the coordinator with strategy = dependency; its input may name a run_id)."
+  value       = local.dependency ? module.coordinator.state_machine_arn : module.state_machine.state_machine_arn
 }
 
 output "state_machine_arn_static" {
-  description = "ARN of the DAG state machine, known at plan time (use it to avoid dependency cycles)."
-  value       = module.state_machine.state_machine_arn_static
+  description = "ARN of that state machine, known at plan time (use it to avoid dependency cycles)."
+  value       = local.dependency ? module.coordinator.state_machine_arn_static : module.state_machine.state_machine_arn_static
 }
 
 output "role_arn" {
-  description = "ARN of the state machine's IAM role."
-  value       = module.state_machine.role_arn
+  description = "ARN of that state machine's IAM role."
+  value       = local.dependency ? module.coordinator.role_arn : module.state_machine.role_arn
 }
 
 output "log_group_name" {
-  description = "CloudWatch log group of the state machine's executions."
-  value       = module.state_machine.log_group_name
+  description = "CloudWatch log group of that state machine's executions."
+  value       = local.dependency ? module.coordinator.log_group_name : module.state_machine.log_group_name
 }
 
 output "tasks" {
@@ -29,7 +29,7 @@ output "edges" {
 }
 
 output "stages" {
-  description = "Task lists in execution order, for the chosen strategy."
+  description = "Task lists in execution order, for a level strategy (null for dependency, which has no stages)."
   value       = try(local.plan.stages[var.strategy], null)
 }
 
@@ -39,6 +39,51 @@ output "external_sources" {
 }
 
 output "definition" {
-  description = "The rendered Amazon States Language definition."
-  value       = local.definition
+  description = "The rendered Amazon States Language definition (the coordinator's with strategy = dependency)."
+  value       = local.dependency ? (var.create ? local.coordinator_definition : null) : local.definition
+}
+
+output "task_state_machine_arn" {
+  description = "strategy = dependency: ARN of the task state machine (one execution per task and attempt)."
+  value       = module.task_machine.state_machine_arn
+}
+
+output "task_definition" {
+  description = "strategy = dependency: the task state machine's ASL definition."
+  value       = try(data.local_command.task_definition[0].stdout, null)
+}
+
+output "runtime_function_name" {
+  description = "strategy = dependency: name of the runtime Lambda (start, task_done, ended task executions)."
+  value       = module.runtime.function_name
+}
+
+output "runtime_function_arn" {
+  description = "strategy = dependency: ARN of the runtime Lambda."
+  value       = module.runtime.function_arn
+}
+
+output "runs_table_name" {
+  description = "strategy = dependency: DynamoDB table of run and task statuses (pk = run id, sk = run | task#<name>)."
+  value       = try(aws_dynamodb_table.runs[0].name, null)
+}
+
+output "runs_table_arn" {
+  description = "strategy = dependency: ARN of the runs table."
+  value       = try(aws_dynamodb_table.runs[0].arn, null)
+}
+
+output "plan_bucket" {
+  description = "strategy = dependency: S3 bucket holding the plan document."
+  value       = try(aws_s3_bucket.plan[0].id, null)
+}
+
+output "plan_key" {
+  description = "strategy = dependency: S3 key of the plan document (it names the document's SHA-256)."
+  value       = local.plan_key
+}
+
+output "priorities" {
+  description = "strategy = dependency: each task's priority, its longest remaining path by estimated duration."
+  value       = local.create_dependency ? { for name, task in jsondecode(local.dependency_document.document).tasks : name => task.priority } : null
 }

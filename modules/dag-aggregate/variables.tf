@@ -12,6 +12,11 @@ variable "name" {
     condition     = can(regex("^[A-Za-z0-9_-]{1,64}$", var.name))
     error_message = "name must be 1-64 characters of letters, digits, hyphens and underscores."
   }
+
+  validation {
+    condition     = var.strategy != "dependency" || length(var.name) <= 56
+    error_message = "With strategy \"dependency\", name must be at most 56 characters (it prefixes <name>-runtime, <name>-task and <name>-runs)."
+  }
 }
 
 variable "sql_dir" {
@@ -36,24 +41,24 @@ variable "sql_schema" {
 }
 
 variable "strategy" {
-  description = "Execution order: simple-level (one Map per DAG level) or parent-level (one Map per earliest-child level)."
+  description = "Execution order: simple-level (one Map per DAG level), parent-level (one Map per earliest-child level) or dependency (each task starts when its parents succeed; resumable)."
   type        = string
   default     = "parent-level"
 
   validation {
-    condition     = contains(["simple-level", "parent-level"], var.strategy)
-    error_message = "strategy must be \"simple-level\" or \"parent-level\"."
+    condition     = contains(["simple-level", "parent-level", "dependency"], var.strategy)
+    error_message = "strategy must be \"simple-level\", \"parent-level\" or \"dependency\"."
   }
 }
 
 variable "max_concurrency" {
-  description = "Most tasks running at once in a stage (keep it under the warehouse's connection limit)."
+  description = "Most tasks running at once: per stage for the level strategies, per run for dependency (keep it under the warehouse's connection limit)."
   type        = number
   default     = 10
 
   validation {
-    condition     = var.max_concurrency >= 1 && var.max_concurrency <= 40 && floor(var.max_concurrency) == var.max_concurrency
-    error_message = "max_concurrency must be a whole number from 1 to 40 (an inline Map runs at most 40 iterations at once)."
+    condition     = var.max_concurrency >= 1 && floor(var.max_concurrency) == var.max_concurrency && var.max_concurrency <= (var.strategy == "dependency" ? 500 : 40)
+    error_message = "max_concurrency must be a whole number from 1 to 40 for the level strategies (an inline Map runs at most 40 iterations at once), or 1 to 500 for dependency."
   }
 }
 
@@ -97,6 +102,23 @@ variable "poll" {
     condition     = var.poll.initial_wait_seconds >= 0 && var.poll.poll_interval_seconds >= 1 && var.poll.timeout_seconds >= var.poll.poll_interval_seconds
     error_message = "poll needs initial_wait_seconds >= 0, poll_interval_seconds >= 1 and timeout_seconds >= poll_interval_seconds."
   }
+}
+
+variable "run_timeout_seconds" {
+  description = "strategy = dependency: seconds a run (coordinator execution) may take before it times out."
+  type        = number
+  default     = 86400
+
+  validation {
+    condition     = var.run_timeout_seconds >= 60 && var.run_timeout_seconds <= 31536000 && floor(var.run_timeout_seconds) == var.run_timeout_seconds
+    error_message = "run_timeout_seconds must be a whole number of seconds from 60 to 31536000 (one year, the Standard workflow limit)."
+  }
+}
+
+variable "runs_table_point_in_time_recovery_enabled" {
+  description = "strategy = dependency: whether the runs table (task statuses per run id) has point-in-time recovery."
+  type        = bool
+  default     = true
 }
 
 variable "python_executable" {

@@ -58,10 +58,10 @@ def test_simulate(tmp_path: Path) -> None:
         "--max-concurrency", "1",
     )  # fmt: skip
     assert code == 0
-    # one slot: 5 + 3 then 2 for both strategies; lower bound = total work 10
+    # one slot: 5 + 3 then 2 for every strategy; lower bound = total work 10
     assert json.loads(out) == {
         "lower_bound": 10.0,
-        "makespan": {"simple-level": 10.0, "parent-level": 10.0},
+        "makespan": {"simple-level": 10.0, "parent-level": 10.0, "dependency": 10.0},
     }
 
 

@@ -92,7 +92,7 @@ def _table(client, workgroup: str, table: str) -> list[tuple]:
     return _normalize([tuple(_field(f) for f in record) for record in result["Records"]])
 
 
-@pytest.mark.parametrize("strategy", ["simple-level", "parent-level"])
+@pytest.mark.parametrize("strategy", ["simple-level", "parent-level", "dependency"])
 def test_example_matches_a_sequential_run(
     strategy: str, localstack_endpoint: str, aws: Callable, tmp_path: Path
 ) -> None:

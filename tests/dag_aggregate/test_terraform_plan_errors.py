@@ -101,7 +101,7 @@ def test_invalid_sql_fails_the_plan_naming_file_and_position(
 @pytest.mark.parametrize(
     ("variables", "message"),
     [
-        ({"strategy": "fastest"}, 'strategy must be "simple-level" or "parent-level"'),
+        ({"strategy": "fastest"}, 'must be "simple-level", "parent-level" or "dependency"'),
         ({"max_concurrency": 0}, "max_concurrency must be a whole number from 1 to 40"),
         ({"sql_dir": "/nonexistent/sql"}, "sql_dir must be an existing directory"),
     ],

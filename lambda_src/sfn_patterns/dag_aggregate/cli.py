@@ -212,6 +212,139 @@ def render_cmd(
     _emit(render(_plan(sql_dir, schema), strategy, options, templates_dir), output)
 
 
+def _target_and_options(
+    *,
+    database: str,
+    cluster_identifier: str | None,
+    db_user: str | None,
+    secret_arn: str | None,
+    workgroup_name: str | None,
+    default_wait: int,
+    poll_interval: int,
+    default_timeout: int,
+    compact: bool = True,
+) -> Any:
+    from sfn_patterns.dag_aggregate.render import RenderOptions, Target
+
+    target = Target(
+        database=database,
+        cluster_identifier=cluster_identifier,
+        db_user=db_user,
+        secret_arn=secret_arn,
+        workgroup_name=workgroup_name,
+    )
+    target.parameters()  # validate before parsing any SQL
+    return RenderOptions(
+        target=target,
+        default_wait=default_wait,
+        poll_interval=poll_interval,
+        default_timeout=default_timeout,
+        compact=compact,
+    )
+
+
+def poll_options(func: F) -> F:
+    """--default-wait/--poll-interval/--default-timeout, as ``render`` takes them."""
+    func = click.option(
+        "--default-timeout",
+        type=click.IntRange(min=1),
+        default=3600,
+        show_default=True,
+        help="Seconds before a task fails (and its statement is cancelled), without 'timeout='.",
+    )(func)
+    func = click.option(
+        "--poll-interval",
+        type=click.IntRange(min=1),
+        default=10,
+        show_default=True,
+        help="Seconds between describeStatement polls.",
+    )(func)
+    return click.option(
+        "--default-wait",
+        type=click.IntRange(min=0),
+        default=5,
+        show_default=True,
+        help="Seconds before the first status poll, for tasks without 'wait='.",
+    )(func)
+
+
+@group.command("dependency-plan")
+@sql_dir_option
+@poll_options
+@output_option
+@friendly_errors
+def dependency_plan_cmd(
+    *,
+    sql_dir: Path,
+    schema: str,
+    default_wait: int,
+    poll_interval: int,
+    default_timeout: int,
+    output: Path | None,
+) -> None:
+    """Print the dependency strategy's plan document (JSON, with its sha256).
+
+    \b
+    {"sha256": ..., "document": "<canonical JSON>"}: per task its parents, children,
+    estimated duration ('duration=' config, default 1), priority (longest remaining
+    path) and SQL. Terraform stores the document in S3 for the runtime Lambda.
+    """
+    from sfn_patterns.dag_aggregate.dependency import (
+        document_json,
+        document_sha256,
+        plan_document,
+    )
+    from sfn_patterns.dag_aggregate.render import RenderOptions, Target
+
+    options = RenderOptions(
+        target=Target(database="-", workgroup_name="-"),
+        default_wait=default_wait,
+        poll_interval=poll_interval,
+        default_timeout=default_timeout,
+    )
+    text = document_json(plan_document(_plan(sql_dir, schema), options))
+    _emit(json.dumps({"sha256": document_sha256(text), "document": text}), output)
+
+
+@group.command("render-task")
+@click.option("--task-done-arn", required=True, help="ARN of the runtime (task_done) Lambda.")
+@click.option("--database", required=True, help="Redshift database name.")
+@click.option("--cluster-identifier", help="Provisioned cluster (with --db-user or --secret-arn).")
+@click.option("--db-user", help="Database user for temporary cluster credentials.")
+@click.option("--secret-arn", help="Secrets Manager secret with database credentials.")
+@click.option("--workgroup-name", help="Redshift Serverless workgroup (instead of a cluster).")
+@poll_options
+@output_option
+@friendly_errors
+def render_task_cmd(
+    *,
+    task_done_arn: str,
+    database: str,
+    cluster_identifier: str | None,
+    db_user: str | None,
+    secret_arn: str | None,
+    workgroup_name: str | None,
+    default_wait: int,
+    poll_interval: int,
+    default_timeout: int,
+    output: Path | None,
+) -> None:
+    """Render the dependency strategy's task state machine (one execution per task)."""
+    from sfn_patterns.dag_aggregate.dependency import render_task_machine
+
+    options = _target_and_options(
+        database=database,
+        cluster_identifier=cluster_identifier,
+        db_user=db_user,
+        secret_arn=secret_arn,
+        workgroup_name=workgroup_name,
+        default_wait=default_wait,
+        poll_interval=poll_interval,
+        default_timeout=default_timeout,
+    )
+    _emit(render_task_machine(options, task_done_arn), output)
+
+
 def _read_durations(path: Path) -> dict[str, float]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,319 @@
+# strategy = "dependency": no stages. A coordinator execution per run waits on a task
+# token while a runtime Lambda starts one task-machine execution per task as soon as
+# its parents have succeeded, at most max_concurrency at once, the task with the
+# longest remaining path first. State lives in a DynamoDB table (one run item with
+# the ready and active maps, one item per task); the plan document (tasks, edges,
+# priorities, SQL) is an S3 object written by Terraform. Design and guarantees: lambda_src/sfn_patterns/
+# dag_aggregate/runtime/dispatch.py and this module's README.
+
+locals {
+  create_dependency = var.create && local.dependency
+
+  dependency_document = local.create_dependency ? jsondecode(data.local_command.dependency_plan[0].stdout) : null
+  plan_key            = local.create_dependency ? "dag-aggregate/plans/${local.dependency_document.sha256}.json" : null
+
+  runtime_function_name = "${var.name}-runtime"
+  task_machine_name     = "${var.name}-task"
+  runtime_function_arn  = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.runtime_function_name}"
+  coordinator_arn       = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${var.name}"
+  task_machine_arn      = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${local.task_machine_name}"
+  runs_table_arn        = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table:${var.name}-runs"
+
+  poll_args = [
+    "--default-wait", tostring(var.poll.initial_wait_seconds),
+    "--poll-interval", tostring(var.poll.poll_interval_seconds),
+    "--default-timeout", tostring(var.poll.timeout_seconds),
+  ]
+
+  # Errors worth another try of the start Lambda (it is idempotent); a run id that is
+  # already running (RunAlreadyRunningError) fails the execution at once.
+  lambda_transient_errors = [
+    "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException", "Lambda.Unknown", "Sandbox.Timedout", "ClientError",
+  ]
+
+  coordinator_definition = jsonencode({
+    Comment = "dag-aggregate dependency strategy: one run (input {\"run_id\": ...}; default: the execution name). Re-running a run id skips its succeeded tasks."
+    StartAt = "Run id?"
+    States = {
+      "Run id?" = {
+        Type    = "Choice"
+        Choices = [{ Variable = "$.run_id", IsString = true, Next = "Run" }]
+        Default = "Default run id"
+      }
+      "Default run id" = {
+        Type       = "Pass"
+        Parameters = { "run_id.$" = "$$.Execution.Name" }
+        Next       = "Run"
+      }
+      Run = {
+        Type     = "Task"
+        Comment  = "Records the run and starts the first tasks; the runtime sends this token back once nothing runs and nothing can start: success, or the first failed task's error."
+        Resource = "arn:${local.partition}:states:::lambda:invoke.waitForTaskToken"
+        Parameters = {
+          FunctionName = local.runtime_function_arn
+          Payload = {
+            action        = "start"
+            "run_id.$"    = "$.run_id"
+            "execution.$" = "$$.Execution.Id"
+            "token.$"     = "$$.Task.Token"
+          }
+        }
+        TimeoutSeconds = var.run_timeout_seconds
+        Retry = [{
+          ErrorEquals     = local.lambda_transient_errors
+          IntervalSeconds = 2
+          BackoffRate     = 2
+          MaxAttempts     = 5
+          JitterStrategy  = "FULL"
+        }]
+        End = true
+      }
+    }
+  })
+}
+
+data "local_command" "dependency_plan" {
+  count = local.create_dependency ? 1 : 0
+
+  command = var.python_executable
+  arguments = concat(
+    ["-c", local.bootstrap, local.lambda_src, "dependency-plan", "--sql-dir", var.sql_dir, "--schema", var.sql_schema],
+    local.poll_args,
+  )
+}
+
+data "local_command" "task_definition" {
+  count = local.create_dependency ? 1 : 0
+
+  command = var.python_executable
+  arguments = concat(
+    ["-c", local.bootstrap, local.lambda_src, "render-task", "--task-done-arn", local.runtime_function_arn],
+    local.poll_args,
+    local.target_args,
+  )
+}
+
+# --- The plan document --------------------------------------------------------------
+
+resource "aws_s3_bucket" "plan" {
+  #checkov:skip=CKV2_AWS_61:Its only objects are plan documents Terraform manages; an expiration rule would delete the live plan.
+  #checkov:skip=CKV_AWS_21:Each plan is a new key (its SHA-256), so versions would add nothing; Terraform re-creates the document from sql_dir.
+  #checkov:skip=CKV_AWS_18:Only the runtime Lambda reads the plan document; access logging would need a second bucket.
+  #checkov:skip=CKV_AWS_144:The plan document is rebuilt from sql_dir by any apply: cross-region replication protects nothing.
+  #checkov:skip=CKV2_AWS_62:Nothing consumes object events: the runtime reads the key named in its environment.
+  #checkov:skip=CKV_AWS_145:Encrypted with SSE-KMS and the caller's key when kms_key_arn is set, with SSE-S3 (AES256) when it is null.
+  count = local.create_dependency ? 1 : 0
+
+  bucket_prefix = "${substr(replace(lower(var.name), "_", "-"), 0, 30)}-plan-"
+  # Holds only plan documents Terraform writes from sql_dir: nothing to keep on destroy.
+  force_destroy = true
+  tags          = var.tags
+}
+
+resource "aws_s3_bucket_public_access_block" "plan" {
+  count = local.create_dependency ? 1 : 0
+
+  bucket                  = aws_s3_bucket.plan[0].id
+  block_public_acls       = true
+  block_public_policy     = true
+  ignore_public_acls      = true
+  restrict_public_buckets = true
+}
+
+resource "aws_s3_bucket_server_side_encryption_configuration" "plan" {
+  count = local.create_dependency ? 1 : 0
+
+  bucket = aws_s3_bucket.plan[0].id
+  rule {
+    apply_server_side_encryption_by_default {
+      sse_algorithm     = var.kms_key_arn == null ? "AES256" : "aws:kms"
+      kms_master_key_id = var.kms_key_arn
+    }
+    bucket_key_enabled = var.kms_key_arn != null
+  }
+}
+
+# The key holds the document's SHA-256: a changed plan is a new object, and the
+# runtime (which caches the plan per container) reads the new key from its environment.
+resource "aws_s3_object" "plan" {
+  count = local.create_dependency ? 1 : 0
+
+  bucket       = aws_s3_bucket.plan[0].id
+  key          = local.plan_key
+  content      = local.dependency_document.document
+  content_type = "application/json"
+  tags         = var.tags
+
+  depends_on = [aws_s3_bucket_server_side_encryption_configuration.plan]
+}
+
+# --- Run state ---------------------------------------------------------------------
+
+resource "aws_dynamodb_table" "runs" {
+  #checkov:skip=CKV_AWS_28:Point-in-time recovery is on by default (runs_table_point_in_time_recovery_enabled); checkov cannot resolve a value passed through the root module.
+  count = local.create_dependency ? 1 : 0
+
+  name         = "${var.name}-runs"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "pk"
+  range_key    = "sk"
+
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+  attribute {
+    name = "sk"
+    type = "S"
+  }
+  point_in_time_recovery {
+    enabled = var.runs_table_point_in_time_recovery_enabled
+  }
+
+  server_side_encryption {
+    enabled     = true
+    kms_key_arn = var.kms_key_arn
+  }
+
+  tags = var.tags
+}
+
+# --- Runtime Lambda: start, task_done, ended task executions ---------------------------
+
+module "runtime" {
+  source = "../lambda-function"
+  create = local.create_dependency
+
+  function_name = local.runtime_function_name
+  bundle        = "dag-aggregate"
+  handler       = "sfn_patterns.dag_aggregate.runtime.handler.handler"
+  timeout       = 120
+  environment_variables = local.create_dependency ? {
+    TABLE_NAME             = aws_dynamodb_table.runs[0].name
+    PLAN_BUCKET            = aws_s3_bucket.plan[0].id
+    PLAN_KEY               = aws_s3_object.plan[0].key
+    TASK_STATE_MACHINE_ARN = local.task_machine_arn
+    MAX_CONCURRENCY        = tostring(var.max_concurrency)
+  } : {}
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  kms_key_arn                       = var.kms_key_arn
+  python_executable                 = var.python_executable
+  tags                              = var.tags
+
+  policy_statements = concat(
+    [
+      {
+        sid       = "RunState"
+        actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem"]
+        resources = [local.runs_table_arn]
+      },
+      {
+        sid       = "ReadPlan"
+        actions   = ["s3:GetObject"]
+        resources = [for arn in aws_s3_bucket.plan[*].arn : "${arn}/dag-aggregate/plans/*"]
+      },
+      {
+        sid       = "StartTasks"
+        actions   = ["states:StartExecution"]
+        resources = [local.task_machine_arn]
+      },
+      {
+        sid       = "AnswerTheCoordinator"
+        actions   = ["states:SendTaskSuccess", "states:SendTaskFailure"]
+        resources = [local.coordinator_arn]
+      },
+      {
+        # To take over a run id whose coordinator execution ended without finishing.
+        sid       = "SeeCoordinatorExecutions"
+        actions   = ["states:DescribeExecution"]
+        resources = ["arn:${local.partition}:states:${local.region}:${local.account_id}:execution:${var.name}:*"]
+      },
+    ],
+    var.kms_key_arn == null ? [] : [{
+      sid       = "UseTheKmsKey"
+      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+      resources = [var.kms_key_arn]
+    }],
+  )
+}
+
+# --- State machines -----------------------------------------------------------------
+
+module "task_machine" {
+  source = "../state-machine"
+
+  create     = local.create_dependency
+  name       = local.task_machine_name
+  definition = local.create_dependency ? data.local_command.task_definition[0].stdout : "{}"
+
+  policy_statements = concat(local.redshift_policy_statements, [{
+    sid        = "ReportToTheRuntime"
+    actions    = ["lambda:InvokeFunction"]
+    resources  = [local.runtime_function_arn, "${local.runtime_function_arn}:*"]
+    conditions = []
+  }])
+
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  kms_key_arn                       = var.kms_key_arn
+  tags                              = var.tags
+}
+
+module "coordinator" {
+  source = "../state-machine"
+
+  create     = local.create_dependency
+  name       = var.name
+  definition = local.coordinator_definition
+
+  policy_statements = [{
+    sid       = "StartTheRun"
+    actions   = ["lambda:InvokeFunction"]
+    resources = [local.runtime_function_arn, "${local.runtime_function_arn}:*"]
+  }]
+
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  kms_key_arn                       = var.kms_key_arn
+  tags                              = var.tags
+}
+
+# --- Task executions that end without reporting (aborted, timed out, crashed) ---------
+
+resource "aws_cloudwatch_event_rule" "task_ended" {
+  count = local.create_dependency ? 1 : 0
+
+  name        = "${var.name}-ended"
+  description = "Report ${local.task_machine_name} executions that ended FAILED, TIMED_OUT or ABORTED to the runtime (a no-op when they already reported)."
+  event_pattern = jsonencode({
+    source        = ["aws.states"]
+    "detail-type" = ["Step Functions Execution Status Change"]
+    detail = {
+      status          = ["FAILED", "TIMED_OUT", "ABORTED"]
+      stateMachineArn = [local.task_machine_arn]
+    }
+  })
+  tags = var.tags
+}
+
+resource "aws_cloudwatch_event_target" "task_ended" {
+  count = local.create_dependency ? 1 : 0
+
+  rule      = aws_cloudwatch_event_rule.task_ended[0].name
+  target_id = "dag-runtime"
+  arn       = module.runtime.function_arn
+
+  retry_policy {
+    maximum_event_age_in_seconds = 3600
+    maximum_retry_attempts       = 20
+  }
+}
+
+resource "aws_lambda_permission" "task_ended" {
+  count = local.create_dependency ? 1 : 0
+
+  statement_id  = "AllowTaskEndedEvents"
+  action        = "lambda:InvokeFunction"
+  function_name = module.runtime.function_name
+  principal     = "events.amazonaws.com"
+  source_arn    = aws_cloudwatch_event_rule.task_ended[0].arn
+}
