@@ -370,7 +370,7 @@ def _read_durations(path: Path) -> dict[str, float]:
     type=click.IntRange(min=0),
     default=10,
     show_default=True,
-    help="Map MaxConcurrency to simulate (0 = unlimited).",
+    help="Tasks running at once to simulate (0 = unlimited).",
 )
 @output_option
 @friendly_errors
@@ -380,8 +380,10 @@ def simulate_cmd(
     """Estimate each strategy's makespan against a lower bound.
 
     \b
-    Map semantics: items start in order, a new one as soon as a slot frees, and the
-    next stage starts after the current stage's slowest item.
+    Level strategies (Map semantics): items start in order, a new one as soon as a
+    slot frees, and the next stage starts after the current stage's slowest item.
+    dependency: a task starts when its parents are done and a slot is free, the
+    ready task with the longest remaining path first.
     lower_bound = max(critical path, total work / max-concurrency).
     """
     from sfn_patterns.dag_aggregate.simulate import simulate
