@@ -50,7 +50,7 @@ output "task_state_machine_arn" {
 
 output "task_definition" {
   description = "strategy = dependency: the task state machine's ASL definition."
-  value       = try(data.local_command.task_definition[0].stdout, null)
+  value       = one(data.local_command.task_definition[*].stdout)
 }
 
 output "runtime_function_name" {
@@ -65,17 +65,17 @@ output "runtime_function_arn" {
 
 output "runs_table_name" {
   description = "strategy = dependency: DynamoDB table of run and task statuses (pk = run id, sk = run | task#<name>)."
-  value       = try(aws_dynamodb_table.runs[0].name, null)
+  value       = one(aws_dynamodb_table.runs[*].name)
 }
 
 output "runs_table_arn" {
   description = "strategy = dependency: ARN of the runs table."
-  value       = try(aws_dynamodb_table.runs[0].arn, null)
+  value       = one(aws_dynamodb_table.runs[*].arn)
 }
 
 output "plan_bucket" {
   description = "strategy = dependency: S3 bucket holding the plan document."
-  value       = try(aws_s3_bucket.plan[0].id, null)
+  value       = one(aws_s3_bucket.plan[*].id)
 }
 
 output "plan_key" {

@@ -49,12 +49,12 @@ output "lambda_function_arns" {
 
 output "metadata_bucket_name" {
   description = "S3 bucket of start times and sample job statuses (null unless metadata_store is s3 and a store is needed)."
-  value       = try(aws_s3_bucket.metadata[0].bucket, null)
+  value       = one(aws_s3_bucket.metadata[*].bucket)
 }
 
 output "metadata_table_name" {
   description = "DynamoDB table of start times and sample job statuses (null unless metadata_store is dynamodb and a store is needed)."
-  value       = try(aws_dynamodb_table.metadata[0].name, null)
+  value       = one(aws_dynamodb_table.metadata[*].name)
 }
 
 output "state_path" {

@@ -1,11 +1,11 @@
 output "function_name" {
   description = "Name of the Lambda function."
-  value       = try(aws_lambda_function.this[0].function_name, null)
+  value       = one(aws_lambda_function.this[*].function_name)
 }
 
 output "function_arn" {
   description = "ARN of the Lambda function."
-  value       = try(aws_lambda_function.this[0].arn, null)
+  value       = one(aws_lambda_function.this[*].arn)
 }
 
 output "function_arn_static" {
@@ -15,17 +15,17 @@ output "function_arn_static" {
 
 output "role_name" {
   description = "Name of the function's IAM role."
-  value       = try(aws_iam_role.this[0].name, null)
+  value       = one(aws_iam_role.this[*].name)
 }
 
 output "role_arn" {
   description = "ARN of the function's IAM role."
-  value       = try(aws_iam_role.this[0].arn, null)
+  value       = one(aws_iam_role.this[*].arn)
 }
 
 output "log_group_name" {
   description = "Name of the function's CloudWatch log group."
-  value       = try(aws_cloudwatch_log_group.this[0].name, null)
+  value       = one(aws_cloudwatch_log_group.this[*].name)
 }
 
 output "package_sha256" {

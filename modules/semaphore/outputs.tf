@@ -1,11 +1,11 @@
 output "table_name" {
   description = "Name of the lock table (null for strategy oldest-first)."
-  value       = try(aws_dynamodb_table.this[0].name, null)
+  value       = one(aws_dynamodb_table.this[*].name)
 }
 
 output "table_arn" {
   description = "ARN of the lock table (null for strategy oldest-first)."
-  value       = try(aws_dynamodb_table.this[0].arn, null)
+  value       = one(aws_dynamodb_table.this[*].arn)
 }
 
 output "lock_key" {
@@ -55,7 +55,7 @@ output "critical_section_catch" {
 
 output "caller_policy_json" {
   description = "IAM policy (JSON) your state machine role needs to run the fragments; attach it as an inline policy."
-  value       = try(data.aws_iam_policy_document.caller[0].json, null)
+  value       = one(data.aws_iam_policy_document.caller[*].json)
 }
 
 output "wrapper_state_machine_arn" {
@@ -85,7 +85,7 @@ output "reconciler_function_arn" {
 
 output "reconciler_rule_name" {
   description = "Name of the EventBridge schedule rule of the reconciler."
-  value       = try(aws_cloudwatch_event_rule.reconcile[0].name, null)
+  value       = one(aws_cloudwatch_event_rule.reconcile[*].name)
 }
 
 output "cleanup_function_name" {
@@ -95,7 +95,7 @@ output "cleanup_function_name" {
 
 output "cleanup_rule_name" {
   description = "Name of the EventBridge rule on Step Functions status-change events."
-  value       = try(aws_cloudwatch_event_rule.ended[0].name, null)
+  value       = one(aws_cloudwatch_event_rule.ended[*].name)
 }
 
 output "gate_function_name" {

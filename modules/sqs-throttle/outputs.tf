@@ -1,26 +1,26 @@
 output "queue_url" {
   description = "URL of the FIFO queue producers send start requests to (sfn_patterns.sqs_throttle.producer.enqueue)."
-  value       = try(aws_sqs_queue.this[0].url, null)
+  value       = one(aws_sqs_queue.this[*].url)
 }
 
 output "queue_arn" {
   description = "ARN of the FIFO request queue."
-  value       = try(aws_sqs_queue.this[0].arn, null)
+  value       = one(aws_sqs_queue.this[*].arn)
 }
 
 output "queue_name" {
   description = "Name of the FIFO request queue."
-  value       = try(aws_sqs_queue.this[0].name, null)
+  value       = one(aws_sqs_queue.this[*].name)
 }
 
 output "dlq_url" {
   description = "URL of the dead-letter queue: requests that failed to start max_receive_count times."
-  value       = try(aws_sqs_queue.dlq[0].url, null)
+  value       = one(aws_sqs_queue.dlq[*].url)
 }
 
 output "dlq_arn" {
   description = "ARN of the dead-letter queue (alarm on its ApproximateNumberOfMessagesVisible)."
-  value       = try(aws_sqs_queue.dlq[0].arn, null)
+  value       = one(aws_sqs_queue.dlq[*].arn)
 }
 
 output "starter_function_name" {
@@ -45,22 +45,22 @@ output "starter_log_group_name" {
 
 output "schedule_rule_name" {
   description = "Name of the EventBridge rule that runs the starter."
-  value       = try(aws_cloudwatch_event_rule.starter[0].name, null)
+  value       = one(aws_cloudwatch_event_rule.starter[*].name)
 }
 
 output "schedule_rule_arn" {
   description = "ARN of the EventBridge rule that runs the starter."
-  value       = try(aws_cloudwatch_event_rule.starter[0].arn, null)
+  value       = one(aws_cloudwatch_event_rule.starter[*].arn)
 }
 
 output "ledger_table_name" {
   description = "DynamoDB table of executions the starter started and has not yet seen finish."
-  value       = try(aws_dynamodb_table.ledger[0].name, null)
+  value       = one(aws_dynamodb_table.ledger[*].name)
 }
 
 output "ledger_table_arn" {
   description = "ARN of the ledger table."
-  value       = try(aws_dynamodb_table.ledger[0].arn, null)
+  value       = one(aws_dynamodb_table.ledger[*].arn)
 }
 
 output "max_concurrent_executions" {

@@ -1,6 +1,6 @@
 output "state_machine_arn" {
   description = "ARN of the state machine."
-  value       = try(aws_sfn_state_machine.this[0].arn, null)
+  value       = one(aws_sfn_state_machine.this[*].arn)
 }
 
 output "state_machine_arn_static" {
@@ -10,20 +10,20 @@ output "state_machine_arn_static" {
 
 output "state_machine_name" {
   description = "Name of the state machine."
-  value       = try(aws_sfn_state_machine.this[0].name, null)
+  value       = one(aws_sfn_state_machine.this[*].name)
 }
 
 output "role_name" {
   description = "Name of the state machine's IAM role (add policies to it inline)."
-  value       = try(aws_iam_role.this[0].name, null)
+  value       = one(aws_iam_role.this[*].name)
 }
 
 output "role_arn" {
   description = "ARN of the state machine's IAM role."
-  value       = try(aws_iam_role.this[0].arn, null)
+  value       = one(aws_iam_role.this[*].arn)
 }
 
 output "log_group_name" {
   description = "CloudWatch log group of the executions."
-  value       = try(aws_cloudwatch_log_group.this[0].name, null)
+  value       = one(aws_cloudwatch_log_group.this[*].name)
 }

@@ -1,5 +1,5 @@
 locals {
-  table_arn   = try(aws_dynamodb_table.this[0].arn, null)
+  table_arn   = one(aws_dynamodb_table.this[*].arn)
   index_arn   = local.table_arn == null ? null : "${local.table_arn}/index/${local.index_name}"
   read_only   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:DescribeTable", "dynamodb:ConditionCheckItem"]
   write_extra = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"]
@@ -7,7 +7,7 @@ locals {
 
 output "table_name" {
   description = "Name of the task table (pass it to Tracker(table_name=...))."
-  value       = try(aws_dynamodb_table.this[0].name, null)
+  value       = one(aws_dynamodb_table.this[*].name)
 }
 
 output "table_arn" {
@@ -27,7 +27,7 @@ output "table_index_arn" {
 
 output "table_stream_arn" {
   description = "ARN of the table's stream, or null when streams are disabled."
-  value       = var.table_stream_enabled ? try(aws_dynamodb_table.this[0].stream_arn, null) : null
+  value       = var.table_stream_enabled ? one(aws_dynamodb_table.this[*].stream_arn) : tostring(null)
 }
 
 output "iam_policy_read_only_json" {
