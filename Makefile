@@ -4,8 +4,11 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 VENV := .venv
+# checkov scans the tracked Terraform only: not the venv, build outputs, Terraform
+# data directories or the harness's ignored LocalStack override files.
+CHECKOV_SKIP := --skip-path '^build/' --skip-path '\.venv/' --skip-path '\.build/' --skip-path '\.terraform/' --skip-path 'localstack_override\.tf'
 
-.PHONY: help bootstrap demo test test-unit test-integration lint fmt lock clean
+.PHONY: help bootstrap demo test test-unit test-integration lint check fmt lock clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -13,12 +16,10 @@ help: ## List the targets
 bootstrap: ## Install the toolchain: .venv, Terraform, providers (idempotent, cached)
 	@bash scripts/bootstrap.sh
 
-demo: bootstrap ## Start LocalStack, deploy the examples, run each state machine
+demo: bootstrap ## Start LocalStack, deploy every pattern, run each, write build/demo-report/index.html
 	@$(VENV)/bin/sfn-patterns demo
 
-test: bootstrap ## Run lint and every test (unit + LocalStack integration)
-	@$(VENV)/bin/ruff check lambda_src harness tests scripts
-	@$(VENV)/bin/terraform fmt -check -recursive -diff modules examples templates
+test: check ## Run the static checks and every test (unit + LocalStack integration)
 	@$(VENV)/bin/python -m pytest
 
 test-unit: bootstrap ## Only the fast tests that need no LocalStack
@@ -26,12 +27,21 @@ test-unit: bootstrap ## Only the fast tests that need no LocalStack
 
 lint: bootstrap ## ruff and terraform fmt
 	@$(VENV)/bin/ruff check lambda_src harness tests scripts
-	@$(VENV)/bin/terraform fmt -check -recursive modules examples templates
+	@$(VENV)/bin/terraform fmt -check -recursive -diff modules examples templates tests
+	@$(VENV)/bin/terraform fmt -check -diff .
+
+check: lint ## lint, then tflint and checkov on all Terraform (zero findings; skips are justified inline)
+	@echo "==> tflint (terraform ruleset, .tflint.hcl)"
+	@$(VENV)/bin/tflint --recursive --config "$(CURDIR)/.tflint.hcl" --format compact
+	@echo "==> checkov (terraform framework)"
+	@BC_SKIP_MAPPING=TRUE $(VENV)/bin/checkov -d . --framework terraform --quiet --compact \
+		--skip-download $(CHECKOV_SKIP)
 
 fmt: bootstrap ## Format Python and Terraform in place
 	@$(VENV)/bin/ruff check --fix lambda_src harness tests scripts
 	@$(VENV)/bin/ruff format lambda_src harness tests scripts
-	@$(VENV)/bin/terraform fmt -recursive modules examples templates
+	@$(VENV)/bin/terraform fmt -recursive modules examples templates tests
+	@$(VENV)/bin/terraform fmt .
 
 lock: ## Re-resolve requirements.lock in a clean venv
 	@bash scripts/lock.sh

@@ -1,12 +1,158 @@
-# The root module: every pattern behind one switch each and one set of shared
-# inputs (name prefix, tags, KMS key, log retention). Patterns are added here as
-# their modules land.
+# The root module: the five pattern modules, each behind its own switch
+# (var.<pattern>.enabled, off by default), with one set of shared inputs: name
+# prefix, tags, KMS key, log retention and the Python that runs at plan time.
+#
+# A disabled pattern is a module with count = 0: Terraform evaluates none of its
+# inputs, so a pattern's required settings (a target ARN, a SQL directory) are
+# needed only once it is enabled.
+
+locals {
+  names = {
+    job_poller    = coalesce(var.job_poller.name, var.name_prefix)
+    sqs_throttle  = coalesce(var.sqs_throttle.name, "${var.name_prefix}-throttle")
+    semaphore     = coalesce(var.semaphore.name, "${var.name_prefix}-semaphore")
+    dag_aggregate = coalesce(var.dag_aggregate.name, "${var.name_prefix}-dag")
+    status_table  = coalesce(var.status_table.table_name, "${var.name_prefix}-tasks")
+  }
+}
+
+module "job_poller" {
+  source = "./modules/job-poller"
+  count  = var.job_poller.enabled ? 1 : 0
+
+  name                           = local.names.job_poller
+  poller_name                    = var.job_poller.poller_name
+  initial_wait_seconds           = var.job_poller.initial_wait_seconds
+  poll_interval_seconds          = var.job_poller.poll_interval_seconds
+  timeout_seconds                = var.job_poller.timeout_seconds
+  timeout_strategy               = var.job_poller.timeout_strategy
+  metadata_store                 = var.job_poller.metadata_store
+  job_adapter                    = var.job_poller.job_adapter
+  create_sample_job              = var.job_poller.create_sample_job
+  aws_sdk_job                    = var.job_poller.aws_sdk_job
+  task_retry                     = var.job_poller.task_retry
+  lambda_runtime                 = var.job_poller.lambda_runtime
+  lambda_memory_size             = var.job_poller.lambda_memory_size
+  lambda_timeout                 = var.job_poller.lambda_timeout
+  s3_force_destroy               = var.job_poller.s3_force_destroy
+  s3_expiration_days             = var.job_poller.s3_expiration_days
+  logging_level                  = var.job_poller.logging_level
+  logging_include_execution_data = var.job_poller.logging_include_execution_data
+  tracing_enabled                = var.job_poller.tracing_enabled
+  lambda_bundle                  = var.job_poller.lambda_bundle
+  fragment_next_states           = var.job_poller.fragment_next_states
+
+  kms_key_arn                       = var.kms_key_arn
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  python_executable                 = var.python_executable
+  tags                              = var.tags
+}
+
+module "sqs_throttle" {
+  source = "./modules/sqs-throttle"
+  count  = var.sqs_throttle.enabled ? 1 : 0
+
+  name                          = local.names.sqs_throttle
+  target_state_machine_arn      = var.sqs_throttle.target_state_machine_arn
+  max_concurrent_executions     = var.sqs_throttle.max_concurrent_executions
+  schedule_expression           = var.sqs_throttle.schedule_expression
+  schedule_enabled              = var.sqs_throttle.schedule_enabled
+  max_messages_per_run          = var.sqs_throttle.max_messages_per_run
+  max_seconds_per_run           = var.sqs_throttle.max_seconds_per_run
+  recheck_seconds               = var.sqs_throttle.recheck_seconds
+  max_receive_count             = var.sqs_throttle.max_receive_count
+  visibility_timeout_seconds    = var.sqs_throttle.visibility_timeout_seconds
+  message_retention_seconds     = var.sqs_throttle.message_retention_seconds
+  dlq_message_retention_seconds = var.sqs_throttle.dlq_message_retention_seconds
+  content_based_deduplication   = var.sqs_throttle.content_based_deduplication
+  ledger_ttl_seconds            = var.sqs_throttle.ledger_ttl_seconds
+  lambda_runtime                = var.sqs_throttle.lambda_runtime
+  lambda_memory_size            = var.sqs_throttle.lambda_memory_size
+
+  sqs_kms_data_key_reuse_period_seconds = var.sqs_throttle.sqs_kms_data_key_reuse_period_seconds
+
+  # One key for everything: the queues use it too (null keeps SQS-managed SSE).
+  sqs_kms_key_id                    = var.kms_key_arn
+  kms_key_arn                       = var.kms_key_arn
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  python_executable                 = var.python_executable
+  tags                              = var.tags
+}
+
+module "semaphore" {
+  source = "./modules/semaphore"
+  count  = var.semaphore.enabled ? 1 : 0
+
+  name                           = local.names.semaphore
+  strategy                       = var.semaphore.strategy
+  fairness                       = var.semaphore.fairness
+  semaphore_limit                = var.semaphore.semaphore_limit
+  lock_key                       = var.semaphore.lock_key
+  lease_seconds                  = var.semaphore.lease_seconds
+  wait_min_seconds               = var.semaphore.wait_min_seconds
+  wait_max_seconds               = var.semaphore.wait_max_seconds
+  acquire_timeout_seconds        = var.semaphore.acquire_timeout_seconds
+  holder_state_machine_arns      = var.semaphore.holder_state_machine_arns
+  enable_reconciler              = var.semaphore.enable_reconciler
+  reconciler_schedule_expression = var.semaphore.reconciler_schedule_expression
+  enable_event_cleanup           = var.semaphore.enable_event_cleanup
+  create_wrapper                 = var.semaphore.create_wrapper
+  target_state_machine_arn       = var.semaphore.target_state_machine_arn
+  fragment_state_prefix          = var.semaphore.fragment_state_prefix
+  fragment_acquired_next         = var.semaphore.fragment_acquired_next
+  fragment_release_next          = var.semaphore.fragment_release_next
+  point_in_time_recovery         = var.semaphore.point_in_time_recovery
+  deletion_protection            = var.semaphore.deletion_protection
+  logging_level                  = var.semaphore.logging_level
+
+  kms_key_arn                       = var.kms_key_arn
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  python_executable                 = var.python_executable
+  tags                              = var.tags
+}
+
+module "dag_aggregate" {
+  source = "./modules/dag-aggregate"
+  count  = var.dag_aggregate.enabled ? 1 : 0
+
+  name            = local.names.dag_aggregate
+  sql_dir         = var.dag_aggregate.sql_dir
+  sql_schema      = var.dag_aggregate.sql_schema
+  strategy        = var.dag_aggregate.strategy
+  max_concurrency = var.dag_aggregate.max_concurrency
+  redshift        = var.dag_aggregate.redshift
+  poll            = var.dag_aggregate.poll
+
+  run_timeout_seconds                       = var.dag_aggregate.run_timeout_seconds
+  runs_table_point_in_time_recovery_enabled = var.dag_aggregate.runs_table_point_in_time_recovery_enabled
+
+  kms_key_arn                       = var.kms_key_arn
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  python_executable                 = var.python_executable
+  tags                              = var.tags
+}
 
 module "status_table" {
   source = "./modules/status-table"
+  count  = var.status_table.enabled ? 1 : 0
 
-  create            = var.status_table_enabled
-  table_name        = "${var.name_prefix}-tasks"
+  table_name                           = local.names.status_table
+  table_billing_mode                   = var.status_table.table_billing_mode
+  table_provisioned_capacity           = var.status_table.table_provisioned_capacity
+  table_point_in_time_recovery_enabled = var.status_table.table_point_in_time_recovery_enabled
+  table_deletion_protection_enabled    = var.status_table.table_deletion_protection_enabled
+  table_ttl_enabled                    = var.status_table.table_ttl_enabled
+  table_stream_enabled                 = var.status_table.table_stream_enabled
+  table_stream_view_type               = var.status_table.table_stream_view_type
+
+  # The table is the module's only resource: no log group to retain.
   table_kms_key_arn = var.kms_key_arn
   tags              = var.tags
+}
+
+# The first root module had one unconditional status table; it is now
+# module.status_table[0]. See UPGRADING.md for the policy on moved blocks.
+moved {
+  from = module.status_table
+  to   = module.status_table[0]
 }

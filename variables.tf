@@ -1,5 +1,17 @@
-# Shared inputs of the root module. Each pattern module it composes receives them,
-# so one prefix, one tag set, one KMS key and one log retention govern everything.
+# Inputs of the root module.
+#
+# Shared inputs (name_prefix, tags, kms_key_arn, cloudwatch_logs_retention_in_days,
+# python_executable) reach every pattern module, so one prefix, one tag set, one KMS
+# key and one log retention govern everything.
+#
+# Each pattern has one object variable: `enabled` switches it on (every pattern is
+# off by default), `name` overrides its derived resource name, and every other field
+# is the pattern module's variable of the same name with the same default (see
+# modules/<pattern>/README.md). The modules validate their own values; the
+# validations here catch what only the root can see (fields a pattern needs once
+# it is enabled).
+
+# --- Shared inputs --------------------------------------------------------------------
 
 variable "name_prefix" {
   description = "Prefix of every resource name, so several deployments can share an account."
@@ -19,7 +31,7 @@ variable "tags" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for encryption at rest; null uses AWS managed keys."
+  description = "Customer managed KMS key for encryption at rest (tables, queues, bucket, log groups, Lambda environments); null uses AWS managed keys."
   type        = string
   default     = null
 
@@ -40,8 +52,229 @@ variable "cloudwatch_logs_retention_in_days" {
   }
 }
 
-variable "status_table_enabled" {
-  description = "Whether to create the status-table pattern (the DynamoDB task tracker table)."
-  type        = bool
-  default     = true
+variable "python_executable" {
+  description = "Python 3 interpreter that builds the Lambda zips and plans the DAG at plan time (dag-aggregate needs networkx, sqlglot, jinja2 and click in it)."
+  type        = string
+  default     = "python3"
+
+  validation {
+    condition     = length(trimspace(var.python_executable)) > 0
+    error_message = "python_executable must name a Python 3 interpreter, for example python3."
+  }
+}
+
+# --- job-poller -----------------------------------------------------------------------
+
+variable "job_poller" {
+  description = "The job-poller pattern (modules/job-poller): enabled switches it on, name defaults to name_prefix, other fields are the module's variables."
+  type = object({
+    enabled               = optional(bool, false)
+    name                  = optional(string)
+    poller_name           = optional(string, "job")
+    initial_wait_seconds  = optional(number, 60)
+    poll_interval_seconds = optional(number, 30)
+    timeout_seconds       = optional(number, 3600)
+    timeout_strategy      = optional(string, "wait-count")
+    metadata_store        = optional(string, "s3")
+    job_adapter = optional(object({
+      start  = string
+      status = string
+    }))
+    create_sample_job = optional(bool, true)
+    aws_sdk_job = optional(object({
+      start_action           = string
+      start_parameters_json  = string
+      status_action          = string
+      status_parameters_json = string
+      status_path            = string
+      succeeded_statuses     = list(string)
+      failed_statuses        = list(string)
+      running_statuses       = list(string)
+      retry_errors           = optional(list(string), ["States.TaskFailed"])
+      policy_statements = list(object({
+        sid       = optional(string)
+        actions   = list(string)
+        resources = list(string)
+      }))
+    }))
+    task_retry = optional(object({
+      interval_seconds = optional(number, 2)
+      max_attempts     = optional(number, 3)
+      backoff_rate     = optional(number, 2)
+    }), {})
+    lambda_runtime                 = optional(string, "python3.12")
+    lambda_memory_size             = optional(number, 256)
+    lambda_timeout                 = optional(number, 30)
+    s3_force_destroy               = optional(bool, false)
+    s3_expiration_days             = optional(number, 7)
+    logging_level                  = optional(string, "ALL")
+    logging_include_execution_data = optional(bool, false)
+    tracing_enabled                = optional(bool, false)
+    lambda_bundle                  = optional(string, "job-poller")
+    fragment_next_states = optional(object({
+      succeeded = optional(string)
+      failed    = optional(string)
+      timeout   = optional(string)
+      unknown   = optional(string)
+      error     = optional(string)
+    }), {})
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = var.job_poller.name == null || can(regex("^[a-z][a-z0-9-]{0,39}$", var.job_poller.name))
+    error_message = "job_poller.name must start with a lower-case letter and hold at most 40 lower-case letters, digits and hyphens."
+  }
+}
+
+# --- sqs-throttle ---------------------------------------------------------------------
+
+variable "sqs_throttle" {
+  description = "The sqs-throttle pattern (modules/sqs-throttle): enabled switches it on, name defaults to <name_prefix>-throttle, target_state_machine_arn is required once enabled."
+  type = object({
+    enabled                       = optional(bool, false)
+    name                          = optional(string)
+    target_state_machine_arn      = optional(string)
+    max_concurrent_executions     = optional(number, 10)
+    schedule_expression           = optional(string, "rate(1 minute)")
+    schedule_enabled              = optional(bool, true)
+    max_messages_per_run          = optional(number, 100)
+    max_seconds_per_run           = optional(number, 50)
+    recheck_seconds               = optional(number, 5)
+    max_receive_count             = optional(number, 5)
+    visibility_timeout_seconds    = optional(number, 120)
+    message_retention_seconds     = optional(number, 1209600)
+    dlq_message_retention_seconds = optional(number, 1209600)
+    content_based_deduplication   = optional(bool, false)
+    ledger_ttl_seconds            = optional(number, 86400)
+    lambda_runtime                = optional(string, "python3.12")
+    lambda_memory_size            = optional(number, 256)
+    # With kms_key_arn set: seconds SQS reuses a data key (longer means fewer KMS calls).
+    sqs_kms_data_key_reuse_period_seconds = optional(number, 300)
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = !var.sqs_throttle.enabled || var.sqs_throttle.target_state_machine_arn != null
+    error_message = "sqs_throttle.target_state_machine_arn is required when sqs_throttle.enabled is true: it names the state machine whose executions are throttled."
+  }
+
+  validation {
+    condition     = var.sqs_throttle.name == null || can(regex("^[a-z][a-z0-9-]{0,39}$", var.sqs_throttle.name))
+    error_message = "sqs_throttle.name must start with a lower-case letter and hold at most 40 lower-case letters, digits and hyphens."
+  }
+}
+
+# --- semaphore ------------------------------------------------------------------------
+
+variable "semaphore" {
+  description = "The semaphore pattern (modules/semaphore): enabled switches it on, name defaults to <name_prefix>-semaphore, other fields are the module's variables."
+  type = object({
+    enabled                        = optional(bool, false)
+    name                           = optional(string)
+    strategy                       = optional(string, "dynamodb")
+    fairness                       = optional(string, "none")
+    semaphore_limit                = optional(number, 1)
+    lock_key                       = optional(string, "semaphore")
+    lease_seconds                  = optional(number, 86400)
+    wait_min_seconds               = optional(number, 5)
+    wait_max_seconds               = optional(number, 15)
+    acquire_timeout_seconds        = optional(number, 3600)
+    holder_state_machine_arns      = optional(list(string), [])
+    enable_reconciler              = optional(bool, true)
+    reconciler_schedule_expression = optional(string, "rate(5 minutes)")
+    enable_event_cleanup           = optional(bool, true)
+    create_wrapper                 = optional(bool, false)
+    target_state_machine_arn       = optional(string)
+    fragment_state_prefix          = optional(string, "Semaphore: ")
+    fragment_acquired_next         = optional(string, "Critical section")
+    fragment_release_next          = optional(string)
+    point_in_time_recovery         = optional(bool, true)
+    deletion_protection            = optional(bool, false)
+    logging_level                  = optional(string, "ALL")
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = !var.semaphore.create_wrapper || var.semaphore.target_state_machine_arn != null
+    error_message = "semaphore.target_state_machine_arn is required when semaphore.create_wrapper is true: the wrapper runs that state machine while it holds a slot."
+  }
+
+  validation {
+    condition     = var.semaphore.name == null || can(regex("^[A-Za-z][A-Za-z0-9-]{0,39}$", var.semaphore.name))
+    error_message = "semaphore.name must start with a letter and hold at most 40 letters, digits and hyphens."
+  }
+}
+
+# --- dag-aggregate --------------------------------------------------------------------
+
+variable "dag_aggregate" {
+  description = "The dag-aggregate pattern (modules/dag-aggregate): enabled switches it on, name defaults to <name_prefix>-dag, sql_dir and redshift are required once enabled."
+  type = object({
+    enabled         = optional(bool, false)
+    name            = optional(string)
+    sql_dir         = optional(string)
+    sql_schema      = optional(string, "agg")
+    strategy        = optional(string, "parent-level")
+    max_concurrency = optional(number, 10)
+    redshift = optional(object({
+      database           = string
+      cluster_identifier = optional(string)
+      db_user            = optional(string)
+      workgroup_name     = optional(string)
+      workgroup_arn      = optional(string)
+      secret_arn         = optional(string)
+    }))
+    poll = optional(object({
+      initial_wait_seconds  = optional(number, 5)
+      poll_interval_seconds = optional(number, 10)
+      timeout_seconds       = optional(number, 3600)
+    }), {})
+    run_timeout_seconds                       = optional(number, 86400)
+    runs_table_point_in_time_recovery_enabled = optional(bool, true)
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = !var.dag_aggregate.enabled || (var.dag_aggregate.sql_dir != null && var.dag_aggregate.redshift != null)
+    error_message = "dag_aggregate.sql_dir (the directory of <table>.sql files) and dag_aggregate.redshift (where the SQL runs) are required when dag_aggregate.enabled is true."
+  }
+
+  validation {
+    condition     = var.dag_aggregate.name == null || can(regex("^[A-Za-z0-9_-]{1,64}$", var.dag_aggregate.name))
+    error_message = "dag_aggregate.name must be 1-64 letters, digits, hyphens and underscores."
+  }
+}
+
+# --- status-table ---------------------------------------------------------------------
+
+variable "status_table" {
+  description = "The status-table pattern (modules/status-table): enabled switches it on, table_name defaults to <name_prefix>-tasks, other fields are the module's variables."
+  type = object({
+    enabled            = optional(bool, false)
+    table_name         = optional(string)
+    table_billing_mode = optional(string, "PAY_PER_REQUEST")
+    table_provisioned_capacity = optional(object({
+      read_capacity        = optional(number, 5)
+      write_capacity       = optional(number, 5)
+      index_read_capacity  = optional(number, 5)
+      index_write_capacity = optional(number, 5)
+    }), {})
+    table_point_in_time_recovery_enabled = optional(bool, true)
+    table_deletion_protection_enabled    = optional(bool, false)
+    table_ttl_enabled                    = optional(bool, true)
+    table_stream_enabled                 = optional(bool, false)
+    table_stream_view_type               = optional(string, "NEW_AND_OLD_IMAGES")
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = var.status_table.table_name == null || can(regex("^[A-Za-z0-9_.-]{3,255}$", var.status_table.table_name))
+    error_message = "status_table.table_name must be 3-255 characters of letters, digits, '_', '-' and '.'."
+  }
 }

@@ -73,6 +73,27 @@ else
   echo "  [tools] terraform-config-inspect: cached"
 fi
 ln -sf "$inspect_bin" "$venv/bin/terraform-config-inspect"
+# tflint (`make check`): its terraform ruleset is bundled in the binary. The aws
+# ruleset is a plugin tflint downloads from GitHub releases, which is not reachable
+# here, so .tflint.hcl enables only the bundled one.
+tflint_version=v0.64.0
+tflint_bin="$cache/bin/tflint-$tflint_version"
+if [[ ! -x "$tflint_bin" ]]; then
+  mkdir -p "$cache/bin"
+  exec 8>"$cache/bin/.tflint.lock"
+  flock 8  # a second bootstrap waits for a running build, then finds the binary
+  if [[ ! -x "$tflint_bin" ]]; then
+    echo "  [tools] building tflint $tflint_version (first run: about 4 minutes on 2 cores)"
+    tmp_gobin=$(mktemp -d)
+    GOBIN="$tmp_gobin" go install "github.com/terraform-linters/tflint@$tflint_version"
+    mv "$tmp_gobin/tflint" "$tflint_bin"
+    rmdir "$tmp_gobin"
+  fi
+  exec 8>&-
+else
+  echo "  [tools] tflint $tflint_version: cached"
+fi
+ln -sf "$tflint_bin" "$venv/bin/tflint"
 
 # --- 4. .venv/bin/terraform -------------------------------------------------------------
 step 4 "Terraform wrapper ($venv/bin/terraform)"
@@ -105,4 +126,54 @@ EOF
 chmod +x "$venv/bin/terraform.tmp"
 mv "$venv/bin/terraform.tmp" "$venv/bin/terraform"
 echo "    $("$venv/bin/terraform" version | head -1)"
+
+# --- checkov: its own venv (its pins conflict with LocalStack's) -------------------------
+printf '==> [checkov] static analysis of the Terraform (make check)\n'
+checkov_version=3.3.30
+checkov_venv="$cache/checkov-$checkov_version"
+if [[ ! -f "$checkov_venv/.installed" ]]; then
+  exec 7>"$cache/.checkov.lock"
+  flock 7  # one install at a time; a venv is not relocatable, so it is built in place
+  if [[ ! -f "$checkov_venv/.installed" ]]; then
+    echo "    installing checkov==$checkov_version into $checkov_venv (first run: about a minute)"
+    rm -rf "$checkov_venv"
+    "$python" -m venv "$checkov_venv"
+    "$checkov_venv/bin/python" -m pip install --quiet --disable-pip-version-check --progress-bar off \
+      "checkov==$checkov_version"
+    touch "$checkov_venv/.installed"
+  fi
+  exec 7>&-
+else
+  echo "    checkov $checkov_version: cached"
+fi
+ln -sf "$checkov_venv/bin/checkov" "$venv/bin/checkov"
+
+# --- Chromium: tests open the demo's HTML report in headless Chromium -------------------
+printf '==> [chromium] headless browser for the report test (/usr/bin/chromium)\n'
+if [[ -x /usr/bin/chromium ]]; then
+  echo "    $(/usr/bin/chromium --version 2>/dev/null | head -1)"
+else
+  apt_run=()
+  if [[ "$(id -u)" != 0 ]]; then
+    if sudo -n true 2>/dev/null; then apt_run=(sudo -n); else
+      echo "error: /usr/bin/chromium is missing; install Debian's chromium package as root" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  # Refresh the package lists only when they do not know the package (fresh image),
+  # or when an install from stale lists fails.
+  if ! apt-cache show chromium >/dev/null 2>&1; then
+    echo "    apt-get update"
+    "${apt_run[@]}" apt-get update -qq
+  fi
+  # Recommends are skipped (desktop services); a font is named so text renders headless.
+  packages=(chromium fonts-dejavu-core)
+  echo "    apt-get install ${packages[*]} (first run: about a minute)"
+  if ! "${apt_run[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null; then
+    "${apt_run[@]}" apt-get update -qq
+    "${apt_run[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+  fi
+  echo "    $(/usr/bin/chromium --version 2>/dev/null | head -1)"
+fi
 echo "==> ready: .venv/bin/sfn-patterns, .venv/bin/terraform"

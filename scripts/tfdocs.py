@@ -1,5 +1,8 @@
 """Generate the Inputs and Outputs tables of every module README from the Terraform code.
 
+READMEs covered: the repository README (the root module), modules/*/README.md and
+examples/complete/README.md.
+
 The tables sit between ``<!-- BEGIN_TF_DOCS -->`` and ``<!-- END_TF_DOCS -->``
 (terraform-docs' markers, so the format is familiar); everything else in a README
 is hand-written. Variables and outputs are read with terraform-config-inspect,
@@ -24,8 +27,14 @@ BEGIN, END = "<!-- BEGIN_TF_DOCS -->", "<!-- END_TF_DOCS -->"
 
 
 def module_dirs() -> list[Path]:
-    """The root module and every module under modules/ (each has a README.md)."""
-    return [REPO_ROOT, *sorted(p for p in (REPO_ROOT / "modules").iterdir() if p.is_dir())]
+    """The root module (README.md at the top), every module under modules/, and examples/complete.
+
+    examples/complete is the root module's reference caller: its outputs are what the
+    demo and its tests read, so its README documents them like a module's. The other
+    examples keep hand-written READMEs.
+    """
+    modules = sorted(p for p in (REPO_ROOT / "modules").iterdir() if p.is_dir())
+    return [REPO_ROOT, *modules, REPO_ROOT / "examples" / "complete"]
 
 
 def _inspect_binary() -> str:

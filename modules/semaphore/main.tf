@@ -112,6 +112,7 @@ locals {
 # --- Lock table ----------------------------------------------------------------
 
 resource "aws_dynamodb_table" "this" {
+  #checkov:skip=CKV_AWS_28:Point-in-time recovery is on by default (point_in_time_recovery); checkov cannot resolve a value passed through the root module.
   count = local.create_table ? 1 : 0
 
   name                        = local.table_name

@@ -89,6 +89,7 @@ resource "aws_iam_role_policy" "this" {
 }
 
 resource "aws_cloudwatch_log_group" "this" {
+  #checkov:skip=CKV_AWS_338:Retention is the caller's cloudwatch_logs_retention_in_days (default 30): these are operational logs, not an audit trail.
   count = var.create ? 1 : 0
 
   name              = local.log_group_name
@@ -98,6 +99,7 @@ resource "aws_cloudwatch_log_group" "this" {
 }
 
 resource "aws_sfn_state_machine" "this" {
+  #checkov:skip=CKV_AWS_285:Execution logging is always on (level ALL by default); state input and output may carry job data, so including them is the caller's opt-in (logging_include_execution_data).
   count = var.create ? 1 : 0
 
   name       = var.name

@@ -1,0 +1,135 @@
+"""The root module's switches, required settings and shared inputs, checked with `terraform plan`.
+
+Nothing is applied (examples/complete is applied by the demo test): each test plans
+tests/terraform/root_module, a thin caller of the root module, against LocalStack
+(the data sources read the account and region from it) and reads the saved plan.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sfn_patterns_localstack.terraform import Workspace
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+FIXTURE = Path(__file__).resolve().parent / "root_module"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PREFIX = "sfnp-root-test"
+KMS_KEY = "arn:aws:kms:us-east-1:000000000000:key/11111111-2222-3333-4444-555555555555"
+TAGS = {"Project": "sfn-patterns", "Owner": "root-module-test"}
+TARGET = "arn:aws:states:us-east-1:000000000000:stateMachine:sfnp-root-test-target"
+
+ALL_ENABLED: dict[str, Any] = {
+    "job_poller": {"enabled": True, "timeout_strategy": "start-time"},
+    "sqs_throttle": {"enabled": True, "target_state_machine_arn": TARGET},
+    "semaphore": {"enabled": True, "create_wrapper": True, "target_state_machine_arn": TARGET},
+    "dag_aggregate": {
+        "enabled": True,
+        "sql_dir": str(REPO_ROOT / "examples/dag-aggregate/sql"),
+        "redshift": {
+            "database": "dev",
+            "workgroup_name": "sfnp-local",
+            "workgroup_arn": "arn:aws:redshift-serverless:us-east-1:000000000000:workgroup/x",
+        },
+    },
+    "status_table": {"enabled": True},
+}
+
+
+@pytest.fixture(scope="module")
+def workspace(
+    localstack_endpoint: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Workspace]:
+    ws = Workspace(FIXTURE, localstack_endpoint, tmp_path_factory.mktemp("root-module-tf"))
+    try:
+        ws.init()
+        yield ws
+    finally:
+        ws.close()
+
+
+def _plan(ws: Workspace, variables: dict[str, object]) -> dict[str, Any]:
+    """Plan with these variables and return `terraform show -json` of the saved plan."""
+    plan_file = ws.scratch_dir / "plan.tfplan"
+    ws.run("plan", "-input=false", "-no-color", f"-out={plan_file}", *ws._var_args(variables))
+    return json.loads(ws.run("show", "-json", str(plan_file)).stdout)
+
+
+def _created(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        rc
+        for rc in plan.get("resource_changes", [])
+        if rc["mode"] == "managed" and "create" in rc["change"]["actions"]
+    ]
+
+
+def test_patterns_are_off_unless_switched_on(workspace: Workspace) -> None:
+    plan = _plan(workspace, {"status_table": {"enabled": True}})
+    created = _created(plan)
+    assert [rc["address"] for rc in created] == [
+        "module.sfn_patterns.module.status_table[0].aws_dynamodb_table.this[0]"
+    ]
+    assert created[0]["change"]["after"]["name"] == f"{PREFIX}-tasks"
+    # Unknown parts (the table ARN) are left out of "after"; disabled patterns are null.
+    outputs = plan["output_changes"]["patterns"]["after"]
+    assert {p for p, value in outputs.items() if value is None} == set(ALL_ENABLED) - {
+        "status_table"
+    }
+
+
+def test_required_settings_are_named_when_missing(workspace: Workspace) -> None:
+    variables = {
+        "sqs_throttle": {"enabled": True},
+        "semaphore": {"enabled": True, "create_wrapper": True},
+        "dag_aggregate": {"enabled": True},
+    }
+    proc = workspace.run(
+        "plan", "-input=false", "-no-color", *workspace._var_args(variables), check=False
+    )
+    assert proc.returncode == 1
+    # Terraform wraps long messages: compare without line breaks.
+    errors = " ".join(proc.stderr.split())
+    assert "sqs_throttle.target_state_machine_arn is required" in errors
+    assert "semaphore.target_state_machine_arn is required" in errors
+    assert "dag_aggregate.sql_dir (the directory of <table>.sql files)" in errors
+
+
+def test_shared_inputs_reach_every_pattern(workspace: Workspace) -> None:
+    plan = _plan(
+        workspace,
+        {
+            **ALL_ENABLED,
+            "tags": TAGS,
+            "kms_key_arn": KMS_KEY,
+            "cloudwatch_logs_retention_in_days": 14,
+        },
+    )
+    created = _created(plan)
+    modules = {rc["address"].split(".module.")[1].split("[")[0] for rc in created}
+    assert modules == set(ALL_ENABLED)
+
+    untagged, log_groups, tables, queues = [], [], [], []
+    for rc in created:
+        after = rc["change"]["after"]
+        if "tags" in after and not TAGS.items() <= (after["tags"] or {}).items():
+            untagged.append(rc["address"])
+        if rc["type"] == "aws_cloudwatch_log_group":
+            assert PREFIX in after["name"], rc["address"]
+            log_groups.append((after["retention_in_days"], after["kms_key_id"]))
+        if rc["type"] == "aws_dynamodb_table":
+            tables.append(after["server_side_encryption"][0]["kms_key_arn"])
+        if rc["type"] == "aws_sqs_queue":
+            queues.append(after["kms_master_key_id"])
+    assert untagged == []
+    # Every pattern's logs: the job poller's, the starter's, the semaphore's and the DAG's.
+    assert len(log_groups) >= 8
+    assert set(log_groups) == {(14, KMS_KEY)}
+    # The semaphore's lock table, the throttle's ledger (the status table uses the key too).
+    assert tables and set(tables) == {KMS_KEY}
+    assert sorted(queues) == [KMS_KEY, KMS_KEY]
