@@ -118,11 +118,48 @@ def localstack_status(endpoint: str) -> None:
 @main.command("demo")
 @click.option("--endpoint", help="Use this LocalStack instead of starting one.")
 @click.option("--keep", is_flag=True, help="Leave the deployment and LocalStack running.")
-def demo(endpoint: str | None, keep: bool) -> None:
-    """Deploy the examples to LocalStack and run each state machine once."""
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("build/demo-report/index.html"),
+    show_default=True,
+    help="Where to write the self-contained HTML report.",
+)
+@click.option(
+    "--name-prefix",
+    default="sfnp-demo",
+    show_default=True,
+    help="Prefix of every resource name (use a distinct one on a shared LocalStack).",
+)
+@click.option(
+    "--work-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep Terraform state and data here (default: a new temporary directory).",
+)
+def demo(
+    endpoint: str | None,
+    keep: bool,
+    report_path: Path,
+    name_prefix: str,
+    work_dir: Path | None,
+) -> None:
+    """Deploy every pattern to LocalStack, run each once, print a summary, write a report.
+
+    Progress goes to stderr, the summary table to stdout; the exit code is 0 only
+    when every pattern succeeded.
+    """
     from sfn_patterns import demo as demo_module
 
-    sys.exit(demo_module.run(endpoint=endpoint, keep=keep))
+    sys.exit(
+        demo_module.run(
+            endpoint=endpoint,
+            keep=keep,
+            report_path=report_path,
+            name_prefix=name_prefix,
+            work_dir=work_dir,
+        )
+    )
 
 
 def _add_pattern_groups() -> None:

@@ -1,137 +1,672 @@
-"""``sfn-patterns demo``: deploy the examples to LocalStack and run each state machine once.
+"""``sfn-patterns demo``: deploy every pattern to LocalStack, run each once, write a report.
 
-This is what ``make demo`` runs. It needs no AWS account: LocalStack runs
-in-process on loopback (or at ``--endpoint``), Terraform applies the example
-through the offline provider mirror, and the state machines invoke real handler
-code from ``lambda_src/``.
+This is what ``make demo`` runs. It needs no AWS account: LocalStack runs in-process
+on loopback (or at ``--endpoint``), Terraform applies the configuration through the
+offline provider mirror, and the state machines invoke real handler code from
+``lambda_src/``. Progress goes to stderr (step lines, a ticker during long waits, a
+progress bar while executions finish); the summary table goes to stdout, and a
+self-contained HTML report (:mod:`sfn_patterns.report`) to ``--report``.
+
+The deployment is ``examples/complete`` (the root module with every pattern and its
+stand-ins). Each pattern's run is a function of the Terraform outputs it needs (a
+plain dict, see :data:`RUNNERS`), so it does not care which configuration
+provisioned them: :func:`pattern_outputs` cuts the example's outputs into those
+dicts.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import click
+from botocore.exceptions import ClientError
+
+from sfn_patterns.report import DagRun, DemoReport, ExecutionSummary, PatternResult, TaskSpan
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+PATTERNS = ("job-poller", "sqs-throttle", "semaphore", "dag-aggregate", "status-table")
+DEFAULT_PREFIX = "sfnp-demo"
+EXECUTION_TIMEOUT = 300.0
+
+Aws = Callable[[str], Any]
 
 
-@dataclass
-class Outcome:
-    """What one demo run of one state machine did."""
-
-    name: str
-    status: str
-    seconds: float
-    transitions: int
-    detail: str
+# --- progress on stderr ----------------------------------------------------------------
 
 
-def _step(message: str) -> None:
-    click.secho(f"==> {message}", fg="cyan", err=True)
+class Progress:
+    """Step lines, a ticker for long waits and progress bars, all on stderr.
+
+    stdout carries only the summary, so ``sfn-patterns demo > summary.txt`` stays
+    clean while the terminal still shows what is going on.
+    """
+
+    def __init__(self, interval: float = 10.0) -> None:
+        self.interval = interval
+        self.tty = sys.stderr.isatty()
+
+    def step(self, message: str) -> None:
+        """One ``==> message`` line."""
+        click.secho(f"==> {message}", fg="cyan", err=True)
+
+    def log(self, line: str) -> None:
+        """A detail line (Terraform commands, for instance), indented under the step."""
+        click.echo(f"    {line}", err=True)
+
+    @contextmanager
+    def ticking(self, label: str) -> Iterator[None]:
+        """Show that a long wait is alive: a spinner on a terminal, a line every interval else."""
+        stop = threading.Event()
+        started = time.monotonic()
+
+        def tick() -> None:
+            spinner = "|/-\\"
+            n = 0
+            while not stop.wait(0.25 if self.tty else self.interval):
+                elapsed = time.monotonic() - started
+                if self.tty:
+                    click.echo(
+                        f"\r    {spinner[n % 4]} {label} {elapsed:5.0f} s", err=True, nl=False
+                    )
+                    n += 1
+                else:
+                    click.echo(f"    ... {label}: {elapsed:.0f} s", err=True)
+
+        thread = threading.Thread(target=tick, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+            if self.tty:
+                click.echo("\r" + " " * (len(label) + 16) + "\r", err=True, nl=False)
+            self.log(f"{label}: {time.monotonic() - started:.1f} s")
+
+    def wait_executions(
+        self, sfn: Any, arns: Sequence[str], label: str, timeout: float = EXECUTION_TIMEOUT
+    ) -> list[dict[str, Any]]:
+        """Wait for executions to stop, with a progress bar; return their descriptions."""
+        done: dict[str, dict[str, Any]] = {}
+        deadline = time.monotonic() + timeout
+        with click.progressbar(
+            length=len(arns), label=f"    {label}", file=sys.stderr, show_pos=True
+        ) as bar:
+            while len(done) < len(arns) and time.monotonic() < deadline:
+                for arn in arns:
+                    if arn in done:
+                        continue
+                    described = sfn.describe_execution(executionArn=arn)
+                    if described["status"] != "RUNNING":
+                        done[arn] = described
+                        bar.update(1)
+                if len(done) < len(arns):
+                    time.sleep(0.5)
+        for arn in arns:  # still running at the deadline: report it as such
+            done.setdefault(arn, sfn.describe_execution(executionArn=arn))
+        return [done[arn] for arn in arns]
 
 
-def count_transitions(sfn: object, execution_arn: str) -> int:
-    """State transitions billed for an execution (entered states, as AWS counts them)."""
-    count = 0
+# --- execution helpers -----------------------------------------------------------------
+
+
+def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
+    """Every history event of one execution, oldest first."""
+    events: list[dict[str, Any]] = []
     for page in sfn.get_paginator("get_execution_history").paginate(executionArn=execution_arn):
-        count += sum(1 for event in page["events"] if event["type"].endswith("StateEntered"))
-    return count
+        events += page["events"]
+    return events
 
 
-def run_execution(sfn: object, arn: str, payload: dict, timeout: float = 120) -> dict:
-    """Start an execution, wait for it to finish, and return its description."""
-    started = sfn.start_execution(stateMachineArn=arn, input=json.dumps(payload))
-    deadline = time.monotonic() + timeout
-    while True:
-        described = sfn.describe_execution(executionArn=started["executionArn"])
-        if described["status"] != "RUNNING" or time.monotonic() > deadline:
-            return described
-        time.sleep(0.5)
+def count_transitions(events: Sequence[dict[str, Any]]) -> int:
+    """State transitions billed for an execution (entered states, as AWS counts them)."""
+    return sum(1 for event in events if event["type"].endswith("StateEntered"))
 
 
-def _smoke(workspace: object, client: Callable[[str], object]) -> Outcome:
-    outputs = workspace.outputs()
-    sfn = client("stepfunctions")
-    started = time.monotonic()
-    described = run_execution(sfn, outputs["state_machine_arn"], {"order": 42})
-    seconds = time.monotonic() - started
-    detail = described.get("output") or described.get("cause") or ""
-    if described["status"] == "SUCCEEDED":
-        echo = json.loads(detail)["echo"]
-        detail = f"Lambda {echo['function_name']} saw execution {echo['execution_id']}"
-    return Outcome(
-        "smoke",
-        described["status"],
-        seconds,
-        count_transitions(sfn, described["executionArn"]),
-        detail,
+def _seconds(described: dict[str, Any]) -> float:
+    stop = described.get("stopDate")
+    return (stop - described["startDate"]).total_seconds() if stop else 0.0
+
+
+def summarize(sfn: Any, described: dict[str, Any]) -> ExecutionSummary:
+    """The report's line for one finished execution."""
+    return ExecutionSummary(
+        name=described.get("name") or described["executionArn"].rsplit(":", 1)[-1],
+        status=described["status"],
+        seconds=_seconds(described),
+        transitions=count_transitions(history(sfn, described["executionArn"])),
     )
 
 
-def _status_table(workspace: object, client: Callable[[str], object]) -> Outcome:
-    """Track five tasks (one of which fails) in the table Terraform created."""
+def _start(sfn: Any, arn: str, payload: dict[str, Any], name: str | None = None) -> str:
+    kwargs: dict[str, Any] = {"stateMachineArn": arn, "input": json.dumps(payload)}
+    if name:
+        kwargs["name"] = name
+    return sfn.start_execution(**kwargs)["executionArn"]
+
+
+def peak_overlap(intervals: Sequence[tuple[float, float]]) -> int:
+    """Most intervals open at one instant (an end at t sorts before a start at t)."""
+    events = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
+    running = peak = 0
+    for _, delta in events:
+        running += delta
+        peak = max(peak, running)
+    return peak
+
+
+def _result(
+    pattern: str,
+    started: float,
+    executions: list[ExecutionSummary],
+    ok: bool,
+    detail: str,
+) -> PatternResult:
+    failed = [e for e in executions if e.status != "SUCCEEDED"]
+    if failed:
+        detail = f"{detail}; not succeeded: " + ", ".join(f"{e.name} {e.status}" for e in failed)
+    return PatternResult(
+        pattern=pattern,
+        status="SUCCEEDED" if ok and not failed else "FAILED",
+        seconds=time.monotonic() - started,
+        transitions=sum(e.transitions for e in executions),
+        detail=detail,
+        executions=executions,
+    )
+
+
+# --- the five patterns -------------------------------------------------------------------
+
+
+def run_job_poller(outputs: dict[str, Any], aws: Aws, progress: Progress) -> PatternResult:
+    """One 3-second sample job: run it, wait, poll until it succeeds.
+
+    Outputs: ``state_machine_arn`` (the job-poller state machine).
+    """
+    sfn = aws("stepfunctions")
+    started = time.monotonic()
+    arn = _start(
+        sfn, outputs["state_machine_arn"], {"job": {"duration_seconds": 3, "outcome": "succeed"}}
+    )
+    described = progress.wait_executions(sfn, [arn], "job-poller execution")
+    events = history(sfn, arn)
+    waits = sum(1 for e in events if e["type"] == "WaitStateEntered")
+    return _result(
+        "job-poller",
+        started,
+        [summarize(sfn, d) for d in described],
+        True,
+        f"a 3 s sample job, polled to completion ({waits} waits)",
+    )
+
+
+def _queue_depth(sqs: Any, url: str) -> int:
+    """Messages waiting or in flight on a queue."""
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]) + int(
+        attributes["ApproximateNumberOfMessagesNotVisible"]
+    )
+
+
+def _exists(sfn: Any, execution_arn: str) -> bool:
+    try:
+        sfn.describe_execution(executionArn=execution_arn)
+    except ClientError as error:
+        if error.response["Error"]["Code"] == "ExecutionDoesNotExist":
+            return False
+        raise
+    return True
+
+
+def run_sqs_throttle(outputs: dict[str, Any], aws: Aws, progress: Progress) -> PatternResult:
+    """Enqueue requests, let the starter Lambda admit them, check the concurrency bound.
+
+    Outputs: ``queue_url``, ``starter_function_name``, ``max_concurrent_executions`` and
+    ``target_state_machine_arn`` (the workflow the throttle admits). The starter is
+    invoked directly rather than waiting for its schedule, as the tests do.
+    """
+    from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
+
+    sfn, sqs, lam = aws("stepfunctions"), aws("sqs"), aws("lambda")
+    limit = int(outputs["max_concurrent_executions"])
+    count = limit * 2 + 1
+    run_id = uuid.uuid4().hex[:6]
+    request_ids = [f"demo-{run_id}-{i:02d}" for i in range(count)]
+    started = time.monotonic()
+    for i, request_id in enumerate(request_ids):
+        enqueue(
+            outputs["queue_url"],
+            {"seconds": 2, "i": i},
+            request_id=request_id,
+            group_id=f"g{i % 3}",
+            client=sqs,
+        )
+    progress.log(f"enqueued {count} requests; invoking the starter until the queue is empty")
+    deadline = time.monotonic() + 120
+    while _queue_depth(sqs, outputs["queue_url"]) and time.monotonic() < deadline:
+        try:
+            response = lam.invoke(
+                FunctionName=outputs["starter_function_name"],
+                Payload=json.dumps({"max_seconds": 10}).encode(),
+            )
+        except ClientError as error:  # reserved concurrency 1: the scheduled run is going
+            if error.response["Error"]["Code"] != "TooManyRequestsException":
+                raise
+            time.sleep(1)
+            continue
+        if "FunctionError" in response:
+            raise RuntimeError(f"starter failed: {response['Payload'].read()!r}")
+    # Admitted requests were started under their deterministic names (by these
+    # invocations or by the starter's own schedule): wait for all of them.
+    arns = [
+        execution_arn(outputs["target_state_machine_arn"], execution_name(r)) for r in request_ids
+    ]
+    existing = [arn for arn in arns if _exists(sfn, arn)]
+    missing = len(arns) - len(existing)
+    described = progress.wait_executions(sfn, existing, "throttled executions")
+    executions = [summarize(sfn, d) for d in described]
+    peak = peak_overlap(
+        [
+            (d["startDate"].timestamp(), d["stopDate"].timestamp())
+            for d in described
+            if d.get("stopDate")
+        ]
+    )
+    ok = not missing and peak <= limit
+    detail = f"{count} requests, at most {peak} running at once (limit {limit})"
+    if missing:
+        detail += f"; {missing} never started"
+    return _result("sqs-throttle", started, executions, ok, detail)
+
+
+def _executions_of_run(sfn: Any, state_machine_arn: str, run_id: str) -> list[dict[str, Any]]:
+    """Descriptions of the executions of a state machine whose input carries ``run_id``."""
+    found = []
+    for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn):
+        for item in page["executions"]:
+            described = sfn.describe_execution(executionArn=item["executionArn"])
+            try:
+                if json.loads(described.get("input") or "{}").get("demo_run") == run_id:
+                    found.append(described)
+            except (AttributeError, ValueError):
+                continue
+    return found
+
+
+def run_semaphore(outputs: dict[str, Any], aws: Aws, progress: Progress) -> PatternResult:
+    """Start twice the semaphore's limit of wrapper executions; check the target's overlap.
+
+    Outputs: ``wrapper_state_machine_arn``, ``target_state_machine_arn`` (the critical
+    work the wrapper runs while it holds a slot) and ``semaphore_limit``. The bound is
+    read from the target executions' own start and stop times.
+    """
+    sfn = aws("stepfunctions")
+    limit = int(outputs["semaphore_limit"])
+    count = limit * 2
+    run_id = uuid.uuid4().hex[:8]
+    started = time.monotonic()
+    arns = [
+        _start(
+            sfn, outputs["wrapper_state_machine_arn"], {"seconds": 2, "demo_run": run_id, "n": i}
+        )
+        for i in range(count)
+    ]
+    described = progress.wait_executions(sfn, arns, "semaphore wrapper executions")
+    targets = _executions_of_run(sfn, outputs["target_state_machine_arn"], run_id)
+    executions = [summarize(sfn, d) for d in described + targets]
+    peak = peak_overlap(
+        [
+            (d["startDate"].timestamp(), d["stopDate"].timestamp())
+            for d in targets
+            if d.get("stopDate")
+        ]
+    )
+    ok = len(targets) == count and peak <= limit
+    detail = f"{count} executions, at most {peak} in the critical section at once (limit {limit})"
+    if len(targets) != count:
+        detail += f"; {len(targets)} of {count} reached the critical section"
+    return _result("semaphore", started, executions, ok, detail)
+
+
+def run_status_table(outputs: dict[str, Any], aws: Aws, progress: Progress) -> PatternResult:
+    """Track five tasks (one of which fails) in the table Terraform created.
+
+    Outputs: ``table_name``. The tracker runs in this process, as a worker would.
+    """
     import os
 
     from sfn_patterns.status_table import Status, Tracker
 
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
-    endpoint = client("dynamodb").meta.endpoint_url
+    use_case = f"demo-orders-{uuid.uuid4().hex[:6]}"
     tracker = Tracker(
-        table_name=workspace.outputs()["table_name"],
-        use_case_id="demo-orders",
-        host=endpoint,
+        table_name=outputs["table_name"],
+        use_case_id=use_case,
+        host=aws("dynamodb").meta.endpoint_url,
         region="us-east-1",
     )
     started = time.monotonic()
     task_ids = [f"order-{n}" for n in range(1, 6)]
     tracker.create_tasks(task_ids)
+    executions = []
     for task_id in task_ids:
+        begun = time.monotonic()
         try:
             with tracker.start(task_id):
                 if task_id == "order-3":
                     raise ValueError("card declined")
+            status = "SUCCEEDED"
         except ValueError:
-            pass
+            status = "FAILED"
+        executions.append(ExecutionSummary(task_id, status, time.monotonic() - begun))
     failed = [task.task_id for task in tracker.query(status=Status.FAILED)]
     succeeded = tracker.query(status=Status.SUCCEEDED)
+    progress.log(f"use case {use_case}: {len(succeeded)} succeeded, failed {failed}")
+    # order-3 is meant to fail: the pattern succeeds when the table says exactly that.
     ok = failed == ["order-3"] and len(succeeded) == 4
-    return Outcome(
+    result = _result(
         "status-table",
-        "SUCCEEDED" if ok else "FAILED",
-        time.monotonic() - started,
-        0,
-        f"{len(succeeded)} tasks succeeded, failed (GSI query): {', '.join(failed)}",
+        started,
+        [],
+        ok,
+        f"{len(succeeded)} tasks succeeded, 1 failed on purpose (GSI query finds: "
+        f"{', '.join(failed) or 'none'})",
     )
+    result.executions = executions
+    return result
 
 
-# Example directory -> function that runs it once and reports the outcome.
-EXAMPLES: dict[str, Callable[[object, Callable[[str], object]], Outcome]] = {
-    "smoke": _smoke,
-    "status-table": _status_table,
+# --- dag-aggregate -------------------------------------------------------------------------
+
+
+@dataclass
+class DagOutcome:
+    """The dag-aggregate result plus what only the report shows (Gantt charts, the DAG)."""
+
+    result: PatternResult
+    runs: list[DagRun] = field(default_factory=list)
+    dag_svg: str | None = None
+
+
+def spans_from_history(events: Sequence[dict[str, Any]], started: datetime) -> list[TaskSpan]:
+    """Per-task start/end from a Map-per-stage execution's history.
+
+    Each stage's Map state is entered with ``{"items": [task ids]}``; its iteration
+    events name the Map state and the item index, which gives the task.
+    """
+    items: dict[str, list[str]] = {}
+    opened: dict[tuple[str, int], datetime] = {}
+    spans: list[TaskSpan] = []
+    for event in events:
+        kind = event["type"]
+        if kind == "MapStateEntered":
+            details = event["stateEnteredEventDetails"]
+            try:
+                items[details["name"]] = list(json.loads(details.get("input") or "{}")["items"])
+            except (KeyError, TypeError, ValueError):
+                items[details["name"]] = []
+        elif kind == "MapIterationStarted":
+            details = event["mapIterationStartedEventDetails"]
+            opened[(details["name"], details["index"])] = event["timestamp"]
+        elif kind in ("MapIterationSucceeded", "MapIterationFailed", "MapIterationAborted"):
+            key = kind[0].lower() + kind[1:] + "EventDetails"
+            details = event[key]
+            name, index = details["name"], details["index"]
+            begin = opened.pop((name, index), None)
+            if begin is None:
+                continue
+            tasks = items.get(name, [])
+            task = tasks[index] if index < len(tasks) else f"{name} #{index}"
+            spans.append(
+                TaskSpan(
+                    task=task,
+                    start=(begin - started).total_seconds(),
+                    end=(event["timestamp"] - started).total_seconds(),
+                    stage=name,
+                    status="SUCCEEDED" if kind == "MapIterationSucceeded" else "FAILED",
+                )
+            )
+    return spans
+
+
+def spans_from_statements(
+    redshift: Any, described: dict[str, Any], prefix: str = "sfn-dag "
+) -> list[TaskSpan]:
+    """Per-task start/end from the Data API statements the execution ran.
+
+    Every strategy names its statements ``sfn-dag <task>``; this reads their
+    CreatedAt/UpdatedAt within the execution's time window. The fallback for
+    strategies that run tasks outside Map iterations.
+    """
+    begin, end = (
+        described["startDate"],
+        described.get("stopDate") or datetime.now(described["startDate"].tzinfo),
+    )
+    spans = []
+    for page in redshift.get_paginator("list_statements").paginate(
+        StatementName=prefix, Status="ALL"
+    ):
+        for statement in page["Statements"]:
+            created, updated = statement["CreatedAt"], statement["UpdatedAt"]
+            if created < begin or updated > end:
+                continue
+            spans.append(
+                TaskSpan(
+                    task=statement.get("StatementName", "")[len(prefix) :] or statement["Id"],
+                    start=(created - begin).total_seconds(),
+                    end=(updated - begin).total_seconds(),
+                    stage="Data API statement",
+                    status="SUCCEEDED" if statement["Status"] == "FINISHED" else "FAILED",
+                )
+            )
+    return spans
+
+
+def _sql_statements(script: str) -> list[str]:
+    """Split a set-up script on ';', dropping comment-only pieces."""
+    pieces = []
+    for piece in script.split(";"):
+        code = [ln for ln in piece.splitlines() if ln.strip() and not ln.strip().startswith("--")]
+        if code:
+            pieces.append(piece.strip())
+    return pieces
+
+
+def _run_sql(redshift: Any, workgroup: str, database: str, sql: str) -> None:
+    statement = redshift.execute_statement(WorkgroupName=workgroup, Database=database, Sql=sql)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        described = redshift.describe_statement(Id=statement["Id"])
+        if described["Status"] == "FINISHED":
+            return
+        if described["Status"] in ("FAILED", "ABORTED"):
+            raise RuntimeError(f"set-up statement failed: {described.get('Error')}\n{sql}")
+        time.sleep(0.1)
+    raise RuntimeError(f"set-up statement did not finish: {sql}")
+
+
+def run_dag_aggregate(outputs: dict[str, Any], aws: Aws, progress: Progress) -> DagOutcome:
+    """Run every strategy's state machine on a freshly set-up warehouse; time each task.
+
+    Outputs: ``state_machines`` (strategy -> ARN), ``workgroup``, ``database``,
+    ``sql_dir`` (the task SQL, for the DAG picture and the agg tables' DDL) and
+    ``setup_sql`` (a script creating the raw tables the tasks read).
+    """
+    from sfn_patterns.dag_aggregate import ddl, draw
+    from sfn_patterns.dag_aggregate.planner import plan_from_dir
+
+    sfn, redshift = aws("stepfunctions"), aws("redshift-data")
+    plan = plan_from_dir(Path(outputs["sql_dir"]))
+    setup = _sql_statements(Path(outputs["setup_sql"]).read_text()) + ddl.create_table_statements(
+        plan
+    )
+    workgroup, database = outputs["workgroup"], outputs.get("database", "dev")
+    started = time.monotonic()
+    runs: list[DagRun] = []
+    executions: list[ExecutionSummary] = []
+    for strategy, arn in sorted(outputs["state_machines"].items()):
+        progress.log(f"strategy {strategy}: fresh warehouse ({len(setup)} set-up statements)")
+        for schema in sorted({plan.schema, "raw"}):
+            _run_sql(redshift, workgroup, database, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        for statement in setup:
+            _run_sql(redshift, workgroup, database, statement)
+        execution = _start(sfn, arn, {})
+        (described,) = progress.wait_executions(sfn, [execution], f"{strategy} execution")
+        events = history(sfn, execution)
+        spans = spans_from_history(events, described["startDate"])
+        source = "the execution history (Map iterations)"
+        if not spans:
+            spans = spans_from_statements(redshift, described)
+            source = "Redshift Data API statements"
+        summary = ExecutionSummary(
+            f"{strategy}: {described['name']}",
+            described["status"],
+            _seconds(described),
+            count_transitions(events),
+        )
+        executions.append(summary)
+        runs.append(
+            DagRun(strategy, summary.status, summary.seconds, summary.transitions, spans, source)
+        )
+    missing = [
+        r.strategy for r in runs if r.status == "SUCCEEDED" and len(r.spans) != len(plan.tasks)
+    ]
+    detail = f"{len(plan.tasks)} SQL tasks; " + ", ".join(
+        f"{r.strategy} {r.seconds:.1f} s" for r in runs
+    )
+    if missing:
+        detail += f"; task timings incomplete for {', '.join(missing)}"
+    result = _result("dag-aggregate", started, executions, bool(runs), detail)
+    return DagOutcome(result, runs, draw.svg(plan, "dag-aggregate example DAG"))
+
+
+# --- the deployment ----------------------------------------------------------------------
+
+EXAMPLE = REPO_ROOT / "examples" / "complete"
+DAG_STRATEGY = "parent-level"  # the one strategy examples/complete provisions
+RUNNERS: dict[str, Callable[[dict[str, Any], Aws, Progress], PatternResult | DagOutcome]] = {
+    "job-poller": run_job_poller,
+    "sqs-throttle": run_sqs_throttle,
+    "semaphore": run_semaphore,
+    "dag-aggregate": run_dag_aggregate,
+    "status-table": run_status_table,
 }
 
 
-def run(endpoint: str | None = None, keep: bool = False) -> int:
-    """Run the demo; return the process exit code (0 when every pattern succeeded)."""
-    import boto3
-
-    from sfn_patterns_localstack import server
+def workspace(endpoint: str, work_dir: Path, log: Callable[[str], None] | None = None) -> Any:
+    """The Terraform workspace of the demo's deployment (state in ``work_dir``)."""
     from sfn_patterns_localstack.terraform import Workspace
 
-    localstack = None
-    if endpoint is None:
-        _step("starting LocalStack in-process on 127.0.0.1 (no Docker)")
-        localstack = server.start()
-        endpoint = localstack.endpoint
-    _step(f"LocalStack ready at {endpoint}")
+    # The harness applies from a staging tree under work_dir: the checkout stays clean
+    # and a test or a second demo can apply examples/complete at the same time.
+    return Workspace(EXAMPLE, endpoint, Path(work_dir) / "terraform", log=log)
 
-    def client(service: str) -> object:
+
+def variables(name_prefix: str) -> dict[str, Any]:
+    """The variables the demo applies examples/complete with (tests re-plan with them).
+
+    The warehouse (a DuckDB database on LocalStack) is named after the prefix: the
+    demo drops and re-creates its schemas before each DAG run, which must never touch
+    another deployment's data.
+    """
+    return {
+        "name_prefix": name_prefix,
+        "redshift_workgroup_name": f"{name_prefix}-wg",
+        "dag_strategy": DAG_STRATEGY,
+    }
+
+
+def pattern_outputs(
+    outputs: dict[str, Any], dag_strategy: str = DAG_STRATEGY
+) -> dict[str, dict[str, Any]]:
+    """examples/complete's outputs cut into the dict each runner of :data:`RUNNERS` reads.
+
+    The DAG runner takes a strategy -> state machine map, so a configuration that
+    provisions several strategies (a ``state_machine_arns`` map) gets one Gantt chart
+    each; examples/complete provisions ``dag_strategy`` only.
+    """
+    warehouse = outputs["dag_warehouse"]
+    dag = outputs["dag_aggregate"]
+    state_machines = dag.get("state_machine_arns") or {dag_strategy: dag["state_machine_arn"]}
+    return {
+        "job-poller": {"state_machine_arn": outputs["job_poller"]["state_machine_arn"]},
+        "sqs-throttle": {
+            **outputs["sqs_throttle"],
+            "target_state_machine_arn": outputs["throttled_work_state_machine_arn"],
+        },
+        "semaphore": {
+            **outputs["semaphore"],
+            "target_state_machine_arn": outputs["critical_work_state_machine_arn"],
+        },
+        "dag-aggregate": {
+            "state_machines": state_machines,
+            "workgroup": warehouse["workgroup_name"],
+            "database": warehouse["database"],
+            "sql_dir": warehouse["sql_dir"],
+            "setup_sql": warehouse["setup_sql"],
+        },
+        "status-table": outputs["status_table"],
+    }
+
+
+# --- the command ---------------------------------------------------------------------------
+
+
+def print_summary(results: Sequence[PatternResult]) -> None:
+    """The summary table on stdout."""
+    click.echo("")
+    click.secho("sfn-patterns demo summary", bold=True)
+    click.echo(f"{'pattern':<15}{'outcome':<11}{'seconds':>8}{'transitions':>13}  detail")
+    for result in results:
+        colour = "green" if result.ok else "red"
+        click.echo(
+            f"{result.pattern:<15}"
+            + click.style(f"{result.status:<11}", fg=colour)
+            + f"{result.seconds:>8.1f}{result.transitions:>13}  {result.detail}"
+        )
+
+
+def run_patterns(
+    by_pattern: dict[str, dict[str, Any]], aws: Aws, progress: Progress
+) -> tuple[list[PatternResult], DagOutcome | None]:
+    """Run each pattern once, in :data:`PATTERNS` order; a crash fails that pattern only."""
+    results: list[PatternResult] = []
+    dag: DagOutcome | None = None
+    for pattern in PATTERNS:
+        progress.step(f"[{pattern}] running the pattern")
+        try:
+            outcome = RUNNERS[pattern](by_pattern[pattern], aws, progress)
+        except Exception as error:  # one broken pattern must not hide the others
+            progress.log(f"{pattern} failed: {type(error).__name__}: {error}")
+            outcome = PatternResult(pattern, "ERROR", 0.0, 0, f"{type(error).__name__}: {error}")
+        if isinstance(outcome, DagOutcome):
+            dag, outcome = outcome, outcome.result
+        results.append(outcome)
+        progress.log(f"{pattern}: {outcome.status} in {outcome.seconds:.1f} s")
+    return results, dag
+
+
+def client_factory(endpoint: str) -> Aws:
+    """boto3 clients bound to LocalStack (test credentials, us-east-1)."""
+    import boto3
+
+    def aws(service: str) -> Any:
         return boto3.client(
             service,
             endpoint_url=endpoint,
@@ -140,42 +675,77 @@ def run(endpoint: str | None = None, keep: bool = False) -> int:
             aws_secret_access_key="test",
         )
 
-    scratch = Path(tempfile.mkdtemp(prefix="sfnp-demo-"))
-    outcomes: list[Outcome] = []
+    return aws
+
+
+def run(
+    *,
+    endpoint: str | None = None,
+    keep: bool = False,
+    report_path: Path | None = None,
+    name_prefix: str = DEFAULT_PREFIX,
+    work_dir: Path | None = None,
+) -> int:
+    """Run the demo; return the process exit code (0 when every pattern succeeded).
+
+    Without ``endpoint`` a LocalStack is started here and stopped at the end (its
+    resources vanish with it); with ``endpoint`` the deployment is destroyed at the end
+    unless ``keep``. ``work_dir`` holds Terraform state (a temporary directory by
+    default), so a caller can re-plan the same deployment afterwards.
+    """
+    from sfn_patterns import report as report_module
+    from sfn_patterns_localstack import server
+    from sfn_patterns_localstack.terraform import TerraformError
+
+    progress = Progress()
+    report_path = Path(report_path or Path.cwd() / "build" / "demo-report" / "index.html")
+    scratch = None if work_dir else Path(tempfile.mkdtemp(prefix="sfnp-demo-"))
+    work_dir = Path(work_dir or scratch)
+    localstack = None
+    if endpoint is None:
+        progress.step("starting LocalStack in-process on 127.0.0.1 (no Docker)")
+        with progress.ticking("LocalStack start-up"):
+            localstack = server.start()
+        endpoint = localstack.endpoint
+    progress.step(f"LocalStack ready at {endpoint}")
+
+    settings = variables(name_prefix)
+    deployment = workspace(endpoint, work_dir, log=progress.log)
     try:
-        for name, runner in EXAMPLES.items():
-            workspace = Workspace(
-                REPO_ROOT / "examples" / name,
-                endpoint,
-                scratch / name,
-                log=lambda line: click.echo(f"    {line}", err=True),
-            )
-            try:
-                _step(f"[{name}] terraform init + apply")
-                workspace.init()
-                workspace.apply()
-                _step(f"[{name}] running the pattern once")
-                outcomes.append(runner(workspace, client))
-                if not keep:
-                    _step(f"[{name}] terraform destroy")
-                    workspace.destroy()
-            finally:
-                if not keep:
-                    workspace.close()
+        progress.step("[examples/complete] terraform init + apply (every pattern, stand-ins)")
+        with progress.ticking("terraform init"):
+            deployment.init()
+        with progress.ticking("terraform apply"):
+            deployment.apply(settings)
+        by_pattern = pattern_outputs(deployment.outputs(), settings["dag_strategy"])
+        results, dag = run_patterns(by_pattern, client_factory(endpoint), progress)
+        report = DemoReport(
+            patterns=results,
+            dag_runs=dag.runs if dag else [],
+            dag_svg=dag.dag_svg if dag else None,
+            endpoint=endpoint,
+            workspace="examples/complete",
+        )
+        written = report_module.write(report, report_path)
+        if localstack is None and not keep:
+            progress.step("[examples/complete] terraform destroy (a few minutes on LocalStack)")
+            with progress.ticking("terraform destroy"):
+                deployment.destroy(settings)
+    except TerraformError as error:  # a clear message instead of a traceback
+        click.secho(f"error: {error}", fg="red", err=True)
+        click.echo(f"Terraform state kept in {work_dir}", err=True)
+        return 1
     finally:
+        deployment.close()
         if localstack is not None and not keep:
             localstack.stop()
 
-    click.echo("")
-    click.secho("sfn-patterns demo summary", bold=True)
-    click.echo(f"{'pattern':<16}{'status':<12}{'seconds':>8}{'transitions':>13}  detail")
-    for outcome in outcomes:
-        colour = "green" if outcome.status == "SUCCEEDED" else "red"
-        click.echo(
-            f"{outcome.name:<16}"
-            + click.style(f"{outcome.status:<12}", fg=colour)
-            + f"{outcome.seconds:>8.1f}{outcome.transitions:>13}  {outcome.detail}"
-        )
-    if keep and localstack is not None:
-        click.echo(f"\nLocalStack left running at {endpoint} (pid {localstack.process.pid}).")
-    return 0 if outcomes and all(o.status == "SUCCEEDED" for o in outcomes) else 1
+    if scratch is not None and not keep:  # our temporary state: kept only after an error
+        shutil.rmtree(scratch, ignore_errors=True)
+    print_summary(results)
+    click.echo(f"\nreport: {written}")
+    if keep:
+        click.echo(f"Terraform state kept in {work_dir}")
+        if localstack is not None:
+            click.echo(f"LocalStack left running at {endpoint} (pid {localstack.process.pid}).")
+    return 0 if report.ok else 1
