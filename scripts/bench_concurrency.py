@@ -49,6 +49,7 @@ import boto3
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
 
+from sfn_patterns.demo import peak_overlap  # noqa: E402
 from sfn_patterns.sqs_throttle.producer import enqueue  # noqa: E402
 from sfn_patterns_localstack.terraform import Workspace  # noqa: E402
 
@@ -140,7 +141,7 @@ class Result:
             if delays
             else "-",
             "admission after release, p90": f"{percentile(delays, 90):.2f} s" if delays else "-",
-            "peak concurrency": str(peak(intervals)),
+            "peak concurrency": str(peak_overlap(intervals)),
         }
 
 
@@ -149,16 +150,6 @@ def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     rank = max(1, -(-len(ordered) * pct // 100))
     return ordered[int(rank) - 1]
-
-
-def peak(intervals: list[tuple[float, float]]) -> int:
-    """Most intervals open at one instant (a leave at t closes before an enter at t)."""
-    events = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals])
-    current = best = 0
-    for _, delta in events:
-        current += delta
-        best = max(best, current)
-    return best
 
 
 def history(sfn: Any, arn: str) -> list[dict[str, Any]]:

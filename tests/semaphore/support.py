@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from sfn_patterns.demo import peak_overlap
 from sfn_patterns_localstack.terraform import Workspace, leftovers
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "semaphore"
@@ -81,14 +82,8 @@ def invoke(aws: Callable, function_name: str, payload: dict | None = None) -> di
     return body
 
 
-def max_overlap(intervals: list[tuple[float, float]]) -> int:
-    """Most intervals open at one instant (a leave at t closes before an enter at t)."""
-    events = [(enter, 1) for enter, _ in intervals] + [(leave, -1) for _, leave in intervals]
-    current = peak = 0
-    for _, delta in sorted(events):
-        current += delta
-        peak = max(peak, current)
-    return peak
+# The tests' name for the library's interval sweep (one implementation for all).
+max_overlap = peak_overlap
 
 
 def assert_lock_free(aws: Callable, deployed: dict) -> None:

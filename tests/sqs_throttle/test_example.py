@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from sfn_patterns.demo import peak_overlap
 from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
 from sfn_patterns.sqs_throttle.starter import Config, Starter
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform import Workspace, leftovers
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -61,17 +62,7 @@ def deployed(
             workspace.destroy(variables)
         finally:
             workspace.close()
-    assert not [
-        f
-        for f in aws("lambda").list_functions()["Functions"]
-        if f["FunctionName"].startswith(prefix)
-    ]
-    machines = aws("stepfunctions").list_state_machines()["stateMachines"]
-    assert not [m for m in machines if m["name"].startswith(prefix)]
-    assert not [q for q in aws("sqs").list_queues().get("QueueUrls", []) if prefix in q]
-    assert not [t for t in aws("dynamodb").list_tables()["TableNames"] if t.startswith(prefix)]
-    assert not [r for r in aws("events").list_rules()["Rules"] if r["Name"].startswith(prefix)]
-    assert not [r for r in aws("iam").list_roles()["Roles"] if r["RoleName"].startswith(prefix)]
+    assert leftovers(aws, prefix) == {}
     assert json.loads((scratch / "terraform.tfstate").read_text())["resources"] == []
 
 
@@ -118,15 +109,9 @@ def executions(aws: Callable, deployed: dict, names: set[str]) -> dict[str, dict
 
 def peak_concurrency(described: list[dict]) -> int:
     """Most executions running at one instant, from their own start/stop times."""
-    events = []
-    for execution in described:
-        events.append((execution["startDate"].timestamp(), 1))
-        events.append((execution["stopDate"].timestamp(), -1))
-    peak = running = 0
-    for _, delta in sorted(events):  # at equal times the stop (-1) sorts first
-        running += delta
-        peak = max(peak, running)
-    return peak
+    return peak_overlap(
+        [(e["startDate"].timestamp(), e["stopDate"].timestamp()) for e in described]
+    )
 
 
 def wait_all_done(aws: Callable, deployed: dict, names: set[str], timeout: float = 90) -> dict:
