@@ -76,13 +76,7 @@ def run_sql(client: Any, workgroup: str, sql: str) -> None:
 
 def statements(sql_dir: Path) -> list[str]:
     """The example's set-up script plus one CREATE TABLE per task."""
-    script = (EXAMPLE / "setup.sql").read_text()
-    pieces = []
-    for piece in script.split(";"):
-        code = [ln for ln in piece.splitlines() if ln.strip() and not ln.strip().startswith("--")]
-        if code:
-            pieces.append(piece.strip())
-    return pieces + ddl.create_table_statements(plan_from_dir(sql_dir))
+    return ddl.setup_statements((EXAMPLE / "setup.sql").read_text(), plan_from_dir(sql_dir))
 
 
 def run(args: argparse.Namespace, endpoint: str) -> int:

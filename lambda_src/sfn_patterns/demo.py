@@ -478,16 +478,6 @@ def spans_from_statements(
     return spans
 
 
-def _sql_statements(script: str) -> list[str]:
-    """Split a set-up script on ';', dropping comment-only pieces."""
-    pieces = []
-    for piece in script.split(";"):
-        code = [ln for ln in piece.splitlines() if ln.strip() and not ln.strip().startswith("--")]
-        if code:
-            pieces.append(piece.strip())
-    return pieces
-
-
 def _run_sql(redshift: Any, workgroup: str, database: str, sql: str) -> None:
     statement = redshift.execute_statement(WorkgroupName=workgroup, Database=database, Sql=sql)
     deadline = time.monotonic() + 60
@@ -513,9 +503,7 @@ def run_dag_aggregate(outputs: dict[str, Any], aws: Aws, progress: Progress) -> 
 
     sfn, redshift = aws("stepfunctions"), aws("redshift-data")
     plan = plan_from_dir(Path(outputs["sql_dir"]))
-    setup = _sql_statements(Path(outputs["setup_sql"]).read_text()) + ddl.create_table_statements(
-        plan
-    )
+    setup = ddl.setup_statements(Path(outputs["setup_sql"]).read_text(), plan)
     workgroup, database = outputs["workgroup"], outputs.get("database", "dev")
     started = time.monotonic()
     runs: list[DagRun] = []

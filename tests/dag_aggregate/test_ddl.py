@@ -41,3 +41,14 @@ def test_statements_create_every_other_table_empty_in_dependency_order() -> None
         con.execute(statement)
     for table in created:
         assert con.execute(f"SELECT COUNT(*) FROM agg.{table}").fetchone() == (0,)
+
+
+def test_split_script_drops_comment_only_pieces() -> None:
+    script = (
+        "-- raw tables\nCREATE TABLE raw.a (x INT);\n\n"
+        "-- seed\nINSERT INTO raw.a VALUES (1);\n-- end\n"
+    )
+    assert ddl.split_script(script) == [
+        "-- raw tables\nCREATE TABLE raw.a (x INT)",
+        "-- seed\nINSERT INTO raw.a VALUES (1)",
+    ]

@@ -28,22 +28,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
 DATABASE = "dev"
 
 
-def _statements(script: str) -> list[str]:
-    """Split the set-up script on ';', dropping comment-only pieces."""
-    pieces = []
-    for piece in script.split(";"):
-        code = [
-            line
-            for line in piece.splitlines()
-            if line.strip() and not line.strip().startswith("--")
-        ]
-        if code:
-            pieces.append(piece.strip())
-    return pieces
-
-
 def _setup(plan: Plan) -> list[str]:
-    return _statements((EXAMPLE / "setup.sql").read_text()) + ddl.create_table_statements(plan)
+    return ddl.setup_statements((EXAMPLE / "setup.sql").read_text(), plan)
 
 
 def _normalize(rows: list[tuple]) -> list[tuple]:

@@ -37,3 +37,23 @@ def create_table_statements(plan: Plan) -> list[str]:
             f"SELECT * FROM (\n{select}\n) AS sfnp_shape LIMIT 0"
         )
     return statements
+
+
+def split_script(script: str) -> list[str]:
+    """Split a SQL script on ';' into statements, dropping comment-only pieces.
+
+    The Data API runs one statement per call, so a set-up script (raw tables, seed
+    rows, hand-made self-read tables) is sent piece by piece. Enough for set-up
+    scripts without ';' inside strings or comments.
+    """
+    pieces = []
+    for piece in script.split(";"):
+        code = [ln for ln in piece.splitlines() if ln.strip() and not ln.strip().startswith("--")]
+        if code:
+            pieces.append(piece.strip())
+    return pieces
+
+
+def setup_statements(setup_script: str, plan: Plan) -> list[str]:
+    """The set-up script's statements, then the tasks' CREATE TABLEs: a ready warehouse."""
+    return split_script(setup_script) + create_table_statements(plan)
