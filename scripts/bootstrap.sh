@@ -100,17 +100,17 @@ step 4 "Terraform wrapper ($venv/bin/terraform)"
 cli_config="$cache/terraform.rc"
 cat > "$cli_config.tmp" <<EOF
 # Written by scripts/bootstrap.sh: providers come from the locally built mirror only.
+# No plugin_cache_dir: init links each provider from this unpacked mirror (no copy),
+# and Terraform's plugin cache is not safe for concurrent inits.
 provider_installation {
   filesystem_mirror {
     path    = "$mirror"
     include = ["registry.terraform.io/hashicorp/*"]
   }
 }
-plugin_cache_dir = "$cache/tf-plugin-cache"
 disable_checkpoint = true
 EOF
 mv "$cli_config.tmp" "$cli_config"
-mkdir -p "$cache/tf-plugin-cache"
 if [[ -n "$real_tf" ]]; then
   exec_line="exec \"$real_tf\" \"\$@\""
 else

@@ -3,7 +3,12 @@
 # (through the Go module proxy) into a filesystem mirror, because the Terraform
 # registry is unreachable on the machines this project is tested on.
 #
-# Idempotent: a provider whose binary is already in the mirror is never rebuilt.
+# The AWS provider is built with only the service packages that this repository's
+# Terraform uses (scripts/aws_provider_trim.py generates the list from the *.tf
+# files; a type it cannot map, or SFN_PATTERNS_AWS_PROVIDER=full, builds all of it).
+#
+# Idempotent: a provider whose binary is already in the mirror, built for the same
+# service list, is never rebuilt.
 # Usage: scripts/build-providers.sh MIRROR_DIR
 set -euo pipefail
 
@@ -30,23 +35,44 @@ providers=(
   "local 2.9.0 github.com/hashicorp/terraform-provider-local v1.4.1-0.20260806152022-9068a4b7aa37 main.version"
 )
 
+root=$(cd "$(dirname "$0")/.." && pwd)
 for spec in "${providers[@]}"; do
   read -r name version module modver symbol <<<"$spec"
   dest="$mirror/registry.terraform.io/hashicorp/$name/$version/${goos}_${goarch}"
   bin="$dest/terraform-provider-${name}_v${version}_x5"
-  if [[ -x "$bin" ]]; then
+  src=""
+  want="full"
+  if [[ "$name" == aws && "${SFN_PATTERNS_AWS_PROVIDER:-trimmed}" != full ]]; then
+    # The service list depends on the provider source (type -> package index).
+    src=$(go mod download -json "$module@$modver" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+    want=$(python3 "$root/scripts/aws_provider_trim.py" plan --digest "$root" "$src")
+  fi
+  if [[ -x "$bin" && "$(cat "$dest/.services" 2>/dev/null || echo full)" == "$want" ]]; then
     log "hashicorp/$name $version: cached ($bin)"
     continue
   fi
   log "hashicorp/$name $version: downloading $module@$modver"
-  src=$(go mod download -json "$module@$modver" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
-  log "hashicorp/$name $version: building (the AWS provider takes tens of minutes on 2 cores; it is built once)"
+  [[ -n "$src" ]] || src=$(go mod download -json "$module@$modver" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  build_dir="$src"
+  if [[ "$name" == aws ]]; then
+    build_dir="$(dirname "$mirror")/build/aws-src-$$"
+    if [[ "${SFN_PATTERNS_AWS_PROVIDER:-trimmed}" == full ]]; then
+      log "hashicorp/aws $version: full build (SFN_PATTERNS_AWS_PROVIDER=full): about 30 minutes and 9 GiB on 2 cores"
+      build_dir="$src"
+    else
+      log "hashicorp/aws $version: $(python3 "$root/scripts/aws_provider_trim.py" apply "$root" "$src" "$build_dir")"
+      want=$(python3 "$root/scripts/aws_provider_trim.py" plan --digest "$root" "$src")
+    fi
+  fi
+  log "hashicorp/$name $version: building"
   mkdir -p "$dest"
   start=$(date +%s)
   tmp="$bin.tmp.$$"
   # /usr/bin/time -v reports the peak memory of the build for the README.
-  ( cd "$src" && GOFLAGS=-mod=readonly CGO_ENABLED=0 /usr/bin/time -v -o "$dest/build-stats.txt" \
+  ( cd "$build_dir" && GOFLAGS=-mod=readonly CGO_ENABLED=0 /usr/bin/time -v -o "$dest/build-stats.txt" \
       go build -trimpath -ldflags "-s -w -X $symbol=$version" -o "$tmp" . )
   mv "$tmp" "$bin"
+  echo "$want" > "$dest/.services"
+  [[ "$build_dir" == "$src" ]] || rm -rf "$build_dir"
   log "hashicorp/$name $version: built in $(( $(date +%s) - start )) s, peak RSS $(awk -F': ' '/Maximum resident/ {printf "%d MiB", $2/1024}' "$dest/build-stats.txt")"
 done
