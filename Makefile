@@ -19,8 +19,11 @@ bootstrap: ## Install the toolchain: .venv, Terraform, providers (idempotent, ca
 demo: bootstrap ## Start LocalStack, deploy every pattern, run each, write build/demo-report/index.html
 	@$(VENV)/bin/sfn-patterns demo
 
+# Three workers, one LocalStack each; a file's tests stay on one worker (they share
+# its deployment). The 25 slowest tests are printed at the end.
+PYTEST_WORKERS ?= 3
 test: check ## Run the static checks and every test (unit + LocalStack integration)
-	@$(VENV)/bin/python -m pytest
+	@$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
 test-unit: bootstrap ## Only the fast tests that need no LocalStack
 	@$(VENV)/bin/python -m pytest -m "not integration"

@@ -53,3 +53,25 @@ def aws(localstack_endpoint: str) -> Callable[[str], object]:
         )
 
     return client
+
+
+# Scheduling under pytest-xdist (`make test` runs `-n 3 --dist loadfile`): a file's
+# tests stay on one worker (they share a module-scoped deployment), and workers take
+# files in collection order. The longest files go first, so none of them starts
+# last and sets the run's length: slow-marked files, then files that apply Terraform,
+# then other LocalStack files, then unit tests.
+def _weight(item: pytest.Item) -> int:
+    for rank, marker in enumerate(("slow", "terraform", "integration")):
+        if item.get_closest_marker(marker):
+            return rank
+    return 3
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order files by their heaviest test (stable: tests keep their order in a file)."""
+    weight: dict[str, int] = {}
+    for item in items:
+        weight[item.nodeid.split("::")[0]] = min(
+            weight.get(item.nodeid.split("::")[0], 3), _weight(item)
+        )
+    items.sort(key=lambda item: weight[item.nodeid.split("::")[0]])

@@ -28,7 +28,7 @@ from sfn_patterns.report import browser, gantt
 
 from .test_browser import assert_renders
 
-pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.slow]
 
 ROW = re.compile(
     r"^(?P<pattern>[a-z-]+)\s+(?P<status>[A-Z_]+)\s+(?P<seconds>[\d.]+)\s+(?P<transitions>\d+)\s"
