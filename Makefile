@@ -8,7 +8,7 @@ VENV := .venv
 # data directories or the harness's ignored LocalStack override files.
 CHECKOV_SKIP := --skip-path '^build/' --skip-path '\.venv/' --skip-path '\.build/' --skip-path '\.terraform/' --skip-path 'localstack_override\.tf'
 
-.PHONY: help bootstrap demo test test-unit test-integration lint check fmt lock clean
+.PHONY: help bootstrap demo test test-unit test-integration lint check docs fmt lock clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -29,11 +29,16 @@ test-unit: bootstrap ## Only the fast tests that need no LocalStack
 	@$(VENV)/bin/python -m pytest -m "not integration"
 
 lint: bootstrap ## ruff and terraform fmt
-	@$(VENV)/bin/ruff check lambda_src harness tests scripts
+	@$(VENV)/bin/ruff check lambda_src cli harness modules tests scripts
 	@$(VENV)/bin/terraform fmt -check -recursive -diff modules examples templates tests
 	@$(VENV)/bin/terraform fmt -check -diff .
 
-check: lint ## lint, then tflint and checkov on all Terraform (zero findings; skips are justified inline)
+docs: bootstrap ## Regenerate the terraform-docs tables of every README
+	@bash scripts/docs.sh
+
+check: lint ## lint, README tables current, then tflint and checkov (zero findings; skips are justified inline)
+	@echo "==> terraform-docs (README tables current)"
+	@bash scripts/docs.sh --check
 	@echo "==> tflint (terraform ruleset, .tflint.hcl)"
 	@$(VENV)/bin/tflint --recursive --config "$(CURDIR)/.tflint.hcl" --format compact
 	@echo "==> checkov (terraform framework)"
@@ -41,8 +46,8 @@ check: lint ## lint, then tflint and checkov on all Terraform (zero findings; sk
 		--skip-download $(CHECKOV_SKIP)
 
 fmt: bootstrap ## Format Python and Terraform in place
-	@$(VENV)/bin/ruff check --fix lambda_src harness tests scripts
-	@$(VENV)/bin/ruff format lambda_src harness tests scripts
+	@$(VENV)/bin/ruff check --fix lambda_src cli harness modules tests scripts
+	@$(VENV)/bin/ruff format lambda_src cli harness modules tests scripts
 	@$(VENV)/bin/terraform fmt -recursive modules examples templates tests
 	@$(VENV)/bin/terraform fmt .
 

@@ -39,7 +39,7 @@ module "job_poller" {
   logging_level                  = var.job_poller.logging_level
   logging_include_execution_data = var.job_poller.logging_include_execution_data
   tracing_enabled                = var.job_poller.tracing_enabled
-  lambda_bundle                  = var.job_poller.lambda_bundle
+  lambda_package                 = var.job_poller.lambda_package
   fragment_next_states           = var.job_poller.fragment_next_states
 
   kms_key_arn                       = var.kms_key_arn

@@ -77,8 +77,19 @@ variable "job_poller" {
     timeout_strategy      = optional(string, "wait-count")
     metadata_store        = optional(string, "s3")
     job_adapter = optional(object({
-      start  = string
-      status = string
+      start            = string
+      status           = string
+      source_path      = optional(string)
+      patterns         = optional(list(string), ["**"])
+      pip_requirements = optional(list(string), [])
+    }))
+    lambda_package = optional(object({
+      local_existing_package = optional(string)
+      s3_existing_package = optional(object({
+        bucket     = string
+        key        = string
+        version_id = optional(string)
+      }))
     }))
     create_sample_job = optional(bool, true)
     aws_sdk_job = optional(object({
@@ -110,7 +121,6 @@ variable "job_poller" {
     logging_level                  = optional(string, "ALL")
     logging_include_execution_data = optional(bool, false)
     tracing_enabled                = optional(bool, false)
-    lambda_bundle                  = optional(string, "job-poller")
     fragment_next_states = optional(object({
       succeeded = optional(string)
       failed    = optional(string)

@@ -19,10 +19,10 @@ import time
 
 import networkx as nx
 
-from sfn_patterns.dag_aggregate import graph as g
-from sfn_patterns.dag_aggregate.planner import plan_from_dependencies
-from sfn_patterns.dag_aggregate.simulate import dependency_makespan, simulate
-from sfn_patterns.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
+from sfn_patterns_cli.dag_aggregate import graph as g
+from sfn_patterns_cli.dag_aggregate.planner import plan_from_dependencies
+from sfn_patterns_cli.dag_aggregate.simulate import dependency_makespan, simulate
+from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
 
 
 def _timed(func, *args):  # type: ignore[no-untyped-def]

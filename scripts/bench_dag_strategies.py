@@ -28,10 +28,10 @@ from typing import Any
 
 import boto3
 
-from sfn_patterns.dag_aggregate import ddl
-from sfn_patterns.dag_aggregate.planner import plan_from_dir
-from sfn_patterns.dag_aggregate.simulate import critical_path, lower_bound, simulate
-from sfn_patterns.dag_aggregate.synthetic import heavy_tailed_durations
+from sfn_patterns_cli.dag_aggregate import ddl
+from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
+from sfn_patterns_cli.dag_aggregate.simulate import critical_path, lower_bound, simulate
+from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations
 from sfn_patterns_localstack.terraform import Workspace
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "dag-aggregate"

@@ -23,15 +23,16 @@ if ! command -v "$python" >/dev/null; then
   exit 1
 fi
 stamp="$venv/.sfn-patterns-installed"
-want=$(cat "$root/requirements.lock" "$root/pyproject.toml" | sha256sum | cut -c1-16)
+want=$(cat "$root/requirements.lock" "$root"/{lambda_src,cli,harness}/pyproject.toml | sha256sum | cut -c1-16)
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$venv/bin/sfn-patterns" ]]; then
   echo "    up to date (requirements.lock unchanged)"
 else
   [[ -x "$venv/bin/python" ]] || "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==25.3"
   echo "    installing the locked dependency set (first run: about 2 minutes)"
+  # The three distributions (README "Python distributions"), editable, in one resolve.
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --progress-bar off \
-    -c "$root/requirements.lock" -e "$root[dev]"
+    -c "$root/requirements.lock" -e "$root/lambda_src" -e "$root/cli" -e "$root/harness[dev]"
   echo "$want" > "$stamp"
 fi
 
@@ -58,21 +59,23 @@ if ! command -v go >/dev/null; then
   exit 1
 fi
 "$root/scripts/build-providers.sh" "$mirror"
-# terraform-config-inspect reads variables and outputs for the generated README
-# tables (scripts/tfdocs.py); terraform-docs is not served by the Go module proxy.
-inspect_version=v0.0.0-20260904064934-75d64de68c31
-inspect_bin="$cache/bin/terraform-config-inspect-$inspect_version"
-if [[ ! -x "$inspect_bin" ]]; then
-  echo "  [tools] building terraform-config-inspect $inspect_version"
+# terraform-docs generates the README tables (make docs / make check). Its module
+# list is not served by the Go proxy, so `go install pkg@ver` is refused; the
+# module source is downloaded and built in place instead.
+tfdocs_version=v0.22.0
+tfdocs_bin="$cache/bin/terraform-docs-$tfdocs_version"
+if [[ ! -x "$tfdocs_bin" ]]; then
+  echo "  [tools] building terraform-docs $tfdocs_version (first run: about 30 s)"
   mkdir -p "$cache/bin"
-  tmp_gobin=$(mktemp -d)
-  GOBIN="$tmp_gobin" go install "github.com/hashicorp/terraform-config-inspect@$inspect_version"
-  mv "$tmp_gobin/terraform-config-inspect" "$inspect_bin"
-  rmdir "$tmp_gobin"
+  tfdocs_src=$(go mod download -json "github.com/terraform-docs/terraform-docs@$tfdocs_version" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  (cd "$tfdocs_src" && CGO_ENABLED=0 go build -trimpath -o "$tfdocs_bin.tmp.$$" .)
+  mv "$tfdocs_bin.tmp.$$" "$tfdocs_bin"
 else
-  echo "  [tools] terraform-config-inspect: cached"
+  echo "  [tools] terraform-docs $tfdocs_version: cached"
 fi
-ln -sf "$inspect_bin" "$venv/bin/terraform-config-inspect"
+ln -sf "$tfdocs_bin" "$venv/bin/terraform-docs"
+rm -f "$venv/bin/terraform-config-inspect"
 # tflint (`make check`): its terraform ruleset is bundled in the binary. The aws
 # ruleset is a plugin tflint downloads from GitHub releases, which is not reachable
 # here, so .tflint.hcl enables only the bundled one.

@@ -2,37 +2,40 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from sfn_patterns.cli import main
+from sfn_patterns_cli.cli import main
 from sfn_patterns_localstack.server import free_port
 
 
 def test_help_lists_every_command() -> None:
     result = CliRunner().invoke(main, ["--help"])
     assert result.exit_code == 0
-    for command in ("build-lambdas", "localstack", "demo", "dag", "status"):
+    for command in ("localstack", "demo", "dag", "status"):
         assert command in result.output
 
 
-def test_build_lambdas_writes_zips_and_reports_hashes(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["build-lambdas", "--out", str(tmp_path), "--json"])
-    assert result.exit_code == 0, result.output
-    built = json.loads(result.stdout)
-    assert {entry["bundle"] for entry in built} >= {"smoke"}
-    for entry in built:
-        assert Path(entry["filename"]).is_file()
-        assert len(entry["sha256"]) == 64
+def test_harness_commands_name_the_install_command_when_the_harness_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib
 
+    real = importlib.import_module
 
-def test_build_lambdas_rejects_unknown_bundle(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["build-lambdas", "--out", str(tmp_path), "--bundle", "x"])
+    def without_harness(name: str, *args: object) -> object:
+        if name.startswith("sfn_patterns_localstack"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", without_harness)
+    result = CliRunner().invoke(main, ["localstack", "status"])
     assert result.exit_code == 2
-    assert "Invalid value for '--bundle'" in result.output
+    assert "needs the harness distribution" in result.output
+    assert "#subdirectory=harness" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_localstack_status_on_a_dead_endpoint_exits_1() -> None:
@@ -53,7 +56,7 @@ def test_demo_help_documents_report_and_isolation_options() -> None:
 def test_demo_exit_code_and_options_reach_the_runner(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from sfn_patterns import demo
+    from sfn_patterns_localstack import demo
 
     seen: dict[str, object] = {}
 

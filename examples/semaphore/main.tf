@@ -72,8 +72,8 @@ module "worker" {
   source = "../../modules/lambda-function"
 
   function_name         = "${var.name_prefix}-worker"
-  bundle                = "semaphore"
-  handler               = "sfn_patterns.semaphore.demo_worker.handler"
+  source_path           = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns_samples/__init__.py", "sfn_patterns_samples/semaphore/**"] }]
+  handler               = "sfn_patterns_samples.semaphore.demo_worker.handler"
   timeout               = 120
   environment_variables = { RECORD_TABLE = aws_dynamodb_table.records.name }
   tags                  = var.tags

@@ -14,8 +14,8 @@ module "echo" {
   source = "../../modules/lambda-function"
 
   function_name = "${var.name_prefix}-echo"
-  bundle        = "smoke"
-  handler       = "sfn_patterns.smoke.handler.handler"
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns_samples/__init__.py", "sfn_patterns_samples/smoke/**"] }]
+  handler       = "sfn_patterns_samples.smoke.handler.handler"
   timeout       = 10
   tags          = var.tags
 }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from sfn_patterns.templating import render_tftpl
+from sfn_patterns_cli.templating import render_tftpl
 
 __all__ = ["render_tftpl", "validate"]
 

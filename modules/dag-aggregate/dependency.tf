@@ -78,7 +78,7 @@ data "local_command" "dependency_plan" {
 
   command = var.python_executable
   arguments = concat(
-    ["-c", local.bootstrap, local.lambda_src, "dependency-plan", "--sql-dir", var.sql_dir, "--schema", var.sql_schema],
+    [local.planner, "dependency-plan", "--sql-dir", var.sql_dir, "--schema", var.sql_schema],
     local.poll_args,
   )
 }
@@ -88,7 +88,7 @@ data "local_command" "task_definition" {
 
   command = var.python_executable
   arguments = concat(
-    ["-c", local.bootstrap, local.lambda_src, "render-task", "--task-done-arn", local.runtime_function_arn],
+    [local.planner, "render-task", "--task-done-arn", local.runtime_function_arn],
     local.poll_args,
     local.target_args,
   )
@@ -186,7 +186,7 @@ module "runtime" {
   create = local.create_dependency
 
   function_name = local.runtime_function_name
-  bundle        = "dag-aggregate"
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/dag_aggregate/__init__.py", "sfn_patterns/dag_aggregate/runtime/**"] }]
   handler       = "sfn_patterns.dag_aggregate.runtime.handler.handler"
   timeout       = 120
   environment_variables = local.create_dependency ? {

@@ -1,5 +1,6 @@
 # dag-aggregate: SQL files -> dependency DAG -> one Map state per stage, rendered
-# at plan time by the Python planner (lambda_src/sfn_patterns/dag_aggregate) from
+# at plan time by the Python planner (cli/sfn_patterns_cli/dag_aggregate, run by
+# planner.py, which first checks python_executable has its dependencies) from
 # the Jinja templates in templates/dag-aggregate. A cycle, invalid SQL or a table
 # produced twice fails the plan with the planner's message.
 
@@ -16,9 +17,9 @@ locals {
   # machine below.
   dependency = var.strategy == "dependency"
 
-  lambda_src = abspath("${path.module}/../../lambda_src")
-  # Any python3 with the planner's dependencies can run it from the checkout.
-  bootstrap = "import sys; sys.path.insert(0, sys.argv.pop(1)); from sfn_patterns.dag_aggregate.cli import group; group()"
+  # Any python3 (3.9+) with the planner's dependencies runs it from this checkout;
+  # without them the plan fails with one line naming the pip command that fixes it.
+  planner = "${path.module}/planner.py"
   target_args = concat(
     ["--database", var.redshift.database],
     var.redshift.cluster_identifier != null ? ["--cluster-identifier", var.redshift.cluster_identifier] : [],
@@ -81,7 +82,7 @@ data "local_command" "plan" {
   count = var.create ? 1 : 0
 
   command   = var.python_executable
-  arguments = ["-c", local.bootstrap, local.lambda_src, "plan", "--sql-dir", var.sql_dir, "--schema", var.sql_schema]
+  arguments = [local.planner, "plan", "--sql-dir", var.sql_dir, "--schema", var.sql_schema]
 }
 
 data "local_command" "render" {
@@ -89,7 +90,7 @@ data "local_command" "render" {
 
   command = var.python_executable
   arguments = concat(
-    ["-c", local.bootstrap, local.lambda_src, "render",
+    [local.planner, "render",
       "--sql-dir", var.sql_dir, "--schema", var.sql_schema,
       "--strategy", var.strategy, "--max-concurrency", tostring(var.max_concurrency),
       "--default-wait", tostring(var.poll.initial_wait_seconds),

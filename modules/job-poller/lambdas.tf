@@ -5,7 +5,10 @@ module "run_job" {
 
   create                            = var.create && local.use_lambda
   function_name                     = local.run_job_function_name
-  bundle                            = var.lambda_bundle
+  source_path                       = local.lambda_code.source_path
+  pip_requirements                  = local.lambda_code.pip_requirements
+  local_existing_package            = local.lambda_code.local_existing_package
+  s3_existing_package               = local.lambda_code.s3_existing_package
   handler                           = "sfn_patterns.job_poller.run_job.handler"
   runtime                           = var.lambda_runtime
   memory_size                       = var.lambda_memory_size
@@ -23,7 +26,10 @@ module "get_job_status" {
 
   create                            = var.create && local.use_lambda
   function_name                     = local.get_status_function_name
-  bundle                            = var.lambda_bundle
+  source_path                       = local.lambda_code.source_path
+  pip_requirements                  = local.lambda_code.pip_requirements
+  local_existing_package            = local.lambda_code.local_existing_package
+  s3_existing_package               = local.lambda_code.s3_existing_package
   handler                           = "sfn_patterns.job_poller.get_job_status.handler"
   runtime                           = var.lambda_runtime
   memory_size                       = var.lambda_memory_size
@@ -39,10 +45,12 @@ module "get_job_status" {
 module "sample_job" {
   source = "../lambda-function"
 
-  create                            = var.create && local.sample_job
-  function_name                     = local.sample_job_function_name
-  bundle                            = var.lambda_bundle
-  handler                           = "sfn_patterns.job_poller.sample_job.runner_handler"
+  create        = var.create && local.sample_job
+  function_name = local.sample_job_function_name
+  source_path = [
+    { path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**", "sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"] },
+  ]
+  handler                           = "sfn_patterns_samples.job_poller.sample_job.runner_handler"
   runtime                           = var.lambda_runtime
   memory_size                       = 128
   timeout                           = 660

@@ -37,10 +37,25 @@ locals {
   )
 
   sample_adapter = {
-    start  = "sfn_patterns.job_poller.sample_job:start"
-    status = "sfn_patterns.job_poller.sample_job:status"
+    start  = "sfn_patterns_samples.job_poller.sample_job:start"
+    status = "sfn_patterns_samples.job_poller.sample_job:status"
   }
-  adapter            = coalesce(var.job_adapter, local.sample_adapter)
+  adapter = var.job_adapter != null ? { start = var.job_adapter.start, status = var.job_adapter.status } : local.sample_adapter
+
+  # The generic Lambdas' code: the runtime's job_poller, plus the sample job when it
+  # is deployed, plus the caller's adapter code (source_path) when given.
+  lambda_src = "${path.module}/../../lambda_src"
+  lambda_sources = concat(
+    [{ path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**"], prefix_in_zip = "" }],
+    local.sample_job ? [{ path = local.lambda_src, patterns = ["sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"], prefix_in_zip = "" }] : [],
+    try(var.job_adapter.source_path, null) != null ? [{ path = var.job_adapter.source_path, patterns = var.job_adapter.patterns, prefix_in_zip = "" }] : [],
+  )
+  lambda_code = {
+    source_path            = var.lambda_package == null ? local.lambda_sources : []
+    pip_requirements       = try(var.job_adapter.pip_requirements, [])
+    local_existing_package = try(var.lambda_package.local_existing_package, null)
+    s3_existing_package    = try(var.lambda_package.s3_existing_package, null)
+  }
   adapter_lambda_arn = [for spec in [local.adapter.start, local.adapter.status] : spec if startswith(spec, "arn:")]
 
   run_job_function_name    = "${var.name}-run-job"

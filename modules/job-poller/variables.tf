@@ -99,10 +99,13 @@ variable "metadata_store" {
 }
 
 variable "job_adapter" {
-  description = "Job adapter of the generic Lambdas: start and status are each a Python callable 'package.module:function' in the Lambda bundle or a Lambda ARN; null uses the sample job."
+  description = "The job's adapter for the generic Lambdas: start and status are each 'package.module:function' from source_path (your code, packed next to the runtime) or a Lambda ARN; null uses the sample job."
   type = object({
-    start  = string
-    status = string
+    start            = string
+    status           = string
+    source_path      = optional(string)
+    patterns         = optional(list(string), ["**"])
+    pip_requirements = optional(list(string), [])
   })
   default = null
 
@@ -112,6 +115,24 @@ variable "job_adapter" {
       can(regex("^(arn:aws[a-z-]*:lambda:[a-z0-9-]+:[0-9]{12}:function:[A-Za-z0-9_-]+(:[A-Za-z0-9_$-]+)?|[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*)$", spec))
     ])
     error_message = "job_adapter.start and job_adapter.status must each be 'package.module:function' or a Lambda function ARN."
+  }
+}
+
+variable "lambda_package" {
+  description = "A prebuilt zip of the generic Lambdas (the sfn_patterns runtime plus your adapter) to deploy instead of building one: a local path or an S3 object."
+  type = object({
+    local_existing_package = optional(string)
+    s3_existing_package = optional(object({
+      bucket     = string
+      key        = string
+      version_id = optional(string)
+    }))
+  })
+  default = null
+
+  validation {
+    condition     = var.lambda_package == null || (try(var.lambda_package.local_existing_package, null) == null) != (try(var.lambda_package.s3_existing_package, null) == null)
+    error_message = "lambda_package must set exactly one of local_existing_package and s3_existing_package."
   }
 }
 
@@ -190,12 +211,6 @@ variable "fragment_next_states" {
     error     = optional(string)
   })
   default = {}
-}
-
-variable "lambda_bundle" {
-  description = "Lambda bundle (lambda_src/sfn_patterns/packaging.py) of the generic Lambdas; a custom bundle can add adapter modules."
-  type        = string
-  default     = "job-poller"
 }
 
 variable "lambda_runtime" {

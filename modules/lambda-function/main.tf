@@ -1,6 +1,8 @@
-# A Lambda function packaged deterministically from lambda_src/, with its own
-# role (inline, resource-scoped policy), its own encrypted log group and no
-# wildcard actions. Every pattern module builds its Lambdas through this one.
+# A Lambda function with its own role (inline, resource-scoped policy), its own
+# encrypted log group and no wildcard actions. Its code is one of: source_path
+# (packaged deterministically at plan time by package.py), a prebuilt zip
+# (local_existing_package) or an S3 object (s3_existing_package). Every pattern
+# module builds its Lambdas through this one.
 
 data "aws_partition" "current" {}
 data "aws_region" "current" {}
@@ -9,7 +11,7 @@ data "aws_caller_identity" "current" {}
 locals {
   build_dir = coalesce(var.build_dir, "${path.root}/.build/lambda")
   # Relative to the root module, so the same checkout path never matters.
-  filename = "${local.build_dir}/${var.bundle}.zip"
+  filename = "${local.build_dir}/${var.function_name}.zip"
 
   partition      = data.aws_partition.current.partition
   region         = data.aws_region.current.region
@@ -19,20 +21,27 @@ locals {
   # Static ARN, known at plan time, so callers can reference it without cycles.
   function_arn = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${var.function_name}"
 
-  package = var.create ? jsondecode(data.local_command.package[0].stdout) : null
+  build_package = var.create && length(var.source_path) > 0
+  package       = local.build_package ? jsondecode(data.local_command.package[0].stdout) : null
+  code = local.build_package ? {
+    filename         = local.filename
+    source_code_hash = local.package.base64sha256
+    } : var.local_existing_package != null ? {
+    filename         = var.local_existing_package
+    source_code_hash = filebase64sha256(var.local_existing_package)
+  } : { filename = null, source_code_hash = null }
 }
 
 # Builds the zip at plan time; the bytes depend only on the sources, so the hash
 # (and therefore the plan) is the same from any checkout.
 data "local_command" "package" {
-  count = var.create ? 1 : 0
+  count = local.build_package ? 1 : 0
 
   command = var.python_executable
-  arguments = [
-    "${path.module}/../../lambda_src/sfn_patterns/packaging.py",
-    "--bundle", var.bundle,
-    "--out", local.build_dir,
-  ]
+  arguments = concat(
+    ["${path.module}/package.py", "--out", local.filename, "--sources", jsonencode(var.source_path)],
+    flatten([for requirement in var.pip_requirements : ["--requirement", requirement]]),
+  )
 }
 
 data "aws_iam_policy_document" "assume" {
@@ -110,8 +119,11 @@ resource "aws_lambda_function" "this" {
   memory_size                    = var.memory_size
   reserved_concurrent_executions = var.reserved_concurrent_executions
   kms_key_arn                    = length(var.environment_variables) > 0 ? var.kms_key_arn : null
-  filename                       = local.filename
-  source_code_hash               = local.package.base64sha256
+  filename                       = local.code.filename
+  source_code_hash               = local.code.source_code_hash
+  s3_bucket                      = try(var.s3_existing_package.bucket, null)
+  s3_key                         = try(var.s3_existing_package.key, null)
+  s3_object_version              = try(var.s3_existing_package.version_id, null)
 
   dynamic "environment" {
     for_each = length(var.environment_variables) > 0 ? [1] : []

@@ -14,29 +14,63 @@ variable "function_name" {
   }
 }
 
-variable "bundle" {
-  description = "Name of the Lambda package in lambda_src/sfn_patterns/packaging.py (BUNDLES) to deploy."
-  type        = string
+variable "source_path" {
+  description = "Code to package deterministically at plan time, as terraform-aws-lambda's source_path: directories or files, each with glob patterns (** spans directories, ! excludes) and an optional prefix in the zip."
+  type = list(object({
+    path          = string
+    patterns      = optional(list(string), ["**"])
+    prefix_in_zip = optional(string, "")
+  }))
+  default = []
+}
+
+variable "pip_requirements" {
+  description = "Pinned distributions (name==version) vendored into the zip built from source_path; boto3 comes with the runtime."
+  type        = list(string)
+  default     = []
 
   validation {
-    condition     = can(regex("^[a-z][a-z0-9_-]*$", var.bundle))
-    error_message = "bundle must be a lower-case bundle name such as \"smoke\"."
+    condition     = alltrue([for r in var.pip_requirements : can(regex("^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+$", r))])
+    error_message = "pip_requirements must be pinned as name==version, so the zip is the same on every build."
+  }
+}
+
+variable "local_existing_package" {
+  description = "Path of a prebuilt deployment zip to deploy instead of building source_path."
+  type        = string
+  default     = null
+}
+
+variable "s3_existing_package" {
+  description = "S3 object of a prebuilt deployment zip to deploy instead of building source_path; change version_id to redeploy."
+  type = object({
+    bucket     = string
+    key        = string
+    version_id = optional(string)
+  })
+  default = null
+
+  validation {
+    condition = (
+      (length(var.source_path) > 0 ? 1 : 0) + (var.local_existing_package != null ? 1 : 0) + (var.s3_existing_package != null ? 1 : 0)
+    ) == 1
+    error_message = "Set exactly one of source_path, local_existing_package and s3_existing_package: the function's code."
   }
 }
 
 variable "handler" {
-  description = "Handler of the function, as module.path.function inside the bundle."
+  description = "Handler of the function, as module.path.function inside the package."
   type        = string
 }
 
 variable "runtime" {
-  description = "Lambda runtime identifier; the handlers support Python 3.11 and later."
+  description = "Lambda runtime identifier; the sfn-patterns runtime library supports Python 3.9 and later."
   type        = string
   default     = "python3.12"
 
   validation {
-    condition     = contains(["python3.11", "python3.12", "python3.13"], var.runtime)
-    error_message = "runtime must be one of python3.11, python3.12 or python3.13."
+    condition     = contains(["python3.10", "python3.11", "python3.12", "python3.13"], var.runtime)
+    error_message = "runtime must be one of python3.10, python3.11, python3.12 or python3.13."
   }
 }
 
@@ -114,7 +148,7 @@ variable "build_dir" {
 }
 
 variable "python_executable" {
-  description = "Python 3 interpreter that builds the zip at plan time (standard library only)."
+  description = "Python 3.9+ interpreter that builds the zip from source_path at plan time (standard library only; pip for pip_requirements)."
   type        = string
   default     = "python3"
 }

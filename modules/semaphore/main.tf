@@ -170,7 +170,7 @@ module "reconciler" {
   create = local.create_reconciler
 
   function_name                     = "${var.name}-reconciler"
-  bundle                            = "semaphore"
+  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
   handler                           = "sfn_patterns.semaphore.reconciler.reconcile_handler"
   timeout                           = 60
   reserved_concurrent_executions    = 1
@@ -224,7 +224,7 @@ module "cleanup" {
   create = local.create_cleanup
 
   function_name                     = "${var.name}-cleanup"
-  bundle                            = "semaphore"
+  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
   handler                           = "sfn_patterns.semaphore.reconciler.cleanup_handler"
   timeout                           = 30
   environment_variables             = { SEMAPHORE_TABLE = local.table_name, SEMAPHORE_LOCK_KEY = var.lock_key }
@@ -287,7 +287,7 @@ module "gate" {
   create = local.create_gate
 
   function_name = local.gate_function_name
-  bundle        = "semaphore"
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
   handler       = "sfn_patterns.semaphore.oldest_first.handler"
   timeout       = 30
   environment_variables = {

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sfn_patterns.dag_aggregate.cli import group
+from sfn_patterns_cli.dag_aggregate.cli import group
 
 from .helpers import EXAMPLES, write_sql
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import duckdb
 
-from sfn_patterns.dag_aggregate import ddl
-from sfn_patterns.dag_aggregate.planner import plan_from_dir
+from sfn_patterns_cli.dag_aggregate import ddl
+from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
 

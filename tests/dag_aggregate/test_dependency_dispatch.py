@@ -24,7 +24,7 @@ from sfn_patterns.dag_aggregate.runtime.dispatch import (
     execution_name,
     ready_sort_key,
 )
-from sfn_patterns.dag_aggregate.synthetic import random_dag
+from sfn_patterns_cli.dag_aggregate.synthetic import random_dag
 
 TABLE = "dag-runtime"
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from sfn_patterns.dag_aggregate.synthetic import random_dag
+from sfn_patterns_cli.dag_aggregate.synthetic import random_dag
 from sfn_patterns_localstack.terraform import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]

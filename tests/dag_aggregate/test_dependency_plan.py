@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import json
-import zipfile
 from pathlib import Path
 
 from click.testing import CliRunner
 
-from sfn_patterns import packaging
-from sfn_patterns.dag_aggregate.cli import group
-from sfn_patterns.dag_aggregate.dependency import (
+from sfn_patterns_cli.dag_aggregate.cli import group
+from sfn_patterns_cli.dag_aggregate.dependency import (
     document_json,
     document_sha256,
     plan_document,
     priorities,
     render_task_machine,
 )
-from sfn_patterns.dag_aggregate.planner import plan_from_dependencies, plan_from_dir
-from sfn_patterns.dag_aggregate.render import RenderOptions, Target
+from sfn_patterns_cli.dag_aggregate.planner import plan_from_dependencies, plan_from_dir
+from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 
 from .helpers import EXAMPLES, write_sql
 
@@ -93,10 +91,3 @@ def test_cli_commands_print_the_document_and_the_definition() -> None:
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["StartAt"] == "Batch?"
-
-
-def test_the_runtime_bundle_packs_only_the_runtime(tmp_path: Path) -> None:
-    built = packaging.build("dag-aggregate", tmp_path)
-    names = zipfile.ZipFile(built["filename"]).namelist()
-    assert "sfn_patterns/dag_aggregate/runtime/handler.py" in names
-    assert "sfn_patterns/dag_aggregate/planner.py" not in names  # networkx is not in Lambda

@@ -18,8 +18,8 @@ import duckdb
 import networkx as nx
 import pytest
 
-from sfn_patterns.dag_aggregate import ddl
-from sfn_patterns.dag_aggregate.planner import Plan, plan_from_dir
+from sfn_patterns_cli.dag_aggregate import ddl
+from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
 from sfn_patterns_localstack.terraform import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]

@@ -7,11 +7,11 @@ import random
 import networkx as nx
 import pytest
 
-from sfn_patterns.dag_aggregate import graph as g
-from sfn_patterns.dag_aggregate.errors import CycleError
-from sfn_patterns.dag_aggregate.planner import plan_from_dependencies
-from sfn_patterns.dag_aggregate.strategies import check_order
-from sfn_patterns.dag_aggregate.synthetic import random_dag
+from sfn_patterns_cli.dag_aggregate import graph as g
+from sfn_patterns_cli.dag_aggregate.errors import CycleError
+from sfn_patterns_cli.dag_aggregate.planner import plan_from_dependencies
+from sfn_patterns_cli.dag_aggregate.strategies import check_order
+from sfn_patterns_cli.dag_aggregate.synthetic import random_dag
 
 # The seed's worked example, written as "task -> tasks it reads", including two
 # transitively redundant reads (4 reads 1, 5 reads 1) that the reduction must drop.
@@ -87,7 +87,7 @@ def test_both_strategies_respect_every_dependency(seed: int) -> None:
 
 
 def test_check_order_detects_violations() -> None:
-    from sfn_patterns.dag_aggregate.strategies import Stage
+    from sfn_patterns_cli.dag_aggregate.strategies import Stage
 
     graph = g.build_graph({"a": set(), "b": {"a"}})
     assert check_order(graph, [Stage("x", ("a", "b"))]) == [("a", "b")]

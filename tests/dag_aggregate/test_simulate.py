@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sfn_patterns.dag_aggregate.errors import PlanError
-from sfn_patterns.dag_aggregate.planner import plan_from_dependencies
-from sfn_patterns.dag_aggregate.simulate import (
+from sfn_patterns_cli.dag_aggregate.errors import PlanError
+from sfn_patterns_cli.dag_aggregate.planner import plan_from_dependencies
+from sfn_patterns_cli.dag_aggregate.simulate import (
     critical_path,
     dependency_makespan,
     lower_bound,
@@ -74,7 +74,7 @@ def test_dependency_reaches_the_lower_bound_on_the_benchmark_suite() -> None:
     """Issue 7: median makespan / lower bound at most 1.05 over the benchmark suite."""
     import statistics
 
-    from sfn_patterns.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
+    from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
 
     ratios = []
     for seed in range(20):
@@ -87,7 +87,7 @@ def test_dependency_reaches_the_lower_bound_on_the_benchmark_suite() -> None:
 
 
 def test_makespan_never_below_lower_bound() -> None:
-    from sfn_patterns.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
+    from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
 
     for seed in range(5):
         plan = plan_from_dependencies(random_dag(200, seed))

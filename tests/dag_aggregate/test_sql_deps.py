@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns.dag_aggregate.errors import (
+from sfn_patterns_cli.dag_aggregate.errors import (
     DuplicateTableError,
     SqlDirError,
     SqlParseError,
     TaskConfigError,
 )
-from sfn_patterns.dag_aggregate.planner import plan_from_dir
-from sfn_patterns.dag_aggregate.sql_deps import dependencies, load_tasks
+from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
+from sfn_patterns_cli.dag_aggregate.sql_deps import dependencies, load_tasks
 
 from .helpers import EXAMPLES, write_sql
 

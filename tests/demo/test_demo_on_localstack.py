@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from sfn_patterns import demo
-from sfn_patterns.report import browser, gantt
+from sfn_patterns_localstack import demo
+from sfn_patterns_localstack.report import browser, gantt
 
 from .test_browser import assert_renders
 
@@ -84,7 +84,7 @@ def test_demo_runs_every_pattern_and_reports_it(
         [
             sys.executable,
             "-m",
-            "sfn_patterns.cli",
+            "sfn_patterns_cli.cli",
             "demo",
             "--endpoint",
             localstack_endpoint,

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sfn_patterns import demo
+from sfn_patterns_localstack import demo
 
 
 class FakeSfn:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns import demo
-from sfn_patterns.dag_aggregate import draw
-from sfn_patterns.dag_aggregate.planner import plan_from_dir
-from sfn_patterns.report import (
+from sfn_patterns_cli.dag_aggregate import draw
+from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
+from sfn_patterns_localstack import demo
+from sfn_patterns_localstack.report import (
     DagRun,
     DemoReport,
     ExecutionSummary,

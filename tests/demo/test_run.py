@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sfn_patterns import demo
+from sfn_patterns_localstack import demo
 from sfn_patterns_localstack.terraform import TerraformError
 
 

@@ -11,8 +11,9 @@ from typing import Any
 import boto3
 import pytest
 
-from sfn_patterns.job_poller import adapters, get_job_status, run_job, sample_job, store
+from sfn_patterns.job_poller import adapters, get_job_status, run_job, store
 from sfn_patterns.job_poller.errors import AdapterError, JobTimeoutError, RetryableJobError
+from sfn_patterns_samples.job_poller import sample_job
 
 REGION = "us-east-1"
 EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:m:run-1"
@@ -201,9 +202,13 @@ def test_sample_job_unknown_outcome_and_bad_spec() -> None:
 
 
 def test_adapter_specs() -> None:
-    start = adapters.load("sfn_patterns.job_poller.sample_job:start", "start")
+    start = adapters.load("sfn_patterns_samples.job_poller.sample_job:start", "start")
     assert start is sample_job.start
-    for bad in ("nocolon", "sfn_patterns.job_poller.sample_job:missing", "no.such.module:f"):
+    for bad in (
+        "nocolon",
+        "sfn_patterns_samples.job_poller.sample_job:missing",
+        "no.such.module:f",
+    ):
         with pytest.raises(AdapterError):
             adapters.load(bad, "start")
 

@@ -1,18 +1,45 @@
-"""The Lambda zips' bytes depend only on the sources: two builds, two clones, same bytes."""
+"""modules/lambda-function/package.py: the zip's bytes depend only on the sources.
+
+Two builds, two clones, any mtimes, modes or bytecode: the same bytes, so Terraform's
+source_code_hash never churns. The packager runs on the plan-time python3 (3.9+).
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from sfn_patterns import packaging
-
 REPO_ROOT = Path(__file__).resolve().parents[2]
+PACKAGER = REPO_ROOT / "modules/lambda-function/package.py"
+_spec = importlib.util.spec_from_file_location("lambda_package", PACKAGER)
+package = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = package  # dataclasses look their module up
+_spec.loader.exec_module(package)
+
+# What the pattern modules pack (modules/*/main.tf source_path), relative to lambda_src/.
+MODULE_SOURCES = {
+    "semaphore": ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"],
+    "sqs-throttle": ["sfn_patterns/__init__.py", "sfn_patterns/sqs_throttle/**"],
+    "job-poller": ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**"],
+    "dag-aggregate": [
+        "sfn_patterns/__init__.py",
+        "sfn_patterns/dag_aggregate/__init__.py",
+        "sfn_patterns/dag_aggregate/runtime/**",
+    ],
+    "smoke-sample": ["sfn_patterns_samples/__init__.py", "sfn_patterns_samples/smoke/**"],
+}
+
+
+def sources(lambda_src: Path, name: str) -> list:
+    return [package.Source(lambda_src, tuple(MODULE_SOURCES[name]))]
 
 
 def _clone(target: Path) -> Path:
@@ -27,10 +54,10 @@ def _clone(target: Path) -> Path:
     return target / "lambda_src"
 
 
-@pytest.mark.parametrize("bundle", sorted(packaging.BUNDLES))
-def test_two_builds_are_byte_identical(tmp_path: Path, bundle: str) -> None:
-    first = packaging.build(bundle, tmp_path / "a")
-    second = packaging.build(bundle, tmp_path / "b")
+@pytest.mark.parametrize("name", sorted(MODULE_SOURCES))
+def test_two_builds_are_byte_identical(tmp_path: Path, name: str) -> None:
+    first = package.build(sources(REPO_ROOT / "lambda_src", name), tmp_path / "a.zip")
+    second = package.build(sources(REPO_ROOT / "lambda_src", name), tmp_path / "b.zip")
     assert Path(first["filename"]).read_bytes() == Path(second["filename"]).read_bytes()
     assert first["sha256"] == second["sha256"]
 
@@ -46,59 +73,107 @@ def test_fresh_clones_build_identical_zips(tmp_path: Path) -> None:
         cache = pkg.parent / "__pycache__"
         cache.mkdir(exist_ok=True)
         (cache / "stale.cpython-311.pyc").write_bytes(b"not source")
-    for bundle in sorted(packaging.BUNDLES):
-        a = packaging.build(bundle, tmp_path / "out-a", lambda_src=src_a)
-        b = packaging.build(bundle, tmp_path / "out-b", lambda_src=src_b)
-        assert a["sha256"] == b["sha256"], bundle
+    for name in sorted(MODULE_SOURCES):
+        a = package.build(sources(src_a, name), tmp_path / "out-a" / f"{name}.zip")
+        b = package.build(sources(src_b, name), tmp_path / "out-b" / f"{name}.zip")
+        assert a["sha256"] == b["sha256"], name
 
 
 def test_zip_entries_are_normalized(tmp_path: Path) -> None:
-    result = packaging.build("smoke", tmp_path)
+    result = package.build(sources(REPO_ROOT / "lambda_src", "smoke-sample"), tmp_path / "s.zip")
     with zipfile.ZipFile(result["filename"]) as archive:
         infos = archive.infolist()
     names = [info.filename for info in infos]
     assert names == sorted(names)
-    assert "sfn_patterns/smoke/handler.py" in names
+    assert "sfn_patterns_samples/smoke/handler.py" in names
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
     for info in infos:
         assert info.date_time == (1980, 1, 1, 0, 0, 0)
         assert (info.external_attr >> 16) & 0o777 in (0o644, 0o755)
 
 
+@pytest.mark.parametrize("name", ["semaphore", "sqs-throttle", "job-poller", "dag-aggregate"])
+def test_runtime_zips_carry_no_sample_planner_or_demo_code(tmp_path: Path, name: str) -> None:
+    built = package.build(sources(REPO_ROOT / "lambda_src", name), tmp_path / "r.zip")
+    names = zipfile.ZipFile(built["filename"]).namelist()
+    assert names and all(n.startswith("sfn_patterns/") for n in names), names
+    assert not any("sample" in n or "demo" in n for n in names), names
+
+
+def test_patterns_select_and_exclude_last_match_wins() -> None:
+    patterns = ("**/*.py", "!tests/**", "tests/keep.py")
+    assert package.selected("a.py", patterns)
+    assert package.selected("pkg/sub/b.py", patterns)
+    assert not package.selected("README.md", patterns)
+    assert not package.selected("tests/test_x.py", patterns)
+    assert package.selected("tests/keep.py", patterns)
+    assert package.selected("x/y/z.txt", ("**",))
+    assert not package.selected("pkg/a/b.py", ("pkg/*.py",))
+
+
+def test_prefix_in_zip_and_a_single_file(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/app.py").write_text("x = 1\n")
+    (tmp_path / "extra.txt").write_text("e\n")
+    built = package.build(
+        [package.Source(tmp_path / "src", ("**",), "lib"), package.Source(tmp_path / "extra.txt")],
+        tmp_path / "out.zip",
+    )
+    assert zipfile.ZipFile(built["filename"]).namelist() == ["extra.txt", "lib/app.py"]
+
+
 def test_unchanged_zip_is_not_rewritten(tmp_path: Path) -> None:
-    first = packaging.build("smoke", tmp_path)
+    first = package.build(sources(REPO_ROOT / "lambda_src", "smoke-sample"), tmp_path / "s.zip")
     before = os.stat(first["filename"]).st_mtime_ns
-    packaging.build("smoke", tmp_path)
+    package.build(sources(REPO_ROOT / "lambda_src", "smoke-sample"), tmp_path / "s.zip")
     assert os.stat(first["filename"]).st_mtime_ns == before
 
 
-def test_unknown_bundle_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(KeyError, match="unknown bundle 'nope'; known: "):
-        packaging.build("nope", tmp_path)
+def test_a_missing_or_empty_source_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(package.PackageError, match="does_not_exist does not exist"):
+        package.package_files([package.Source(tmp_path / "does_not_exist")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(package.PackageError, match="selects no file"):
+        package.package_files([package.Source(tmp_path / "empty", ("*.py",))])
 
 
-def test_missing_source_is_a_clear_error(tmp_path: Path) -> None:
-    bundle = packaging.Bundle(sources=("sfn_patterns/does_not_exist",))
-    with pytest.raises(FileNotFoundError, match="does_not_exist"):
-        packaging.bundle_files(bundle)
+def test_one_archive_name_from_two_files_is_refused(tmp_path: Path) -> None:
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "same.py").write_text(d)
+    with pytest.raises(package.PackageError, match=r"same\.py is packed twice"):
+        package.package_files([package.Source(tmp_path / "a"), package.Source(tmp_path / "b")])
 
 
 def test_command_line_prints_json_for_terraform(tmp_path: Path) -> None:
+    spec = [{"path": str(REPO_ROOT / "lambda_src"), "patterns": MODULE_SOURCES["semaphore"]}]
     proc = subprocess.run(
-        [
-            "python3",
-            str(REPO_ROOT / "lambda_src/sfn_patterns/packaging.py"),
-            "--bundle",
-            "smoke",
-            "--out",
-            str(tmp_path),
-        ],
+        ["python3", str(PACKAGER), "--out", str(tmp_path / "x.zip"), "--sources", json.dumps(spec)],
         capture_output=True,
         text=True,
         check=True,
     )
-    import json
-
     described = json.loads(proc.stdout)
     assert set(described) >= {"filename", "base64sha256", "sha256", "size"}
-    assert described["sha256"] == packaging.build("smoke", tmp_path)["sha256"]
+    expected = package.build(sources(REPO_ROOT / "lambda_src", "semaphore"), tmp_path / "y.zip")
+    assert described["sha256"] == expected["sha256"]
+
+
+def test_command_line_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            "python3",
+            str(PACKAGER),
+            "--out",
+            str(tmp_path / "x.zip"),
+            "--sources",
+            json.dumps([{"path": str(tmp_path / "nope")}]),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"error: source_path {tmp_path / 'nope'} does not exist"
+    ]

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sfn_patterns.demo import peak_overlap
+from sfn_patterns_localstack.demo import peak_overlap
 from sfn_patterns_localstack.terraform import Workspace, leftovers
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "semaphore"

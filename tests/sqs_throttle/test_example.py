@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from sfn_patterns.demo import peak_overlap
 from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
 from sfn_patterns.sqs_throttle.starter import Config, Starter
+from sfn_patterns_localstack.demo import peak_overlap
 from sfn_patterns_localstack.terraform import Workspace, leftovers
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]

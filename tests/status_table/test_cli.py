@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from sfn_patterns.status_table import Status, Tracker
-from sfn_patterns.status_table.cli import group, parse_since
+from sfn_patterns_cli.status_table.cli import group, parse_since
 
 MakeTracker = Callable[..., Tracker]
 

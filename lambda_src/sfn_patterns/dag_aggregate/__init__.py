@@ -1,7 +1,6 @@
-"""dag-aggregate: plan SQL aggregate tasks into a dependency DAG and render Step Functions.
+"""dag-aggregate runtime: the dependency strategy's scheduler Lambda (``runtime``).
 
-Pipeline: ``sql_deps`` (files -> tasks and reads, via sqlglot) -> ``graph`` (networkx
-DAG, fast transitive reduction, levels, L_ij groups) -> ``strategies`` (stages) ->
-``render`` (ASL from ``templates/dag-aggregate``), plus ``simulate`` and ``draw``.
-``planner.plan_from_dir`` is the entry point; ``cli.group`` is ``sfn-patterns dag``.
+The planner that turns SQL files into a DAG and ASL runs at ``terraform plan`` time
+and lives in the ``sfn-patterns`` distribution (``sfn_patterns_cli.dag_aggregate``);
+only this runtime is packed into the Lambda zip.
 """

@@ -7,11 +7,21 @@ needs a new status, and every query and dashboard keeps working unchanged.
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import Enum
 
 
-class Status(StrEnum):
-    """The lifecycle of one task; the values are what is stored in DynamoDB."""
+class Status(str, Enum):
+    """The lifecycle of one task; the values are what is stored in DynamoDB.
+
+    A ``str`` enum whose ``str()`` and ``format()`` are the value on every Python
+    the runtime supports (``enum.StrEnum`` is 3.11+).
+    """
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
 
     PENDING = "pending"
     IN_PROGRESS = "in_progress"

@@ -24,7 +24,7 @@ import socket
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -73,7 +73,7 @@ class LambdaContext(Protocol):
 
 def utc_now() -> datetime:
     """The default clock: timezone-aware UTC, because naive datetimes compare wrongly."""
-    return datetime.now(UTC)
+    return datetime.now(timezone.utc)
 
 
 def default_worker_id() -> str:
@@ -167,7 +167,7 @@ class Tracker:
         value = self.clock()
         if value.tzinfo is None:
             raise ValueError("clock() must return a timezone-aware datetime")
-        return value.astimezone(UTC)
+        return value.astimezone(timezone.utc)
 
     def status_key(self, status: Status, task_id: str) -> str:
         """The GSI hash key of ``task_id`` in ``status`` for this use case."""

@@ -105,9 +105,12 @@ module "adapter" {
   source = "../../../modules/lambda-function"
 
   function_name = "${var.name_prefix}-adapter"
-  bundle        = "job-poller"
-  handler       = "sfn_patterns.job_poller.sample_job.adapter_handler"
-  timeout       = 10
+  source_path = [{
+    path     = "${path.module}/../../../lambda_src"
+    patterns = ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**", "sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"]
+  }]
+  handler = "sfn_patterns_samples.job_poller.sample_job.adapter_handler"
+  timeout = 10
   environment_variables = {
     METADATA_STORE      = "dynamodb"
     METADATA_TABLE      = module.poller.metadata_table_name

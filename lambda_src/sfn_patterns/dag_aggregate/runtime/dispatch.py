@@ -45,7 +45,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
@@ -88,7 +88,7 @@ class Launcher(Protocol):
 
 def now_iso() -> str:
     """UTC timestamp with milliseconds, for the items' started_at/finished_at."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def ready_sort_key(priority: float, task: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from sfn_patterns.dag_aggregate.graph import END
+from sfn_patterns_cli.dag_aggregate.graph import END
 
 STRATEGIES = ("simple-level", "parent-level")
 

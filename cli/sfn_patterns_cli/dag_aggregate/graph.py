@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 import networkx as nx
 
-from sfn_patterns.dag_aggregate.errors import CycleError
+from sfn_patterns_cli.dag_aggregate.errors import CycleError
 
 END = "E"
 

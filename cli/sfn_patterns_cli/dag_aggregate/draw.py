@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
-from sfn_patterns.dag_aggregate.planner import Plan
+from sfn_patterns_cli.dag_aggregate.planner import Plan
 
 PALETTE = (
     "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",

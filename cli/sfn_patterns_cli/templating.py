@@ -11,8 +11,20 @@ from __future__ import annotations
 
 import json
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any
+
+
+def templates_root() -> Path:
+    """``templates/`` as package data: ``templates/<pattern>/`` of the repository.
+
+    In a checkout (and an editable install) ``sfn_patterns_cli/templates`` is a link
+    to the repository's ``templates/``, the files the Terraform modules read; a built
+    wheel carries a copy, so an installed CLI renders the same definitions.
+    """
+    return Path(str(resources.files("sfn_patterns_cli") / "templates"))
+
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 
 import networkx as nx
 
-from sfn_patterns.dag_aggregate.errors import PlanError
-from sfn_patterns.dag_aggregate.strategies import Stage
+from sfn_patterns_cli.dag_aggregate.errors import PlanError
+from sfn_patterns_cli.dag_aggregate.strategies import Stage
 
 
 def map_makespan(durations: Sequence[float], max_concurrency: int) -> float:

@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 import click
 
-from sfn_patterns.dag_aggregate.errors import PlanError
-from sfn_patterns.dag_aggregate.planner import Plan, plan_from_dir
-from sfn_patterns.dag_aggregate.strategies import STRATEGIES
+from sfn_patterns_cli.dag_aggregate.errors import PlanError
+from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
+from sfn_patterns_cli.dag_aggregate.strategies import STRATEGIES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -162,7 +162,7 @@ def plan_cmd(sql_dir: Path, schema: str, output: Path | None) -> None:
     "--templates-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Directory with state_machine.asl.json.j2 (default: the repo's templates/dag-aggregate).",
+    help="Directory with state_machine.asl.json.j2 (default: the packaged ones).",
 )
 @output_option
 @friendly_errors
@@ -189,7 +189,7 @@ def render_cmd(
     One Map state per stage; items are task ids, the SQL stays in the definition.
     Each task runs through the Redshift Data API and polls describeStatement.
     """
-    from sfn_patterns.dag_aggregate.render import RenderOptions, Target, render
+    from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target, render
 
     if strategy not in STRATEGIES:
         raise PlanError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
@@ -224,7 +224,7 @@ def _target_and_options(
     default_timeout: int,
     compact: bool = True,
 ) -> Any:
-    from sfn_patterns.dag_aggregate.render import RenderOptions, Target
+    from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 
     target = Target(
         database=database,
@@ -289,12 +289,12 @@ def dependency_plan_cmd(
     estimated duration ('duration=' config, default 1), priority (longest remaining
     path) and SQL. Terraform stores the document in S3 for the runtime Lambda.
     """
-    from sfn_patterns.dag_aggregate.dependency import (
+    from sfn_patterns_cli.dag_aggregate.dependency import (
         document_json,
         document_sha256,
         plan_document,
     )
-    from sfn_patterns.dag_aggregate.render import RenderOptions, Target
+    from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 
     options = RenderOptions(
         target=Target(database="-", workgroup_name="-"),
@@ -330,7 +330,7 @@ def render_task_cmd(
     output: Path | None,
 ) -> None:
     """Render the dependency strategy's task state machine (one execution per task)."""
-    from sfn_patterns.dag_aggregate.dependency import render_task_machine
+    from sfn_patterns_cli.dag_aggregate.dependency import render_task_machine
 
     options = _target_and_options(
         database=database,
@@ -351,7 +351,7 @@ def _read_durations(path: Path) -> dict[str, float]:
     except json.JSONDecodeError as err:
         raise PlanError(f"{path}:{err.lineno}:{err.colno}: invalid JSON: {err.msg}") from None
     if not isinstance(data, dict) or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in data.values()
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in data.values()
     ):
         raise PlanError(f"{path}: expected a JSON object mapping task name -> seconds")
     return {str(k): float(v) for k, v in data.items()}
@@ -386,7 +386,7 @@ def simulate_cmd(
     ready task with the longest remaining path first.
     lower_bound = max(critical path, total work / max-concurrency).
     """
-    from sfn_patterns.dag_aggregate.simulate import simulate
+    from sfn_patterns_cli.dag_aggregate.simulate import simulate
 
     plan = _plan(sql_dir, schema)
     if durations is not None:
@@ -416,7 +416,7 @@ def simulate_cmd(
 @friendly_errors
 def graph_cmd(sql_dir: Path, schema: str, output: Path) -> None:
     """Draw the reduced DAG: levels as columns, nodes coloured by L_ij group."""
-    from sfn_patterns.dag_aggregate import draw
+    from sfn_patterns_cli.dag_aggregate import draw
 
     suffix = output.suffix.lower()
     if suffix not in (".svg", ".html", ".htm"):

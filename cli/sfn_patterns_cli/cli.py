@@ -1,18 +1,21 @@
 """The ``sfn-patterns`` command line.
 
-One group per pattern (added as each pattern lands) plus the tooling commands
-every pattern shares: building Lambda packages and running LocalStack locally.
+One group per pattern (``dag``, ``status``) plus the LocalStack tooling. The
+``localstack`` and ``demo`` commands need the harness distribution
+(``sfn-patterns-localstack``, Python 3.11); without it they say how to install it.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import click
 
-from sfn_patterns import __version__, packaging
+from sfn_patterns_cli import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -22,7 +25,6 @@ def main() -> None:
 
     \b
     Typical use:
-      sfn-patterns build-lambdas --out build/lambda   # deterministic zips
       sfn-patterns localstack start                   # LocalStack on 127.0.0.1:4566
       sfn-patterns demo                               # deploy and run the demo
       sfn-patterns dag plan --sql-dir examples/dag-aggregate/sql
@@ -30,38 +32,25 @@ def main() -> None:
     """
 
 
-@main.command("build-lambdas")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Directory to write <bundle>.zip files into (created if missing).",
+HARNESS_INSTALL = (
+    "pip install 'sfn-patterns-localstack @ "
+    "git+https://example.com/sfn-patterns.git@v0.2.0#subdirectory=harness'"
 )
-@click.option(
-    "--bundle",
-    "bundles",
-    multiple=True,
-    type=click.Choice(sorted(packaging.BUNDLES)),
-    help="Build only this bundle (repeatable). Default: every bundle.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
-def build_lambdas(out_dir: Path, bundles: tuple[str, ...], as_json: bool) -> None:
-    """Build deterministic Lambda zips from lambda_src/.
 
-    The bytes of each zip depend only on the source files (sorted entries, fixed
-    timestamps, normalized permissions, no __pycache__), so two checkouts build
-    identical zips and Terraform's source_code_hash never churns.
-    """
-    results = []
-    for name in bundles or sorted(packaging.BUNDLES):
-        click.echo(f"building {name} ...", err=True)
-        results.append(packaging.build(name, out_dir))
-    if as_json:
-        click.echo(json.dumps(results, indent=2))
-        return
-    for result in results:
-        click.echo(f"{result['sha256']}  {result['size']:>9} B  {result['filename']}")
+
+def harness(module: str) -> ModuleType:
+    """Import ``sfn_patterns_localstack.<module>``, or exit 2 naming the install command."""
+    try:
+        return importlib.import_module(f"sfn_patterns_localstack.{module}")
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith(("sfn_patterns_localstack", "localstack")):
+            raise
+        click.echo(
+            "error: this command runs LocalStack in-process and needs the harness "
+            f"distribution (Python 3.11); install it with:\n  {HARNESS_INSTALL}",
+            err=True,
+        )
+        sys.exit(2)
 
 
 @main.group("localstack")
@@ -80,7 +69,7 @@ def localstack_group() -> None:
 )
 def localstack_start(port: int, state_dir: Path) -> None:
     """Start LocalStack in the background and wait until it is healthy."""
-    from sfn_patterns_localstack import server
+    server = harness("server")
 
     endpoint = server.start_daemon(port=port, state_dir=state_dir)
     click.echo(endpoint)
@@ -96,7 +85,7 @@ def localstack_start(port: int, state_dir: Path) -> None:
 )
 def localstack_stop(state_dir: Path) -> None:
     """Stop a LocalStack started with `sfn-patterns localstack start`."""
-    from sfn_patterns_localstack import server
+    server = harness("server")
 
     stopped = server.stop_daemon(state_dir=state_dir)
     click.echo("stopped" if stopped else "not running")
@@ -106,7 +95,7 @@ def localstack_stop(state_dir: Path) -> None:
 @click.option("--endpoint", default="http://127.0.0.1:4566", show_default=True)
 def localstack_status(endpoint: str) -> None:
     """Print LocalStack's service health, or exit 1 when it is not reachable."""
-    from sfn_patterns_localstack import server
+    server = harness("server")
 
     health = server.health(endpoint)
     if health is None:
@@ -149,7 +138,7 @@ def demo(
     Progress goes to stderr, the summary table to stdout; the exit code is 0 only
     when every pattern succeeded.
     """
-    from sfn_patterns import demo as demo_module
+    demo_module = harness("demo")
 
     sys.exit(
         demo_module.run(
@@ -164,8 +153,8 @@ def demo(
 
 def _add_pattern_groups() -> None:
     """Attach each pattern's command group (``sfn-patterns dag``, ...)."""
-    from sfn_patterns.dag_aggregate.cli import group as dag_group
-    from sfn_patterns.status_table.cli import group as status_group
+    from sfn_patterns_cli.dag_aggregate.cli import group as dag_group
+    from sfn_patterns_cli.status_table.cli import group as status_group
 
     main.add_command(dag_group, "dag")
     main.add_command(status_group, "status")

@@ -32,7 +32,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from sfn_patterns.dag_aggregate.errors import (
+from sfn_patterns_cli.dag_aggregate.errors import (
     DuplicateTableError,
     SqlDirError,
     SqlParseError,

@@ -25,9 +25,9 @@ from pathlib import Path
 import jinja2
 import networkx as nx
 
-from sfn_patterns.dag_aggregate.errors import RenderError
-from sfn_patterns.dag_aggregate.planner import Plan
-from sfn_patterns.dag_aggregate.render import (
+from sfn_patterns_cli.dag_aggregate.errors import RenderError
+from sfn_patterns_cli.dag_aggregate.planner import Plan
+from sfn_patterns_cli.dag_aggregate.render import (
     MAX_DEFINITION_BYTES,
     RenderOptions,
     default_templates_dir,
@@ -35,7 +35,7 @@ from sfn_patterns.dag_aggregate.render import (
     poll_loop_states,
     statements,
 )
-from sfn_patterns.dag_aggregate.simulate import remaining_path
+from sfn_patterns_cli.dag_aggregate.simulate import remaining_path
 
 TASK_TEMPLATE = "dependency_task.asl.json.j2"
 DEFAULT_DURATION = 1.0

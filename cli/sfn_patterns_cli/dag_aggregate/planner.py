@@ -12,9 +12,9 @@ from pathlib import Path
 
 import networkx as nx
 
-from sfn_patterns.dag_aggregate import graph as g
-from sfn_patterns.dag_aggregate.sql_deps import TaskSpec, dependencies, load_tasks
-from sfn_patterns.dag_aggregate.strategies import STRATEGIES, Stage, stages_for
+from sfn_patterns_cli.dag_aggregate import graph as g
+from sfn_patterns_cli.dag_aggregate.sql_deps import TaskSpec, dependencies, load_tasks
+from sfn_patterns_cli.dag_aggregate.strategies import STRATEGIES, Stage, stages_for
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import click
@@ -25,7 +25,7 @@ _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks
 
 def parse_since(value: str, now: datetime | None = None) -> datetime:
     """``30d``/``12h``/``15m``/``45s``/``2w`` ago, or an ISO date/datetime (UTC if naive)."""
-    now = now or datetime.now(UTC)
+    now = now or datetime.now(timezone.utc)
     match = _DURATION.match(value.strip())
     if match:
         return now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
@@ -35,7 +35,7 @@ def parse_since(value: str, now: datetime | None = None) -> datetime:
         raise click.BadParameter(
             f"{value!r} is neither a duration like 30d/12h/15m nor an ISO date"
         ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 def _table_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -96,8 +96,7 @@ def _table_rows(records: Iterable[TaskRecord]) -> str:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows
     )
 
 

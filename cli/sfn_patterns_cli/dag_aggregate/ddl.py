@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from sfn_patterns.dag_aggregate.planner import Plan
+from sfn_patterns_cli.dag_aggregate.planner import Plan
 
 
 def tables_needing_ddl(plan: Plan) -> list[str]:

@@ -5,7 +5,7 @@ on loopback (or at ``--endpoint``), Terraform applies the configuration through 
 offline provider mirror, and the state machines invoke real handler code from
 ``lambda_src/``. Progress goes to stderr (step lines, a ticker during long waits, a
 progress bar while executions finish); the summary table goes to stdout, and a
-self-contained HTML report (:mod:`sfn_patterns.report`) to ``--report``.
+self-contained HTML report (:mod:`sfn_patterns_localstack.report`) to ``--report``.
 
 The deployment is ``examples/complete`` (the root module with every pattern and its
 stand-ins). Each pattern's run is a function of the Terraform outputs it needs (a
@@ -33,7 +33,13 @@ from typing import Any
 import click
 from botocore.exceptions import ClientError
 
-from sfn_patterns.report import DagRun, DemoReport, ExecutionSummary, PatternResult, TaskSpan
+from sfn_patterns_localstack.report import (
+    DagRun,
+    DemoReport,
+    ExecutionSummary,
+    PatternResult,
+    TaskSpan,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PATTERNS = ("job-poller", "sqs-throttle", "semaphore", "dag-aggregate", "status-table")
@@ -498,8 +504,8 @@ def run_dag_aggregate(outputs: dict[str, Any], aws: Aws, progress: Progress) -> 
     ``sql_dir`` (the task SQL, for the DAG picture and the agg tables' DDL) and
     ``setup_sql`` (a script creating the raw tables the tasks read).
     """
-    from sfn_patterns.dag_aggregate import ddl, draw
-    from sfn_patterns.dag_aggregate.planner import plan_from_dir
+    from sfn_patterns_cli.dag_aggregate import ddl, draw
+    from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
 
     sfn, redshift = aws("stepfunctions"), aws("redshift-data")
     plan = plan_from_dir(Path(outputs["sql_dir"]))
@@ -681,7 +687,7 @@ def run(
     unless ``keep``. ``work_dir`` holds Terraform state (a temporary directory by
     default), so a caller can re-plan the same deployment afterwards.
     """
-    from sfn_patterns import report as report_module
+    from sfn_patterns_localstack import report as report_module
     from sfn_patterns_localstack import server
     from sfn_patterns_localstack.terraform import TerraformError
 

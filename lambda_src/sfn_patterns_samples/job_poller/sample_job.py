@@ -23,8 +23,14 @@ from typing import Any
 
 import boto3
 
-from . import store
-from .errors import FAILED, RUNNING, SUCCEEDED, AdapterError, RetryableJobError
+from sfn_patterns.job_poller import store
+from sfn_patterns.job_poller.errors import (
+    FAILED,
+    RUNNING,
+    SUCCEEDED,
+    AdapterError,
+    RetryableJobError,
+)
 
 LOG = logging.getLogger()
 LOG.setLevel(logging.INFO)

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import jinja2
 
-from sfn_patterns.dag_aggregate.errors import RenderError
-from sfn_patterns.dag_aggregate.planner import Plan
-from sfn_patterns.dag_aggregate.strategies import STRATEGIES
-from sfn_patterns.templating import render_tftpl
+from sfn_patterns_cli.dag_aggregate.errors import RenderError
+from sfn_patterns_cli.dag_aggregate.planner import Plan
+from sfn_patterns_cli.dag_aggregate.strategies import STRATEGIES
+from sfn_patterns_cli.templating import render_tftpl, templates_root
 
 MAX_DEFINITION_BYTES = 1_048_576
 MAX_STATE_NAME = 80
@@ -32,21 +32,16 @@ TEMPLATE = "state_machine.asl.json.j2"
 
 
 def default_templates_dir() -> Path:
-    """``templates/dag-aggregate`` of the repo (override with SFN_PATTERNS_DAG_TEMPLATES)."""
+    """``templates/dag-aggregate`` (package data; override with SFN_PATTERNS_DAG_TEMPLATES)."""
     override = os.environ.get("SFN_PATTERNS_DAG_TEMPLATES")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "templates" / "dag-aggregate"
+    return templates_root() / "dag-aggregate"
 
 
 def poll_loop_template() -> Path:
     """The job-poller's poll-loop fragment: every task polls its statement with it."""
-    return (
-        Path(__file__).resolve().parents[3]
-        / "templates"
-        / "job-poller"
-        / "poll-loop.asl.json.tftpl"
-    )
+    return templates_root() / "job-poller" / "poll-loop.asl.json.tftpl"
 
 
 # Redshift Data API statement statuses, as the poll loop's Choice sees them.

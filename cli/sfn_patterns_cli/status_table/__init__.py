@@ -1,0 +1,1 @@
+"""status-table command line: ``sfn-patterns status``."""
