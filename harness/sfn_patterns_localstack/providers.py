@@ -10,6 +10,13 @@ from localstack.aws.skeleton import DispatchTable
 from localstack.services.moto import MotoFallbackDispatcher
 from localstack.services.plugins import Service, aws_provider
 
+from sfn_patterns_localstack import sfn_stop_fix
+
+# LocalStack imports every provider entry point's module at start-up, before it
+# serves a request: the place to fix its Step Functions' StopExecution of an
+# execution parked on a task token (see sfn_stop_fix).
+sfn_stop_fix.apply()
+
 
 class MotoDynamoDBProvider(DynamodbApi):
     """Every DynamoDB operation falls through to moto's in-memory backend.

