@@ -1,0 +1,45 @@
+"""Run a benchmark script at its smallest size, as `make test` does for every one.
+
+Every figure in a README comes from one run of a ``scripts/bench_*.py``; running each
+at ``--smoke`` size in the suite keeps those scripts working, so a figure's source
+can never rot unnoticed. A script must accept ``--smoke``, use the LocalStack named by
+``LOCALSTACK_ENDPOINT`` (and then destroy what it applied), exit 0 and print its
+table as Markdown rows (lines starting with ``|``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+
+def run_smoke(name: str, endpoint: str | None, timeout: float = 600) -> list[str]:
+    """Run ``scripts/<name>.py --smoke``; return its table rows (fails the test otherwise)."""
+    env = dict(os.environ)
+    if endpoint:
+        env["LOCALSTACK_ENDPOINT"] = endpoint
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / f"{name}.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{name} --smoke exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("|")]
+    assert len(rows) >= 3, f"{name} --smoke printed no table:\n{proc.stdout[-2000:]}"
+    return rows
+
+
+def cell(rows: list[str], label: str) -> list[str]:
+    """The cells of the row whose first cell starts with ``label``."""
+    for row in rows:
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if cells and cells[0].startswith(label):
+            return cells[1:]
+    raise AssertionError(f"no row labelled {label!r} in:\n" + "\n".join(rows))

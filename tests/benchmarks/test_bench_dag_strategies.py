@@ -1,0 +1,13 @@
+"""scripts/bench_dag_strategies.py runs at its smallest size on the suite's LocalStack."""
+
+from __future__ import annotations
+
+import pytest
+
+from .smoke import run_smoke
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+
+def test_bench_dag_strategies_smoke(localstack_endpoint: str) -> None:
+    run_smoke("bench_dag_strategies", localstack_endpoint)
