@@ -10,6 +10,9 @@ import pytest
 from sfn_patterns.sqs_throttle import build_message, execution_arn, execution_name
 from sfn_patterns.sqs_throttle.starter import request_id_of
 
+# Runtime-library tests: also run on Python 3.9 and 3.13 (tests/tooling/test_python_versions.py).
+pytestmark = pytest.mark.runtime
+
 # Step Functions' rule: 1-80 characters, none of whitespace, brackets, wildcards,
 # " # % \ ^ | ~ ` $ & , ; : / or control characters.
 FORBIDDEN = re.compile(r"[\s<>{}\[\]?*\"#%\\^|~`$&,;:/\x00-\x1f\x7f-\x9f]")

@@ -19,6 +19,9 @@ from sfn_patterns.status_table import (
 )
 from sfn_patterns.status_table.schema import GSI_NAME, terraform_schema
 
+# Runtime-library tests: also run on Python 3.9 and 3.13 (tests/tooling/test_python_versions.py).
+pytestmark = pytest.mark.runtime
+
 MakeTracker = Callable[..., Tracker]
 
 

@@ -1,3 +1,5 @@
+"""The tracker's lifecycle, leases, fencing, retries and error history, on moto and LocalStack."""
+
 from __future__ import annotations
 
 import logging
@@ -18,7 +20,17 @@ from sfn_patterns.status_table import (
     payload_sha256,
 )
 
+# Runtime-library tests: also run on Python 3.9 and 3.13 (tests/tooling/test_python_versions.py).
+pytestmark = pytest.mark.runtime
+
 MakeTracker = Callable[..., Tracker]
+
+
+@pytest.fixture(params=["moto", pytest.param("localstack", marks=pytest.mark.integration)])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Every scenario runs on moto and on LocalStack's DynamoDB (issue: failure paths
+    are tested against the emulator the integration tests use, not only in-process)."""
+    return request.param
 
 
 class Boom(Exception):

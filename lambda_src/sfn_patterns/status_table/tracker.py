@@ -54,6 +54,15 @@ from sfn_patterns.status_table.model import (
 )
 from sfn_patterns.status_table.statuses import Status
 
+
+def add_note(exc: BaseException, note: str) -> None:
+    """``exc.add_note(note)`` (PEP 678) on Python 3.11+; the same ``__notes__`` list before."""
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:
+        exc.__notes__ = [*getattr(exc, "__notes__", []), note]  # type: ignore[attr-defined]
+
+
 log = logging.getLogger("sfn_patterns.status_table")
 
 Clock = Callable[[], datetime]
@@ -534,7 +543,7 @@ class Attempt:
     final write is rejected. After a successful body, :class:`StaleAttemptError` is
     raised (the work may have been done twice; the caller must know). After a failing
     body, the body's *own* exception is re-raised unchanged, with a note
-    (``exc.add_note``) saying the failure could not be recorded; the rejection is kept
+    (PEP 678 ``__notes__``) saying the failure could not be recorded; the rejection is kept
     in :attr:`stale_error`. The real error is never replaced by a bookkeeping error.
     """
 
@@ -683,7 +692,9 @@ class Attempt:
         record = ErrorRecord(
             error_type=type(exc).__qualname__,
             message=str(exc)[:_MAX_MESSAGE] or type(exc).__qualname__,
-            traceback="".join(traceback.format_exception(exc))[-_MAX_TRACEBACK:],
+            traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[
+                -_MAX_TRACEBACK:
+            ],
             attempt=self.attempt,
             time=now,
         )
@@ -728,8 +739,8 @@ class Attempt:
             self.fail(exc)
         except StaleAttemptError as stale:
             self.stale_error = stale
-            exc.add_note(f"status_table: this failure was not recorded: {stale}")
+            add_note(exc, f"status_table: this failure was not recorded: {stale}")
         except Exception as record_exc:  # never let bookkeeping hide the real error
             log.exception("could not record the failure of %s", self.label)
-            exc.add_note(f"status_table: recording this failure failed: {record_exc!r}")
+            add_note(exc, f"status_table: recording this failure failed: {record_exc!r}")
         return False  # re-raise the body's exception

@@ -1,0 +1,181 @@
+"""The runtime library and the planner on the oldest and newest Python they support.
+
+The harness is pinned to Python 3.11 (LocalStack 4.9.2), but what users install is not:
+the runtime library (``lambda_src``) runs in Lambda (python3.10-3.13) and in callers'
+code, and the planner runs at ``terraform plan`` time on a CI image's ``python3``. For
+Python 3.9 and 3.13 (pyenv interpreters on this machine kind) this test:
+
+* builds a wheel of ``lambda_src`` and installs it with pip into a fresh venv, then
+  runs the runtime unit tests (``-m "runtime and not integration"``, moto) there;
+* installs the planner's dependencies at what pip resolves for that Python (on 3.9:
+  the oldest releases the planner supports) and runs ``modules/dag-aggregate/planner.py``
+  on the example SQL, as Terraform does.
+
+The venvs are cached under ``$SFN_PATTERNS_CACHE/pyvenv/`` keyed by the inputs' hash.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("SFN_PATTERNS_CACHE") or Path.home() / ".cache/sfn-patterns")
+PYENV = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+TEST_TOOLS = ["pytest", "pytest-timeout", "moto[dynamodb]"]
+PLANNER_REQUIREMENTS = ["networkx>=3.2", "sqlglot>=25.0", "jinja2>=3.1", "click>=8.1"]
+# The files holding runtime-library tests (pytestmark = pytest.mark.runtime); they import
+# nothing but the runtime, boto3, pynamodb, moto and pytest.
+RUNTIME_TEST_FILES = [
+    "tests/status_table/test_tracker.py",
+    "tests/status_table/test_bulk_and_queries.py",
+    "tests/sqs_throttle/test_naming_producer.py",
+]
+
+
+def interpreter(version: str) -> Path:
+    candidates = sorted(PYENV.glob(f"{version}.*/bin/python{version}"))
+    if not candidates:
+        pytest.fail(f"no Python {version} under {PYENV}: install it with `pyenv install {version}`")
+    return candidates[-1]
+
+
+def run(*args: object, cwd: Path = REPO, timeout: float = 600) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [str(a) for a in args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, (
+        f"{' '.join(map(str, args))}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
+    return proc
+
+
+def venv_for(version: str, tmp_path: Path) -> Path:
+    """A venv with the runtime wheel, the test tools and the planner's dependencies."""
+    key = hashlib.sha256()
+    for path in sorted((REPO / "lambda_src").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            key.update(str(path.relative_to(REPO)).encode() + path.read_bytes())
+    key.update(" ".join(TEST_TOOLS + PLANNER_REQUIREMENTS).encode())
+    venv = CACHE / "pyvenv" / f"{version}-{key.hexdigest()[:12]}"
+    python = venv / "bin/python"
+    (CACHE / "pyvenv").mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "pyvenv" / f".{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (venv / ".complete").exists():
+            return python
+        shutil.rmtree(venv, ignore_errors=True)
+        run(interpreter(version), "-m", "venv", venv)
+        pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        wheels = tmp_path / "wheels"
+        source = shutil.copytree(  # build outside the checkout: no build/ or egg-info in it
+            REPO / "lambda_src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__")
+        )
+        run(python, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", wheels, source)
+        run(*pip, *sorted(wheels.glob("sfn_patterns_runtime-*.whl")))
+        run(*pip, *TEST_TOOLS, *PLANNER_REQUIREMENTS)
+        (venv / ".complete").write_text(version)
+    return python
+
+
+@pytest.mark.parametrize("version", ["3.9", "3.13"])
+def test_runtime_library_installs_and_its_tests_pass(version: str, tmp_path: Path) -> None:
+    python = venv_for(version, tmp_path)
+    # Installed from the wheel: importable from outside the checkout.
+    where = run(
+        python, "-c", "import sfn_patterns.status_table as m; print(m.__file__)", cwd=tmp_path
+    )
+    assert "site-packages" in where.stdout
+    proc = run(
+        python,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "runtime and not integration",
+        *RUNTIME_TEST_FILES,
+    )
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert " passed" in summary and "failed" not in summary and "error" not in summary, summary
+
+
+@pytest.mark.parametrize("version", ["3.9", "3.13"])
+def test_planner_runs_at_plan_time_on_this_python(version: str, tmp_path: Path) -> None:
+    python = venv_for(version, tmp_path)
+    proc = run(
+        python,
+        REPO / "modules/dag-aggregate/planner.py",
+        "plan",
+        "--sql-dir",
+        REPO / "examples/dag-aggregate/sql",
+        cwd=tmp_path,
+    )
+    plan = json.loads(proc.stdout)
+    expected = sorted(p.stem for p in (REPO / "examples/dag-aggregate/sql").glob("*.sql"))
+    assert sorted(plan["tasks"]) == expected
+
+
+def test_planner_without_its_dependencies_fails_with_one_line_and_the_fix(
+    tmp_path: Path,
+) -> None:
+    bare = tmp_path / "bare"
+    run(interpreter("3.9"), "-m", "venv", "--without-pip", bare)
+    proc = subprocess.run(
+        [
+            str(bare / "bin/python"),
+            str(REPO / "modules/dag-aggregate/planner.py"),
+            "plan",
+            "--sql-dir",
+            str(REPO / "examples/dag-aggregate/sql"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    [line] = proc.stderr.strip().splitlines()
+    assert "networkx (not installed; needs >= 3.2)" in line
+    assert f"Fix: {bare / 'bin/python'} -m pip install 'networkx>=3.2'" in line
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_every_runtime_marked_test_file_is_in_the_matrix() -> None:
+    marked = {
+        str(path.relative_to(REPO))
+        for path in (REPO / "tests").rglob("test_*.py")
+        if re.search(r"^pytestmark = .*pytest\.mark\.runtime", path.read_text(), re.MULTILINE)
+    }
+    assert marked == set(RUNTIME_TEST_FILES)
+
+
+def test_planner_bounds_match_the_cli_distribution() -> None:
+    """planner.py checks the same minimum versions cli/pyproject.toml declares."""
+    import importlib.util
+    import tomllib
+
+    spec = importlib.util.spec_from_file_location(
+        "planner", REPO / "modules/dag-aggregate/planner.py"
+    )
+    planner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(planner)
+    declared = tomllib.loads((REPO / "cli/pyproject.toml").read_text())["project"]["dependencies"]
+    checked = {f"{name}>={minimum}" for name, (_, minimum) in planner.REQUIREMENTS.items()}
+    assert checked == {d for d in declared if not d.startswith("sfn-patterns")}
+    assert checked == set(PLANNER_REQUIREMENTS)
+    assert sys.version_info >= (3, 11)  # tomllib: this check runs on the harness's Python
