@@ -18,6 +18,10 @@ Examples::
     .venv/bin/python scripts/bench_status_table.py                 # starts LocalStack
     .venv/bin/python scripts/bench_status_table.py --endpoint http://127.0.0.1:4566
     .venv/bin/python scripts/bench_status_table.py --tasks 300 --workers 1 4 8
+    .venv/bin/python scripts/bench_status_table.py --smoke      # smallest size (make test)
+
+LOCALSTACK_ENDPOINT works like --endpoint; on a LocalStack it did not start, the
+script deletes the tables it created.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import uuid
 from pathlib import Path
 
 REGION = "us-east-1"
+RUN_TAG = uuid.uuid4().hex[:6]  # names this run's tables, so only they are deleted
 MATE_VENV = (
     Path(os.environ.get("SFN_PATTERNS_CACHE") or Path.home() / ".cache" / "sfn-patterns")
     / "bench"
@@ -154,7 +159,7 @@ def _run(
     python: str, impl: str, *, endpoint: str, n_tasks: int, n_workers: int, workdir: Path
 ) -> tuple[float, int, int]:
     """One measurement: returns (tasks per second, completions, stale completions)."""
-    table = f"bench-{impl}-{uuid.uuid4().hex[:6]}"
+    table = f"bench-{RUN_TAG}-{impl}-{uuid.uuid4().hex[:6]}"
     ids = [f"task-{i:05d}" for i in range(n_tasks)]
     ids_file = workdir / f"{table}.json"
     ids_file.write_text(json.dumps(ids))
@@ -220,6 +225,16 @@ def _mate_available(python: str) -> bool:
     return probe.returncode == 0
 
 
+def _child(args: argparse.Namespace) -> int:
+    """A worker process's role: create the tasks, or work through them."""
+    ids = json.loads(args.ids_file.read_text())
+    if args.role == "setup":
+        _setup(args.impl, args.table, args.endpoint, ids)
+    else:
+        print(_work(args.impl, args.table, args.endpoint, ids, args.ready_dir))
+    return 0
+
+
 def main() -> int:
     """Parse options; either run one worker role or orchestrate the whole benchmark."""
     parser = argparse.ArgumentParser(
@@ -243,6 +258,9 @@ def main() -> int:
         "skipped when missing.",
     )
     parser.add_argument("--no-mate", action="store_true", help="Do not run pynamodb_mate.")
+    parser.add_argument(
+        "--smoke", action="store_true", help="Smallest size (20 tasks, 1 and 2 workers)."
+    )
     # Internal: a child process's role.
     parser.add_argument("--role", choices=["setup", "work"], help=argparse.SUPPRESS)
     parser.add_argument("--impl", choices=["ours", "mate"], help=argparse.SUPPRESS)
@@ -252,15 +270,12 @@ def main() -> int:
     args = parser.parse_args()
 
     if args.role:
-        ids = json.loads(args.ids_file.read_text())
-        if args.role == "setup":
-            _setup(args.impl, args.table, args.endpoint, ids)
-        else:
-            print(_work(args.impl, args.table, args.endpoint, ids, args.ready_dir))
-        return 0
+        return _child(args)
 
+    if args.smoke:
+        args.tasks, args.workers = 20, [1, 2]
     localstack = None
-    endpoint = args.endpoint
+    endpoint = args.endpoint or os.environ.get("LOCALSTACK_ENDPOINT")
     if endpoint is None:
         from sfn_patterns_localstack import server
 
@@ -295,18 +310,49 @@ def main() -> int:
     finally:
         if localstack is not None:
             localstack.stop()
+        else:
+            _delete_tables(endpoint)
 
-    names = {"ours": "sfn_patterns.status_table", "mate": "pynamodb_mate status_tracker"}
-    header = f"{'workers':>7}  " + "  ".join(f"{names[i]:>28}" for i, _ in impls)
-    print(f"tasks/s (completions), {args.tasks} tasks per run, LocalStack at {endpoint}")
-    print(header)
-    for n_workers in args.workers:
-        cells = "  ".join(
-            f"{f'{results[impl, n_workers][0]:.1f} ({results[impl, n_workers][1]})':>28}"
-            for impl, _ in impls
-        )
-        print(f"{n_workers:>7}  {cells}")
+    print(markdown_table(results, [impl for impl, _ in impls], args.workers, args.tasks))
     return 0
+
+
+def markdown_table(
+    results: dict[tuple[str, int], tuple[float, int, int]],
+    impls: list[str],
+    workers: list[int],
+    n_tasks: int,
+) -> str:
+    """The Markdown table: tasks/s (completions) per implementation, and their ratio."""
+    names = {"ours": "sfn_patterns.status_table", "mate": "pynamodb_mate status_tracker"}
+    header = ["workers", *(names[i] for i in impls)]
+    if "mate" in impls:
+        header.append("ours / mate")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for n in workers:
+        cells = [f"{results[i, n][0]:.1f} tasks/s ({results[i, n][1]} completions)" for i in impls]
+        if "mate" in impls:
+            cells.append(f"{results['ours', n][0] / results['mate', n][0]:.2f}x")
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"{n_tasks} tasks per run; each task: acquire, empty body, record success.")
+    return "\n".join(lines)
+
+
+def _delete_tables(endpoint: str) -> None:
+    """Drop the bench-* tables this run created on a LocalStack it did not start."""
+    import boto3
+
+    dynamodb = boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    )
+    for name in dynamodb.list_tables()["TableNames"]:
+        if name.startswith(f"bench-{RUN_TAG}-"):
+            dynamodb.delete_table(TableName=name)
 
 
 if __name__ == "__main__":

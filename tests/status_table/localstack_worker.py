@@ -1,4 +1,4 @@
-"""A worker process for the LocalStack integration tests (run as a script, not collected).
+"""A worker for the LocalStack integration tests: run as a process, or ``work_through`` in a thread.
 
 It works through a list of task ids in random order; each task's side effect is one
 line appended (O_APPEND, one write) to an effects file, so the test can count how
@@ -13,6 +13,7 @@ import os
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sfn_patterns.status_table import (
@@ -40,38 +41,65 @@ def main() -> int:
         args.table, args.use_case, host=args.endpoint, region="us-east-1", lease_seconds=args.lease
     )
     ids: list[str] = json.loads(args.ids_file.read_text())
-    random.shuffle(ids)
     if args.ready_dir:
         (args.ready_dir / f"ready-{os.getpid()}").touch()
         while not (args.ready_dir / "go").exists():
             time.sleep(0.02)
-    fd = os.open(args.effects_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + args.wait_locked
-    while ids:
-        locked = []
-        for task_id in ids:
-            try:
-                attempt = tracker.start(task_id)
-            except TaskAlreadySucceededError:
-                continue
-            except TaskLockedError:
-                locked.append(task_id)
-                continue
-            try:
-                with attempt:
-                    if args.crash_marker:
-                        args.crash_marker.write_text(str(attempt.attempt))
-                        time.sleep(3600)  # the test SIGKILLs us here, before the side effect
-                    os.write(fd, f"{task_id} {os.getpid()} {attempt.attempt}\n".encode())
-            except StaleAttemptError:
-                # Fencing rejected our success: someone else owns a newer attempt.
-                os.write(fd, f"STALE {task_id} {os.getpid()} {attempt.attempt}\n".encode())
-        if not locked or time.monotonic() > deadline:
-            break
-        ids = locked
-        time.sleep(0.2)
-    os.close(fd)
+    work_through(
+        tracker,
+        ids,
+        args.effects_file,
+        label=str(os.getpid()),
+        wait_locked=args.wait_locked,
+        before_effect=(lambda a: _crash(args.crash_marker, a)) if args.crash_marker else None,
+    )
     return 0
+
+
+def _crash(marker: Path, attempt: object) -> None:
+    marker.write_text(str(attempt.attempt))
+    time.sleep(3600)  # the test SIGKILLs us here, before the side effect
+
+
+def work_through(
+    tracker: Tracker,
+    ids: list[str],
+    effects_file: Path,
+    *,
+    label: str,
+    wait_locked: float = 0.0,
+    before_effect: Callable[[object], None] | None = None,
+) -> None:
+    """Run every task of ``ids`` that is not done, each side effect one appended line."""
+    ids = list(ids)
+    random.shuffle(ids)
+    fd = os.open(effects_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait_locked
+    try:
+        while ids:
+            locked = []
+            for task_id in ids:
+                try:
+                    attempt = tracker.start(task_id)
+                except TaskAlreadySucceededError:
+                    continue
+                except TaskLockedError:
+                    locked.append(task_id)
+                    continue
+                try:
+                    with attempt:
+                        if before_effect:
+                            before_effect(attempt)
+                        os.write(fd, f"{task_id} {label} {attempt.attempt}\n".encode())
+                except StaleAttemptError:
+                    # Fencing rejected our success: someone else owns a newer attempt.
+                    os.write(fd, f"STALE {task_id} {label} {attempt.attempt}\n".encode())
+            if not locked or time.monotonic() > deadline:
+                break
+            ids = locked
+            time.sleep(0.2)
+    finally:
+        os.close(fd)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The tracker against LocalStack with real worker processes: exactly-once and crash recovery."""
+"""The tracker on LocalStack with real workers (processes, threads): exactly once, crashes."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from sfn_patterns.status_table import Status, Tracker
+
+from .localstack_worker import work_through
 
 pytestmark = pytest.mark.integration
 
@@ -109,26 +112,69 @@ def test_eight_processes_run_every_task_exactly_once(
             if w.poll() is None:
                 w.kill()
     assert codes == [0] * 8
+    pids = assert_each_ran_once(tracker, ids, effects)
+    assert len(pids) > 1, "the work was not actually shared"
+    print(f"200 tasks, 8 processes: {elapsed:.1f} s, {200 / elapsed:.0f} tasks/s, {len(pids)} pids")
+
+
+def assert_each_ran_once(tracker: Tracker, ids: list[str], effects: Path) -> set[str]:
+    """Every task ran exactly once and ended succeeded at attempt 1; returns the runners."""
     counts = effects_by_task(effects)
     assert set(counts) == set(ids)
     duplicated = sorted(t for t, n in counts.items() if n != 1)
     # Fencing must catch every double run: each duplicate has a rejected (stale) attempt.
     assert set(duplicated) <= stale_tasks(effects)
-    assert duplicated == [], (
-        f"tasks run more than once: {duplicated}; every one was caught by fencing "
-        "(StaleAttemptError), so two conditional UpdateItems on one item both passed their "
-        "condition: the DynamoDB emulator did not apply them atomically"
-    )
-    pids = {
+    assert duplicated == [], f"tasks run more than once: {duplicated}"
+    succeeded = tracker.query(Status.SUCCEEDED)
+    assert sorted(t.task_id for t in succeeded) == sorted(ids)
+    assert all(t.attempt == 1 and t.retry == 0 for t in succeeded)
+    return {
         line.split()[1]
         for line in effects.read_text().splitlines()
         if not line.startswith("STALE ")
     }
-    assert len(pids) > 1, "the work was not actually shared"
-    succeeded = tracker.query(Status.SUCCEEDED)
-    assert sorted(t.task_id for t in succeeded) == ids
-    assert all(t.attempt == 1 and t.retry == 0 for t in succeeded)
-    print(f"200 tasks, 8 processes: {elapsed:.1f} s, {200 / elapsed:.0f} tasks/s, {len(pids)} pids")
+
+
+@pytest.mark.timeout(120)
+def test_eight_threads_run_two_hundred_tasks_exactly_once(
+    localstack_endpoint: str, aws_env: dict[str, str], tmp_path: Path
+) -> None:
+    table = f"tasks-{uuid.uuid4().hex[:8]}"
+    Tracker(table, "threads", host=localstack_endpoint, region=REGION).create_table_if_not_exists()
+    ids = [f"task-{i:03d}" for i in range(200)]
+    assert (
+        len(
+            Tracker(table, "threads", host=localstack_endpoint, region=REGION)
+            .create_tasks(ids)
+            .created
+        )
+        == 200
+    )
+    effects = tmp_path / "effects.log"
+    go = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        try:
+            tracker = Tracker(
+                table, "threads", host=localstack_endpoint, region=REGION, worker_id=f"t{n}"
+            )
+            go.wait(timeout=30)
+            work_through(tracker, ids, effects, label=f"t{n}", wait_locked=60)
+        except BaseException as error:  # reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=100)
+    assert not any(t.is_alive() for t in threads), "a worker thread hung"
+    assert errors == []
+    runners = assert_each_ran_once(
+        Tracker(table, "threads", host=localstack_endpoint, region=REGION), ids, effects
+    )
+    assert len(runners) > 1, "the work was not actually shared"
 
 
 @pytest.mark.timeout(90)
