@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -409,3 +410,42 @@ def test_ledger_entry_arn_matches_the_started_execution(aws: Callable, deployed:
     assert described["name"] == execution_name(request_id)
     assert json.loads(described["input"]) == {"seconds": 1}
     wait_all_done(aws, deployed, {execution_name(request_id)})
+
+
+def test_two_starters_at_once_never_exceed_the_limit(aws: Callable, deployed: dict) -> None:
+    """A second starter (another deployment's schedule, an operator's manual run) races the
+    first: the run lease admits one of them at a time, so the bound holds."""
+    run = uuid.uuid4().hex[:6]
+    request_ids = [f"two-{run}-{i:02d}" for i in range(3 * MAX)]
+    for i, request_id in enumerate(request_ids):
+        enqueue(
+            deployed["queue_url"],
+            {"seconds": 3},
+            request_id=request_id,
+            group_id=f"t{i % 4}",
+            client=aws("sqs"),
+        )
+    go = threading.Barrier(2)
+    reports: list[Any] = []
+
+    def starter_thread() -> None:
+        starter = in_process_starter(aws, deployed)
+        go.wait(timeout=30)
+        deadline = time.monotonic() + 120
+        while queue_depth(aws, deployed["queue_url"]) and time.monotonic() < deadline:
+            reports.append(starter.run(max_seconds=8))
+
+    threads = [threading.Thread(target=starter_thread) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=150)
+    names = {execution_name(r) for r in request_ids}
+    found = wait_all_done(aws, deployed, names)
+    assert set(found) == names
+    assert {e["status"] for e in found.values()} == {"SUCCEEDED"}
+    peak = peak_concurrency(list(found.values()))
+    assert peak <= MAX, f"{peak} executions ran at once with two starters"
+    started = [n for r in reports for n in r.started]
+    assert sorted(started) == sorted(names)  # each request started exactly once
+    assert any(r.stopped == "another_starter_running" for r in reports)

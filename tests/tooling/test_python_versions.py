@@ -39,6 +39,7 @@ RUNTIME_TEST_FILES = [
     "tests/status_table/test_tracker.py",
     "tests/status_table/test_bulk_and_queries.py",
     "tests/sqs_throttle/test_naming_producer.py",
+    "tests/sqs_throttle/test_ledger.py",
 ]
 
 

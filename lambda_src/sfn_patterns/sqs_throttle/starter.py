@@ -1,8 +1,11 @@
 """The scheduled starter: keep at most MAX executions of the target running.
 
 Each run (an EventBridge schedule invokes it; reserved concurrency 1 makes it the
-only writer):
+only writer of its deployment):
 
+0. take the run lease in the ledger table (:mod:`.ledger`), so a second starter that
+   runs at the same time (another deployment's schedule, a manual run) admits
+   nothing until this run ends or its lease runs out;
 1. count the running executions: ``ListExecutions(RUNNING)`` united with the
    starter's own ledger of executions it started and has not yet seen finish, each
    checked with ``DescribeExecution`` when the list does not show it (the list is
@@ -25,17 +28,21 @@ import json
 import logging
 import os
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .ledger import Ledger
 from .naming import execution_arn, execution_name
 from .producer import REQUEST_ID_ATTRIBUTE
 
 LOG = logging.getLogger(__name__)
 LOG.setLevel(logging.INFO)
 
-LEDGER_KEY = "name"
+# The run lease outlasts the run's time budget by this much (the last admission may
+# still be in flight at the deadline); a crashed starter's lease expires after it.
+LEASE_MARGIN_SECONDS = 30.0
 # Errors that mean this message can never start: let it reach the DLQ quickly.
 PERMANENT_ERRORS = frozenset({"InvalidExecutionInput", "InvalidName", "ValidationException"})
 # Errors after which the execution certainly was not started.
@@ -138,9 +145,10 @@ class Starter:
         self.config = config
         self.sqs = sqs
         self.sfn = sfn
-        self.dynamodb = dynamodb
+        self.store = Ledger(dynamodb, config.ledger_table, config.ledger_ttl_seconds)
         self.clock = clock
         self.sleep = sleep
+        self.owner = uuid.uuid4().hex
 
     # -- counting ---------------------------------------------------------------------
 
@@ -160,27 +168,16 @@ class Starter:
                 return names
             kwargs["nextToken"] = token
 
-    def ledger(self) -> list[dict]:
-        """The starter's own starts that it has not yet seen finish."""
-        items: list[dict] = []
-        kwargs: dict[str, Any] = {"TableName": self.config.ledger_table, "ConsistentRead": True}
-        while True:
-            page = self.dynamodb.scan(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-    def _forget(self, name: str) -> None:
-        self.dynamodb.delete_item(TableName=self.config.ledger_table, Key={LEDGER_KEY: {"S": name}})
+    def ledger(self) -> list[tuple[str, float]]:
+        """The starter's own starts that it has not yet seen finish: (name, recorded at)."""
+        return self.store.entries()
 
     def count_running(self) -> int:
         """Executions to count as running: never fewer than actually run from this starter."""
         listed = self.listed_running()
         extra = 0
         now = self.clock()
-        for item in self.ledger():
-            name = item[LEDGER_KEY]["S"]
+        for name, recorded_at in self.ledger():
             if name in listed:
                 continue
             arn = execution_arn(self.config.state_machine_arn, name)
@@ -189,15 +186,15 @@ class Starter:
             except Exception as error:
                 if _error_code(error) != "ExecutionDoesNotExist":
                     raise
-                if now - float(item["recorded_at"]["N"]) < self.config.ledger_grace_seconds:
+                if now - recorded_at < self.config.ledger_grace_seconds:
                     extra += 1  # an ambiguous start may still appear: keep its slot
                 else:
-                    self._forget(name)
+                    self.store.forget(name)
                 continue
             if status == "RUNNING":
                 extra += 1
             else:
-                self._forget(name)
+                self.store.forget(name)
         return len(listed) + extra
 
     # -- admitting --------------------------------------------------------------------
@@ -246,14 +243,7 @@ class Starter:
 
         # Record the name before starting: a crash between the start and any later
         # write can never hide a running execution from the next count.
-        self.dynamodb.put_item(
-            TableName=self.config.ledger_table,
-            Item={
-                LEDGER_KEY: {"S": name},
-                "recorded_at": {"N": repr(self.clock())},
-                "expires_at": {"N": str(int(self.clock()) + self.config.ledger_ttl_seconds)},
-            },
-        )
+        self.store.record(name, self.clock())
         outcome = "started"
         try:
             self.sfn.start_execution(
@@ -266,7 +256,7 @@ class Starter:
             else:
                 LOG.warning("start of %s failed: %s", name, error)
                 if code in REFUSALS:
-                    self._forget(name)
+                    self.store.forget(name)
                 if code in PERMANENT_ERRORS:
                     report.poison.append(name)
                     self._release_now(message)
@@ -285,6 +275,42 @@ class Starter:
         (report.started if outcome == "started" else report.already_existed).append(name)
         return outcome
 
+    def _admit_until(self, deadline: float, budget: int, report: RunReport) -> None:
+        """Admit while slots are free, recount while work waits, until a budget ends."""
+        config = self.config
+        running = self.count_running()
+        report.running_at_start = running
+        report.counts.append(running)
+        while True:
+            if report.receives >= budget:
+                report.stopped = "max_messages"
+                return
+            if self.clock() >= deadline:
+                report.stopped = "max_seconds"
+                return
+            if running >= config.max_concurrent:
+                if not self._backlog():
+                    report.stopped = "full_no_backlog"
+                    return
+                if self.clock() + config.recheck_seconds >= deadline:
+                    report.stopped = "full"
+                    return
+                self.sleep(config.recheck_seconds)
+                running = self.count_running()
+                report.counts.append(running)
+                continue
+            message = self._receive_one()
+            if message is None:
+                report.stopped = "queue_empty"
+                return
+            report.receives += 1
+            outcome = self.admit(message, report)
+            if outcome in ("started", "existed"):
+                running += 1  # counted locally; an existing one may be finished (safe side)
+            elif outcome == "failed":
+                report.stopped = "start_failed"
+                return
+
     def run(
         self,
         max_messages: int | None = None,
@@ -299,39 +325,17 @@ class Starter:
             seconds = min(seconds, remaining_seconds - 5)
         deadline = self.clock() + max(seconds, 0)
         report = RunReport()
-
-        running = self.count_running()
-        report.running_at_start = running
-        report.counts.append(running)
-        while True:
-            if report.receives >= budget:
-                report.stopped = "max_messages"
-                break
-            if self.clock() >= deadline:
-                report.stopped = "max_seconds"
-                break
-            if running >= config.max_concurrent:
-                if not self._backlog():
-                    report.stopped = "full_no_backlog"
-                    break
-                if self.clock() + config.recheck_seconds >= deadline:
-                    report.stopped = "full"
-                    break
-                self.sleep(config.recheck_seconds)
-                running = self.count_running()
-                report.counts.append(running)
-                continue
-            message = self._receive_one()
-            if message is None:
-                report.stopped = "queue_empty"
-                break
-            report.receives += 1
-            outcome = self.admit(message, report)
-            if outcome in ("started", "existed"):
-                running += 1  # counted locally; an existing one may be finished (safe side)
-            elif outcome == "failed":
-                report.stopped = "start_failed"
-                break
+        holder = self.store.acquire_run_lease(
+            self.owner, self.clock(), max(seconds, 0) + LEASE_MARGIN_SECONDS
+        )
+        if holder is not None:
+            report.stopped = "another_starter_running"
+            LOG.info("run lease held by %s until %.0f: nothing to do", holder.owner, holder.until)
+            return report
+        try:
+            self._admit_until(deadline, budget, report)
+        finally:
+            self.store.release_run_lease(self.owner)
         LOG.info("run %s", json.dumps(report.as_dict()))
         return report
 
