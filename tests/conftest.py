@@ -11,11 +11,9 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import boto3
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-REGION = "us-east-1"
 
 
 @pytest.fixture(scope="session")
@@ -39,20 +37,15 @@ def localstack_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def aws(localstack_endpoint: str) -> Callable[[str], object]:
-    """A factory of boto3 clients bound to LocalStack: ``aws("lambda")``."""
+def aws(localstack_endpoint: str) -> Callable[..., object]:
+    """A factory of boto3 clients bound to LocalStack: ``aws("lambda")``.
 
-    def client(service: str, **kwargs: object) -> object:
-        return boto3.client(
-            service,
-            endpoint_url=localstack_endpoint,
-            region_name=REGION,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-            **kwargs,
-        )
+    Made through ``localstack-client`` (sfn_patterns_localstack.clients), as every
+    client of the harness, the demo and the benchmarks is.
+    """
+    from sfn_patterns_localstack.clients import client_factory
 
-    return client
+    return client_factory(localstack_endpoint)
 
 
 # Scheduling under pytest-xdist (`make test` runs `-n 3 --dist loadfile`): a file's

@@ -33,6 +33,7 @@ from typing import Any
 import click
 from botocore.exceptions import ClientError
 
+from sfn_patterns_localstack.clients import client_factory
 from sfn_patterns_localstack.report import (
     DagRun,
     DemoReport,
@@ -654,22 +655,6 @@ def run_patterns(
         results.append(outcome)
         progress.log(f"{pattern}: {outcome.status} in {outcome.seconds:.1f} s")
     return results, dag
-
-
-def client_factory(endpoint: str) -> Aws:
-    """boto3 clients bound to LocalStack (test credentials, us-east-1)."""
-    import boto3
-
-    def aws(service: str) -> Any:
-        return boto3.client(
-            service,
-            endpoint_url=endpoint,
-            region_name="us-east-1",
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-        )
-
-    return aws
 
 
 def run(

@@ -19,6 +19,9 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from sfn_patterns_localstack.clients import client_factory
+from sfn_patterns_localstack.leftovers import Created, created_resources, still_there
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OVERRIDE_NAME = "localstack_override.tf"
 
@@ -145,6 +148,10 @@ class Workspace:
         self.config_dir = stage(self.source_dir, self.scratch_dir)
         self.log = log or (lambda line: print(line, file=sys.stderr))
         self.binary = terraform_binary()
+        self.aws = client_factory(endpoint)
+        # Resources deleted through the API and dropped from the state before destroy
+        # (delete_queues_first): the leftover check still covers them.
+        self._deleted_outside: list[Created] = []
         (self.config_dir / OVERRIDE_NAME).write_text(
             override_text(endpoint, self.scratch_dir / "terraform.tfstate")
         )
@@ -208,37 +215,41 @@ class Workspace:
         )
         return proc.returncode, proc.stdout + proc.stderr
 
+    def state(self) -> dict[str, object]:
+        """``terraform show -json``: the state as a document."""
+        return json.loads(self.run("show", "-json", "-no-color").stdout)
+
     def destroy(self, variables: dict[str, object] | None = None) -> None:
-        """``terraform destroy -auto-approve``."""
+        """``terraform destroy -auto-approve``, then prove nothing it created is left.
+
+        Every resource the state held (and every queue delete_queues_first removed) is
+        looked up through its service's list API, all pages; one that still exists
+        fails the destroy with its address.
+        """
+        created = [*created_resources(self.state()), *self._deleted_outside]
         self.run(
             "destroy", "-input=false", "-no-color", "-auto-approve", *self._var_args(variables)
         )
+        left = still_there(self.aws, created)
+        if left:
+            raise TerraformError(f"destroy left resources behind: {', '.join(left)}")
 
-    def delete_queues_first(self, client: Callable[[str], object]) -> list[str]:
+    def delete_queues_first(self, client: Callable[[str], object] | None = None) -> list[str]:
         """Delete the state's SQS queues through the API and drop them from the state.
 
         Why: the AWS provider confirms a queue deletion with 15 consecutive "not found"
         reads at least 3 s apart (sized for AWS's eventual consistency), which costs
         minutes per queue even though LocalStack deletes a queue at once. Tests call
-        this just before ``destroy``; their leftover checks still prove nothing is left.
+        this just before ``destroy``, whose leftover check still covers these queues.
         Returns the deleted queue URLs.
         """
-        state = json.loads(self.run("show", "-json", "-no-color").stdout)
-        queues: list[tuple[str, str]] = []
-        modules = [state.get("values", {}).get("root_module", {})]
-        while modules:
-            module = modules.pop()
-            modules.extend(module.get("child_modules", []))
-            queues.extend(
-                (r["address"], r["values"]["url"])
-                for r in module.get("resources", [])
-                if r["mode"] == "managed" and r["type"] == "aws_sqs_queue"
-            )
-        sqs = client("sqs")
-        for address, url in queues:
-            sqs.delete_queue(QueueUrl=url)
-            self.run("state", "rm", "-no-color", address)
-        return [url for _, url in queues]
+        queues = [r for r in created_resources(self.state()) if r.type == "aws_sqs_queue"]
+        sqs = (client or self.aws)("sqs")
+        for queue in queues:
+            sqs.delete_queue(QueueUrl=queue.values["url"])
+            self.run("state", "rm", "-no-color", queue.address)
+            self._deleted_outside.append(queue)
+        return [queue.values["url"] for queue in queues]
 
     def outputs(self) -> dict[str, object]:
         """Every output's value."""
@@ -268,24 +279,3 @@ class Workspace:
         state = json.loads((self.scratch_dir / "terraform.tfstate").read_text())
         if state["resources"]:
             raise TerraformError(f"destroy left resources in the state: {state['resources']}")
-
-
-def leftovers(client: Callable[[str], object], prefix: str) -> dict[str, list[str]]:
-    """Resources whose names start with ``prefix``, by kind: empty after a clean destroy."""
-    found = {
-        "lambda": [f["FunctionName"] for f in client("lambda").list_functions()["Functions"]],
-        "stepfunctions": [
-            m["name"] for m in client("stepfunctions").list_state_machines()["stateMachines"]
-        ],
-        "dynamodb": client("dynamodb").list_tables()["TableNames"],
-        "events": [r["Name"] for r in client("events").list_rules()["Rules"]],
-        "iam": [r["RoleName"] for r in client("iam").list_roles()["Roles"]],
-        "sqs": [u.rsplit("/", 1)[-1] for u in client("sqs").list_queues().get("QueueUrls", [])],
-        "s3": [b["Name"] for b in client("s3").list_buckets()["Buckets"]],
-        "logs": [g["logGroupName"] for g in client("logs").describe_log_groups()["logGroups"]],
-    }
-    return {
-        kind: hits
-        for kind, names in found.items()
-        if (hits := [n for n in names if n.startswith(prefix) or f"/{prefix}" in n])
-    }

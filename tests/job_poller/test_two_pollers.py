@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from sfn_patterns.job_poller.store import execution_key
-from sfn_patterns_localstack.terraform import Workspace, leftovers
+from sfn_patterns_localstack.leftovers import leftovers
+from sfn_patterns_localstack.terraform import Workspace
 
 from . import helpers, render
 

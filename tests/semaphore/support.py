@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from sfn_patterns_localstack.demo import peak_overlap
-from sfn_patterns_localstack.terraform import Workspace, leftovers
+from sfn_patterns_localstack.leftovers import leftovers
+from sfn_patterns_localstack.terraform import Workspace
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "semaphore"
 

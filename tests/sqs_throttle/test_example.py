@@ -23,7 +23,8 @@ from botocore.exceptions import ClientError
 from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
 from sfn_patterns.sqs_throttle.starter import Config, Starter
 from sfn_patterns_localstack.demo import peak_overlap
-from sfn_patterns_localstack.terraform import Workspace, leftovers
+from sfn_patterns_localstack.leftovers import leftovers
+from sfn_patterns_localstack.terraform import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 

@@ -1,0 +1,34 @@
+"""AWS clients for a LocalStack endpoint, made through ``localstack-client``.
+
+The tests, benchmarks, demo and Terraform harness all talk to the harness's LocalStack
+through this one factory: ``localstack_client.session.Session`` builds each service's
+endpoint from the LocalStack host (``127.0.0.1:<port>``) and sets the dummy
+credentials and region, so no caller repeats them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlparse
+
+from localstack_client.session import Session
+
+REGION = "us-east-1"
+
+ClientFactory = Callable[..., Any]
+
+
+def client_factory(endpoint: str, region: str = REGION) -> ClientFactory:
+    """``factory("lambda")`` returns a boto3 client bound to the LocalStack at ``endpoint``."""
+    session = Session(
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name=region,
+        localstack_host=urlparse(endpoint).netloc,
+    )
+
+    def client(service: str, **kwargs: Any) -> Any:
+        return session.client(service, **kwargs)
+
+    return client

@@ -1,0 +1,70 @@
+# terraform test (plan only, mock providers): validations, the create switch, outputs
+# and the partition in every ARN. Run: make test (tests/terraform/test_native.py).
+
+mock_provider "aws" {
+  mock_data "aws_partition" {
+    defaults = { partition = "aws" }
+  }
+  mock_data "aws_region" {
+    defaults = { region = "eu-west-1" }
+  }
+  mock_data "aws_caller_identity" {
+    defaults = { account_id = "123456789012" }
+  }
+  mock_data "aws_iam_policy_document" {
+    defaults = { json = "{}" }
+  }
+}
+
+variables {
+  name       = "orders"
+  definition = "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}"
+}
+
+run "creates_machine_role_and_log_group_with_logging_on" {
+  command = plan
+
+  assert {
+    condition     = length(aws_sfn_state_machine.this) == 1 && length(aws_iam_role.this) == 1
+    error_message = "create = true makes the state machine and its role."
+  }
+  assert {
+    condition     = aws_sfn_state_machine.this[0].logging_configuration[0].level == "ALL"
+    error_message = "Execution logging is on by default."
+  }
+  assert {
+    condition     = output.state_machine_arn_static == "arn:aws:states:eu-west-1:123456789012:stateMachine:orders"
+    error_message = "The static ARN is known at plan time and built from partition, region and account."
+  }
+}
+
+run "create_false_makes_nothing" {
+  command = plan
+  variables {
+    create = false
+  }
+  assert {
+    condition     = length(aws_sfn_state_machine.this) == 0 && length(aws_iam_role.this) == 0 && length(aws_cloudwatch_log_group.this) == 0
+    error_message = "create = false must create no resource."
+  }
+}
+
+run "static_arn_follows_the_partition" {
+  command = plan
+  override_data {
+    target = data.aws_partition.current
+    values = { partition = "aws-cn" }
+  }
+  assert {
+    condition     = startswith(output.state_machine_arn_static, "arn:aws-cn:states:")
+    error_message = "ARNs take the partition from data.aws_partition."
+  }
+}
+
+run "rejects_a_bad_name" {
+  command = plan
+  variables {
+    name = "has spaces"
+  }
+  expect_failures = [var.name]
+}
