@@ -37,3 +37,8 @@ output "max_concurrent_executions" {
   description = "The concurrency bound."
   value       = module.throttle.max_concurrent_executions
 }
+
+output "starter_role_arn" {
+  description = "ARN of the starter's role (what a target account's role trusts)."
+  value       = module.throttle.starter_role_arn
+}

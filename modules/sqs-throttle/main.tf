@@ -28,10 +28,18 @@ locals {
   # A KMS key given by ARN can be named in policies; an id or alias cannot.
   sqs_kms_arn = local.sqs_kms && can(regex("^arn:", coalesce(var.sqs_kms_key_id, "-"))) ? var.sqs_kms_key_id : null
 
+  # What a starter may do with the target: granted to its own role, or, across
+  # accounts, to target_role_arn in the target's account (the starter assumes it).
+  target_statements = [
+    { sid = "StartTarget", effect = "Allow", actions = ["states:StartExecution", "states:ListExecutions"], resources = [var.target_state_machine_arn] },
+    { sid = "DescribeTargetExecutions", effect = "Allow", actions = ["states:DescribeExecution"], resources = [local.target_executions] },
+  ]
+
   starter_statements = concat(
+    var.target_role_arn == null ? local.target_statements : [
+      { sid = "AssumeTargetRole", effect = "Allow", actions = ["sts:AssumeRole"], resources = [var.target_role_arn] },
+    ],
     [
-      { sid = "StartTarget", effect = "Allow", actions = ["states:StartExecution", "states:ListExecutions"], resources = [var.target_state_machine_arn] },
-      { sid = "DescribeTargetExecutions", effect = "Allow", actions = ["states:DescribeExecution"], resources = [local.target_executions] },
       {
         sid       = "ConsumeQueue"
         effect    = "Allow"
@@ -134,7 +142,7 @@ module "starter" {
   # Single writer: two runs never count and start at the same time.
   reserved_concurrent_executions = 1
 
-  environment_variables = {
+  environment_variables = merge({
     QUEUE_URL                 = try(aws_sqs_queue.this[0].url, "")
     TARGET_STATE_MACHINE_ARN  = var.target_state_machine_arn
     MAX_CONCURRENT_EXECUTIONS = tostring(var.max_concurrent_executions)
@@ -143,7 +151,7 @@ module "starter" {
     MAX_SECONDS_PER_RUN       = tostring(var.max_seconds_per_run)
     RECHECK_SECONDS           = tostring(var.recheck_seconds)
     LEDGER_TTL_SECONDS        = tostring(var.ledger_ttl_seconds)
-  }
+  }, var.target_role_arn == null ? {} : { TARGET_ROLE_ARN = var.target_role_arn })
 
   policy_statements                 = local.starter_statements
   kms_key_arn                       = var.kms_key_arn
@@ -189,6 +197,30 @@ resource "aws_lambda_permission" "schedule" {
   function_name = module.starter.function_name
   principal     = "events.amazonaws.com"
   source_arn    = aws_cloudwatch_event_rule.starter[0].arn
+}
+
+# --- across accounts: what the role in the target's account must allow and trust -------
+
+data "aws_iam_policy_document" "target_role" {
+  dynamic "statement" {
+    for_each = local.target_statements
+    content {
+      sid       = statement.value.sid
+      actions   = statement.value.actions
+      resources = statement.value.resources
+    }
+  }
+}
+
+data "aws_iam_policy_document" "target_role_trust" {
+  statement {
+    sid     = "TheStarterAssumesThisRole"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "AWS"
+      identifiers = ["arn:${local.partition}:iam::${local.account_id}:role/${local.starter_name}"]
+    }
+  }
 }
 
 # --- producer policy (for callers to attach) -------------------------------------------

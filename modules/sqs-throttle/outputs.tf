@@ -72,3 +72,13 @@ output "producer_policy_json" {
   description = "IAM policy document (JSON) that lets a producer enqueue requests; attach it inline to producer roles."
   value       = var.create ? data.aws_iam_policy_document.producer.json : null
 }
+
+output "target_role_policy_json" {
+  description = "Permissions policy for target_role_arn in the target's account (start, list and describe the target's executions)."
+  value       = data.aws_iam_policy_document.target_role.json
+}
+
+output "target_role_trust_policy_json" {
+  description = "Trust policy for target_role_arn in the target's account: only this starter's role may assume it."
+  value       = data.aws_iam_policy_document.target_role_trust.json
+}

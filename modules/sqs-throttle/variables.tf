@@ -24,6 +24,17 @@ variable "target_state_machine_arn" {
   }
 }
 
+variable "target_role_arn" {
+  description = "IAM role in the target's account that the starter assumes for every Step Functions call (the target in another account); null when the target is in this account."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.target_role_arn == null || can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]+$", var.target_role_arn))
+    error_message = "target_role_arn must be an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME), or null."
+  }
+}
+
 variable "max_concurrent_executions" {
   description = "MAX: the starter never starts an execution while it counts MAX or more running executions of the target."
   type        = number

@@ -450,3 +450,70 @@ def test_two_starters_at_once_never_exceed_the_limit(aws: Callable, deployed: di
     started = [n for r in reports for n in r.started]
     assert sorted(started) == sorted(names)  # each request started exactly once
     assert any(r.stopped == "another_starter_running" for r in reports)
+
+
+def test_a_target_in_another_account_is_started_through_the_assumed_role(
+    aws: Callable, deployed: dict, localstack_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """target_role_arn: the starter's Step Functions calls run as a role of the target's
+    account (LocalStack scopes resources by the caller's account, as AWS does)."""
+    import boto3
+
+    from sfn_patterns.sqs_throttle import starter as starter_module
+
+    other = "222222222222"
+
+    def theirs(service: str) -> Any:  # a client of the other account
+        return boto3.client(
+            service,
+            endpoint_url=localstack_endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=other,
+            aws_secret_access_key="test",
+        )
+
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": "sts:AssumeRole",
+                "Principal": {"AWS": deployed["starter_role_arn"]},
+            }
+        ],
+    }
+    tag = uuid.uuid4().hex[:6]
+    role = theirs("iam").create_role(
+        RoleName=f"throttle-target-{tag}", AssumeRolePolicyDocument=json.dumps(trust)
+    )["Role"]["Arn"]
+    target = theirs("stepfunctions").create_state_machine(
+        name=f"their-target-{tag}",
+        roleArn=role,
+        definition=json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}),
+    )["stateMachineArn"]
+    assert f":{other}:" in target
+    monkeypatch.setenv("AWS_ENDPOINT_URL", localstack_endpoint)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    config = Config(
+        queue_url=deployed["queue_url"],
+        state_machine_arn=target,
+        max_concurrent=MAX,
+        ledger_table=deployed["ledger_table_name"],
+        max_seconds=10,
+        target_role_arn=role,
+    )
+    request_id = f"xacct-{tag}"
+    enqueue(deployed["queue_url"], {"seconds": 1}, request_id=request_id, client=aws("sqs"))
+    report = Starter(config, *starter_module.clients(config)).run(max_seconds=5)
+    assert report.started == [execution_name(request_id)]
+    started = theirs("stepfunctions").list_executions(stateMachineArn=target)["executions"]
+    assert [e["name"] for e in started] == [execution_name(request_id)]
+    # Nothing was started in the starter's own account under that name.
+    ours = aws("stepfunctions").list_executions(
+        stateMachineArn=deployed["target_state_machine_arn"]
+    )
+    assert execution_name(request_id) not in {e["name"] for e in ours["executions"]}
+    theirs("stepfunctions").delete_state_machine(stateMachineArn=target)
+    theirs("iam").delete_role(RoleName=f"throttle-target-{tag}")

@@ -76,6 +76,8 @@ class Config:
     # (StartExecution may have answered with an ambiguous error).
     ledger_grace_seconds: float = 120.0
     ledger_ttl_seconds: int = 86400
+    # A role in the target's account, assumed for every Step Functions call.
+    target_role_arn: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -91,6 +93,7 @@ class Config:
             recheck_seconds=float(env.get("RECHECK_SECONDS", "5")),
             ledger_grace_seconds=float(env.get("LEDGER_GRACE_SECONDS", "120")),
             ledger_ttl_seconds=int(env.get("LEDGER_TTL_SECONDS", "86400")),
+            target_role_arn=env.get("TARGET_ROLE_ARN") or None,
         )
 
 
@@ -340,14 +343,27 @@ class Starter:
         return report
 
 
-def _clients() -> tuple[Any, Any, Any]:
+def clients(config: Config) -> tuple[Any, Any, Any]:
+    """SQS and DynamoDB in this account; Step Functions in the target's (assumed role)."""
     import boto3
     from botocore.config import Config as BotoConfig
 
     retries = BotoConfig(retries={"mode": "standard", "max_attempts": 4})
+    sfn_session = boto3.session.Session()
+    if config.target_role_arn:
+        # One assumption per run: a run lasts at most max_seconds (< 15 min), far
+        # inside the credentials' hour.
+        credentials = boto3.client("sts", config=retries).assume_role(
+            RoleArn=config.target_role_arn, RoleSessionName="sfn-patterns-starter"
+        )["Credentials"]
+        sfn_session = boto3.session.Session(
+            aws_access_key_id=credentials["AccessKeyId"],
+            aws_secret_access_key=credentials["SecretAccessKey"],
+            aws_session_token=credentials["SessionToken"],
+        )
     return (
         boto3.client("sqs", config=retries),
-        boto3.client("stepfunctions", config=retries),
+        sfn_session.client("stepfunctions", config=retries),
         boto3.client("dynamodb", config=retries),
     )
 
@@ -361,7 +377,8 @@ def handler(event: dict | None, context: Any) -> dict:
     remaining = None
     if context is not None and hasattr(context, "get_remaining_time_in_millis"):
         remaining = context.get_remaining_time_in_millis() / 1000
-    starter = Starter(Config.from_env(), *_clients())
+    config = Config.from_env()
+    starter = Starter(config, *clients(config))
     return starter.run(
         max_messages=event.get("max_messages"),
         max_seconds=event.get("max_seconds"),
