@@ -19,10 +19,16 @@ REGION = "us-east-1"
 ClientFactory = Callable[..., Any]
 
 
-def client_factory(endpoint: str, region: str = REGION) -> ClientFactory:
-    """``factory("lambda")`` returns a boto3 client bound to the LocalStack at ``endpoint``."""
+def client_factory(
+    endpoint: str, region: str = REGION, account: str | None = None
+) -> ClientFactory:
+    """``factory("lambda")`` returns a boto3 client bound to the LocalStack at ``endpoint``.
+
+    ``account``: a 12-digit account id to act in (LocalStack takes the account from an
+    access key of 12 digits); None is LocalStack's default account, 000000000000.
+    """
     session = Session(
-        aws_access_key_id="test",
+        aws_access_key_id=account or "test",
         aws_secret_access_key="test",
         region_name=region,
         localstack_host=urlparse(endpoint).netloc,

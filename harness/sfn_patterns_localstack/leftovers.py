@@ -193,8 +193,24 @@ class UncheckedTypeError(KeyError):
     """A resource type has no leftover checker: add one to CHECKERS."""
 
 
-def still_there(aws: ClientFactory, resources: list[Created]) -> list[str]:
-    """Addresses of the resources that still exist (empty after a clean destroy)."""
+def account_of(values: dict[str, Any]) -> str | None:
+    """The account a resource lives in, from its ARN attribute (None: unknown/default)."""
+    arn = values.get("arn") or ""
+    parts = arn.split(":")
+    return parts[4] if len(parts) > 5 and parts[4].isdigit() else None
+
+
+def still_there(
+    aws: ClientFactory,
+    resources: list[Created],
+    in_account: Callable[[str], ClientFactory] | None = None,
+) -> list[str]:
+    """Addresses of the resources that still exist (empty after a clean destroy).
+
+    ``in_account(account_id)`` gives the clients of another account: a resource whose
+    ARN names one is looked up there (a configuration with provider aliases in several
+    accounts).
+    """
     unchecked = sorted({r.type for r in resources} - set(CHECKERS))
     if unchecked:
         raise UncheckedTypeError(
@@ -203,8 +219,10 @@ def still_there(aws: ClientFactory, resources: list[Created]) -> list[str]:
         )
     left = []
     for resource in resources:
+        account = account_of(resource.values)
+        clients = in_account(account) if account and in_account else aws
         try:
-            exists = CHECKERS[resource.type](aws, resource.values)
+            exists = CHECKERS[resource.type](clients, resource.values)
         except ClientError as error:
             if not _missing(error):
                 raise

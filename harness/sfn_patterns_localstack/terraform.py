@@ -106,18 +106,21 @@ def terraform_binary() -> str:
     return found
 
 
-def override_text(endpoint: str, state_path: Path) -> str:
-    """The override file that points a configuration at LocalStack."""
-    endpoints = "\n".join(f'    {name:<14} = "{endpoint}"' for name in SERVICES)
-    return f"""# Written by the sfn-patterns LocalStack harness (never committed; see .gitignore).
-terraform {{
-  backend "local" {{
-    path = "{state_path}"
-  }}
-}}
+def override_text(endpoint: str, state_path: Path, aliases: dict[str, str] | None = None) -> str:
+    """The override file that points a configuration at LocalStack.
 
-provider "aws" {{
-  access_key                  = "test"
+    ``aliases`` maps an ``aws`` provider alias of the configuration to the account it
+    acts in (LocalStack takes the account from a 12-digit access key), so a
+    configuration that spans accounts runs unchanged.
+    """
+    endpoints = "\n".join(f'    {name:<14} = "{endpoint}"' for name in SERVICES)
+    providers = [
+        ("", "test"),
+        *((f'  alias = "{a}"\n', acct) for a, acct in (aliases or {}).items()),
+    ]
+    blocks = "\n".join(
+        f"""provider "aws" {{
+{alias}  access_key                  = "{key}"
   secret_key                  = "test"
   skip_credentials_validation = true
   skip_metadata_api_check     = true
@@ -129,6 +132,16 @@ provider "aws" {{
   }}
 }}
 """
+        for alias, key in providers
+    )
+    return f"""# Written by the sfn-patterns LocalStack harness (never committed; see .gitignore).
+terraform {{
+  backend "local" {{
+    path = "{state_path}"
+  }}
+}}
+
+{blocks}"""
 
 
 class Workspace:
@@ -140,6 +153,7 @@ class Workspace:
         endpoint: str,
         scratch_dir: Path,
         log: Callable[[str], None] | None = None,
+        aliases: dict[str, str] | None = None,
     ) -> None:
         self.source_dir = Path(config_dir).resolve()
         self.endpoint = endpoint
@@ -153,7 +167,7 @@ class Workspace:
         # (delete_queues_first): the leftover check still covers them.
         self._deleted_outside: list[Created] = []
         (self.config_dir / OVERRIDE_NAME).write_text(
-            override_text(endpoint, self.scratch_dir / "terraform.tfstate")
+            override_text(endpoint, self.scratch_dir / "terraform.tfstate", aliases)
         )
 
     def _env(self) -> dict[str, str]:
@@ -230,7 +244,9 @@ class Workspace:
         self.run(
             "destroy", "-input=false", "-no-color", "-auto-approve", *self._var_args(variables)
         )
-        left = still_there(self.aws, created)
+        left = still_there(
+            self.aws, created, lambda account: client_factory(self.endpoint, account=account)
+        )
         if left:
             raise TerraformError(f"destroy left resources behind: {', '.join(left)}")
 
