@@ -1,0 +1,172 @@
+# A platform team's root module: every sfn-patterns module by git reference and tag,
+# with the team's own Lambda, target state machines (one in another account) and SQL.
+
+provider "aws" {
+  region = "us-east-1"
+}
+
+# The analytics account, where the throttled workflow lives (in real life: an
+# assume_role block; the test harness points the alias at a second LocalStack account).
+provider "aws" {
+  alias  = "analytics"
+  region = "us-east-1"
+}
+
+data "aws_partition" "current" {}
+data "aws_caller_identity" "current" {}
+
+data "aws_caller_identity" "analytics" {
+  provider = aws.analytics
+}
+
+locals {
+  partition = data.aws_partition.current.partition
+}
+
+# --- job-poller, with our own adapter Lambda -------------------------------------------
+
+module "export_adapter" {
+  source = "git::__SFN_PATTERNS_SOURCE__//modules/lambda-function?ref=__SFN_PATTERNS_REF__"
+
+  function_name     = "${var.name_prefix}-export-adapter"
+  source_path       = [{ path = "${path.module}/adapter", patterns = ["*.py"] }]
+  handler           = "export_job.handler"
+  timeout           = 10
+  python_executable = var.python_executable
+}
+
+module "export_poller" {
+  source = "git::__SFN_PATTERNS_SOURCE__//modules/job-poller?ref=__SFN_PATTERNS_REF__"
+
+  name                  = "${var.name_prefix}-export"
+  poller_name           = "export"
+  initial_wait_seconds  = 1
+  poll_interval_seconds = 1
+  timeout_seconds       = 60
+  timeout_strategy      = "wait-count"
+  job_adapter = {
+    start  = module.export_adapter.function_arn_static
+    status = module.export_adapter.function_arn_static
+  }
+  python_executable = var.python_executable
+}
+
+# --- semaphore around our own load workflow --------------------------------------------
+
+data "aws_iam_policy_document" "states_trust" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["states.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "load" {
+  name               = "${var.name_prefix}-load"
+  assume_role_policy = data.aws_iam_policy_document.states_trust.json
+}
+
+resource "aws_sfn_state_machine" "load" {
+  #checkov:skip=CKV_AWS_284:Test fixture: a stand-in workflow, no X-Ray.
+  #checkov:skip=CKV_AWS_285:Test fixture: a stand-in workflow, no execution logs.
+  name     = "${var.name_prefix}-load"
+  role_arn = aws_iam_role.load.arn
+  definition = jsonencode({
+    StartAt = "Load"
+    States  = { Load = { Type = "Wait", Seconds = 1, End = true } }
+  })
+}
+
+module "warehouse_slot" {
+  source = "git::__SFN_PATTERNS_SOURCE__//modules/semaphore?ref=__SFN_PATTERNS_REF__"
+
+  name                     = "${var.name_prefix}-wh"
+  semaphore_limit          = 1
+  create_wrapper           = true
+  target_state_machine_arn = aws_sfn_state_machine.load.arn
+  python_executable        = var.python_executable
+}
+
+# --- sqs-throttle in front of a workflow of the analytics account ----------------------
+
+resource "aws_iam_role" "report_runner" {
+  provider = aws.analytics
+
+  name               = "${var.name_prefix}-report-runner"
+  assume_role_policy = data.aws_iam_policy_document.states_trust.json
+}
+
+resource "aws_sfn_state_machine" "report" {
+  #checkov:skip=CKV_AWS_284:Test fixture: a stand-in workflow, no X-Ray.
+  #checkov:skip=CKV_AWS_285:Test fixture: a stand-in workflow, no execution logs.
+  provider = aws.analytics
+
+  name     = "${var.name_prefix}-report"
+  role_arn = aws_iam_role.report_runner.arn
+  definition = jsonencode({
+    StartAt = "Report"
+    States  = { Report = { Type = "Wait", Seconds = 1, End = true } }
+  })
+}
+
+# The role the starter assumes in the analytics account: trust and permissions come
+# from the module's outputs.
+resource "aws_iam_role" "throttle_target" {
+  provider = aws.analytics
+
+  name               = "${var.name_prefix}-throttle-target"
+  assume_role_policy = module.report_throttle.target_role_trust_policy_json
+}
+
+resource "aws_iam_role_policy" "throttle_target" {
+  provider = aws.analytics
+
+  name   = "start-reports"
+  role   = aws_iam_role.throttle_target.id
+  policy = module.report_throttle.target_role_policy_json
+}
+
+module "report_throttle" {
+  source = "git::__SFN_PATTERNS_SOURCE__//modules/sqs-throttle?ref=__SFN_PATTERNS_REF__"
+
+  name                      = "${var.name_prefix}-reports"
+  target_state_machine_arn  = "arn:${local.partition}:states:us-east-1:${data.aws_caller_identity.analytics.account_id}:stateMachine:${var.name_prefix}-report"
+  target_role_arn           = "arn:${local.partition}:iam::${data.aws_caller_identity.analytics.account_id}:role/${var.name_prefix}-throttle-target"
+  max_concurrent_executions = 2
+  schedule_expression       = "rate(1 day)"
+  max_seconds_per_run       = 10
+  recheck_seconds           = 1
+  python_executable         = var.python_executable
+}
+
+# --- dag-aggregate on our own SQL -------------------------------------------------------
+
+module "aggregates" {
+  source = "git::__SFN_PATTERNS_SOURCE__//modules/dag-aggregate?ref=__SFN_PATTERNS_REF__"
+
+  name            = "${var.name_prefix}-aggregates"
+  sql_dir         = "${path.module}/sql"
+  strategy        = "simple-level"
+  max_concurrency = 2
+  redshift = {
+    database       = "dev"
+    workgroup_name = var.redshift_workgroup_name
+    workgroup_arn  = "arn:${local.partition}:redshift-serverless:us-east-1:${data.aws_caller_identity.current.account_id}:workgroup/${var.redshift_workgroup_name}"
+  }
+  poll = {
+    initial_wait_seconds  = 1
+    poll_interval_seconds = 1
+    timeout_seconds       = 120
+  }
+  python_executable = var.python_executable
+}
+
+# --- status-table for our order tasks ---------------------------------------------------
+
+module "order_tasks" {
+  source = "git::__SFN_PATTERNS_SOURCE__//modules/status-table?ref=__SFN_PATTERNS_REF__"
+
+  table_name = "${var.name_prefix}-order-tasks"
+}
