@@ -10,6 +10,8 @@ locals {
   state_machine_name = "${var.name_prefix}-machine"
 }
 
+data "aws_partition" "current" {}
+
 module "echo" {
   source = "../../modules/lambda-function"
 
@@ -26,6 +28,7 @@ module "state_machine" {
   name = local.state_machine_name
   definition = templatefile("${path.module}/../../templates/smoke/definition.asl.json.tftpl", {
     function_arn = module.echo.function_arn
+    partition    = data.aws_partition.current.partition
   })
 
   policy_statements = [{

@@ -60,7 +60,8 @@ def test_render_tftpl_inserts_strings_verbatim_and_numbers_as_json(tmp_path: Pat
 def test_smoke_definition_renders_and_validates() -> None:
     definition = render_tftpl(
         REPO_ROOT / "templates/smoke/definition.asl.json.tftpl",
-        {"function_arn": "arn:aws:lambda:us-east-1:000000000000:function:f"},
+        {"function_arn": "arn:aws:lambda:us-east-1:000000000000:function:f", "partition": "aws"},
     )
     parsed = validate(definition)
     assert parsed["States"]["Echo"]["Parameters"]["Payload.$"] == "$$"
+    assert parsed["States"]["Echo"]["Resource"] == "arn:aws:states:::lambda:invoke"
