@@ -32,17 +32,19 @@ class Sfn:
         self.dead: set[str] = set()
         self.status: dict[str, str] = {}
 
-    def send_task_success(self, taskToken: str, output: str) -> dict:  # noqa: N803
+    def send_task_success(self, taskToken: str, output: str) -> dict:
         if taskToken in self.dead:
-            raise ClientError({"Error": {"Code": "InvalidToken", "Message": "x"}}, "SendTaskSuccess")
+            raise ClientError(
+                {"Error": {"Code": "InvalidToken", "Message": "x"}}, "SendTaskSuccess"
+            )
         self.succeeded.append(taskToken)
         return {}
 
-    def send_task_failure(self, taskToken: str, error: str, cause: str) -> dict:  # noqa: N803
+    def send_task_failure(self, taskToken: str, error: str, cause: str) -> dict:
         self.failed.append((taskToken, error))
         return {}
 
-    def describe_execution(self, executionArn: str) -> dict:  # noqa: N803
+    def describe_execution(self, executionArn: str) -> dict:
         return {"status": self.status.get(executionArn, "RUNNING")}
 
 
@@ -226,7 +228,7 @@ def test_recheck_after_a_lost_wake_up_admits(dynamodb: Any) -> None:
 
 def test_acquire_timeout_leaves_the_queue(dynamodb: Any) -> None:
     sfn = Sfn()
-    clock = [dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)]
+    clock = [dt.datetime(2030, 1, 1, tzinfo=dt.UTC)]
     sem = semaphore(dynamodb, sfn, limit=1, acquire_timeout_seconds=60, now=lambda: clock[0])
     sem.acquire(ARN + "a", "tok-a")
     sem.acquire(ARN + "w", "tok-w1")

@@ -141,16 +141,20 @@ class CallbackSemaphore:
 
     @property
     def lock_key_item(self) -> dict[str, Any]:
+        """Key of the lock item."""
         return {"pk": {"S": self.lock_key}}
 
     @property
     def queue_pk(self) -> str:
+        """Partition of the waiter items (one per waiter, sorted by ticket)."""
         return f"{self.lock_key}#queue"
 
     def waiter_key(self, ticket: int) -> dict[str, Any]:
+        """Key of the waiter item of a ticket."""
         return {"pk": {"S": self.queue_pk}, "ticket": {"N": str(ticket)}}
 
     def pointer_key(self, execution_arn: str) -> dict[str, Any]:
+        """Key of a queued execution's pointer item (execution ARN -> ticket)."""
         return {"pk": {"S": f"{self.lock_key}#waiter#{execution_arn}"}, "ticket": {"N": "0"}}
 
     def read_lock(self) -> LockState:
@@ -163,7 +167,7 @@ class CallbackSemaphore:
         return LockState.from_item(item)
 
     def pointer(self, execution_arn: str) -> dict[str, Any] | None:
-        """This execution's pointer item, if it is queued."""
+        """The pointer item of a queued execution (None when it is not queued)."""
         return self.dynamodb.get_item(
             TableName=self.queue_table, Key=self.pointer_key(execution_arn), ConsistentRead=True
         ).get("Item")
@@ -288,7 +292,9 @@ class CallbackSemaphore:
                         "Update": {
                             "TableName": self.table,
                             "Key": self.lock_key_item,
-                            "UpdateExpression": "SET #waiting = if_not_exists(#waiting, :zero) + :one",
+                            "UpdateExpression": (
+                                "SET #waiting = if_not_exists(#waiting, :zero) + :one"
+                            ),
                             "ConditionExpression": "#count >= :limit OR #waiting > :zero",
                             "ExpressionAttributeNames": {
                                 "#count": COUNT_ATTRIBUTE,
@@ -408,7 +414,11 @@ class CallbackSemaphore:
             state = self.read_lock()
             lease = state.leases.get(current)
             if lease is None:
-                return {"execution_arn": execution_arn, "released": bool(handed), "handed_to": handed}
+                return {
+                    "execution_arn": execution_arn,
+                    "released": bool(handed),
+                    "handed_to": handed,
+                }
             if state.waiting > 0 and state.count <= self.limit:
                 waiters = self.oldest_waiters()
                 if not waiters:
@@ -442,7 +452,12 @@ class CallbackSemaphore:
         """Plain release, only while nobody waits (or the limit was lowered)."""
         condition, names, values = self._lease_condition(lease)
         update = "SET #count = #count - :one REMOVE #holder"
-        values = {**values, ":one": {"N": "1"}, ":zero": {"N": "0"}, ":limit": {"N": str(self.limit)}}
+        values = {
+            **values,
+            ":one": {"N": "1"},
+            ":zero": {"N": "0"},
+            ":limit": {"N": str(self.limit)},
+        }
         if fix_waiting is not None:
             condition += " AND #waiting = :seen"
             update = "SET #count = #count - :one, #waiting = :zero REMOVE #holder"
@@ -499,12 +514,14 @@ class CallbackSemaphore:
         }
 
     def _hand_over(self, lease: Lease, waiter: Waiter) -> bool:
-        """One transaction: the releaser's lease becomes the waiter's, the waiter leaves the queue."""
+        """One transaction: the lease passes from releaser to waiter; the waiter leaves the queue."""
         condition, names, values = self._lease_condition(lease)
         lock_update = self._waiting_minus_one(
             {
                 "UpdateExpression": "SET #waiting = #waiting - :one, #new = :lease REMOVE #holder",
-                "ConditionExpression": f"#waiting >= :one AND {condition} AND attribute_not_exists(#new)",
+                "ConditionExpression": (
+                    f"#waiting >= :one AND {condition} AND attribute_not_exists(#new)"
+                ),
                 "ExpressionAttributeNames": {
                     **names,
                     "#new": holder_attribute(waiter.execution_arn),
