@@ -91,7 +91,7 @@ module "worker" {
 locals {
   record_task = {
     Type     = "Task"
-    Resource = "arn:aws:states:::lambda:invoke"
+    Resource = "arn:${data.aws_partition.current.partition}:states:::lambda:invoke"
     Parameters = {
       FunctionName = module.worker.function_arn
       Payload = {
@@ -103,7 +103,9 @@ locals {
     ResultPath     = "$.work"
   }
 
-  embedded_definition = jsonencode({
+  timeout = var.execution_timeout_seconds == null ? {} : { TimeoutSeconds = var.execution_timeout_seconds }
+
+  embedded_definition = jsonencode(merge(local.timeout, {
     Comment = "Record enter/leave times inside semaphore ${var.name_prefix} (limit ${var.semaphore_limit})."
     StartAt = module.semaphore.acquire_start_state
     States = merge(
@@ -116,15 +118,15 @@ locals {
       },
       module.semaphore.release_states,
     )
-  })
+  }))
 
-  target_definition = jsonencode({
+  target_definition = jsonencode(merge(local.timeout, {
     Comment = "The wrapper's target: the same recording Lambda, as a machine of its own."
     StartAt = "Record"
     States = {
       Record = merge(local.record_task, { End = true })
     }
-  })
+  }))
 }
 
 # --- State machines --------------------------------------------------------

@@ -90,3 +90,9 @@ variable "tags" {
   type        = map(string)
   default     = { Project = "sfn-patterns", Example = "semaphore" }
 }
+
+variable "execution_timeout_seconds" {
+  description = "TimeoutSeconds of the embedded and target state machines (null: none), so tests can make holders and targets end TIMED_OUT."
+  type        = number
+  default     = null
+}
