@@ -25,6 +25,7 @@ from .support import (
     records,
     start,
     states_entered,
+    stopped_wrappers_keep_the_limit,
     wait_done,
     wait_until,
 )
@@ -283,38 +284,7 @@ def test_wrapper_failing_target_passes_its_error_through(aws: Callable, deployed
 def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
     aws: Callable, deployed: dict
 ) -> None:
-    sfn = aws("stepfunctions")
-    wrapper = deployed["wrapper_state_machine_arn"]
-    target = deployed["target_state_machine_arn"]
-    arns = [start(sfn, wrapper, {"sleep_seconds": 10, "n": i}) for i in range(LIMIT + 2)]
-    blocked_and_held(aws, deployed, LIMIT, 2)
-    wait_until(
-        lambda: (
-            len(sfn.list_executions(stateMachineArn=target, statusFilter="RUNNING")["executions"])
-            == LIMIT
-        ),
-        30,
-        "the targets to run",
-    )
-    stopped = list(holders(lock_item(aws, deployed)).values())
-    for arn in stopped:
-        sfn.stop_execution(executionArn=arn, error="Test.Stop", cause="stop the wrapper")
-    done = wait_done(sfn, arns, timeout=120)
-    for arn in arns:
-        assert done[arn]["status"] == ("ABORTED" if arn in stopped else "SUCCEEDED"), done[arn]
-    # The oracle: the target executions' own lifetimes never overlap beyond the limit.
-    names = {arn.rsplit(":", 1)[1] for arn in arns}
-    prefix = target.replace(":stateMachine:", ":execution:") + ":"
-    lifetimes = []
-    for name in names:
-        described = sfn.describe_execution(executionArn=prefix + name)
-        assert described["status"] != "RUNNING"
-        lifetimes.append((described["startDate"].timestamp(), described["stopDate"].timestamp()))
-    assert max_overlap(lifetimes) <= LIMIT
-    for arn in stopped:
-        assert sfn.describe_execution(executionArn=prefix + arn.rsplit(":", 1)[1])["status"] == (
-            "ABORTED"
-        )
+    stopped_wrappers_keep_the_limit(aws, deployed, LIMIT)
     settle(aws, deployed)
 
 

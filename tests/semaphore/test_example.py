@@ -25,6 +25,7 @@ from .support import (
     lock_item,
     max_overlap,
     start,
+    stopped_wrappers_keep_the_limit,
     wait_done,
     wait_until,
 )
@@ -43,6 +44,7 @@ def deployed(
         aws,
         tmp_path_factory.mktemp("semaphore-tf"),
         "sem",
+        strategy="dynamodb",
         semaphore_limit=LIMIT,
         wait_min_seconds=1,
         wait_max_seconds=3,
@@ -171,7 +173,19 @@ def test_wrapper_runs_the_target_inside_the_semaphore(aws: Callable, deployed: d
     assert deployed["target_state_machine_arn"].split(":")[-1] in target_execution
     assert output["n"] == 1
     assert done[bad]["status"] == "FAILED", done[bad]
-    assert not done[bad].get("error", "").startswith("Semaphore."), done[bad]
+    # The target's States.TaskFailed cannot be re-raised by a Fail state (States.Runtime):
+    # it comes back under the module's own name, the original in the cause.
+    assert done[bad]["error"] == "Semaphore.CriticalSectionFailed", done[bad]
+    cause = json.loads(done[bad]["cause"])
+    assert cause["Error"] == "States.TaskFailed"
+    assert "target broke" in cause["Cause"]
+    assert_lock_free(aws, deployed)
+
+
+def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
+    aws: Callable, deployed: dict
+) -> None:
+    stopped_wrappers_keep_the_limit(aws, deployed, LIMIT)
     assert_lock_free(aws, deployed)
 
 
