@@ -478,10 +478,14 @@ module "gate" {
   source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
   handler       = "sfn_patterns.semaphore.oldest_first.handler"
   timeout       = 30
-  environment_variables = {
-    SEMAPHORE_LIMIT    = tostring(var.semaphore_limit)
-    STATE_MACHINE_ARNS = join(",", local.holder_machine_arns)
-  }
+  environment_variables = merge(
+    {
+      SEMAPHORE_LIMIT    = tostring(var.semaphore_limit)
+      STATE_MACHINE_ARNS = join(",", local.holder_machine_arns)
+    },
+    # A stopped wrapper's target still holds its slot until it ends.
+    var.create_wrapper && var.target_role_arn == null ? { TARGET_STATE_MACHINE_ARN = var.target_state_machine_arn } : {},
+  )
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   build_dir                         = var.build_dir
@@ -491,7 +495,7 @@ module "gate" {
   policy_statements = length(local.holder_machine_arns) == 0 ? [] : [{
     sid       = "ListHolderExecutions"
     actions   = ["states:ListExecutions"]
-    resources = local.holder_machine_arns
+    resources = concat(local.holder_machine_arns, var.create_wrapper && var.target_role_arn == null ? [var.target_state_machine_arn] : [])
   }]
 }
 

@@ -514,7 +514,7 @@ class CallbackSemaphore:
         }
 
     def _hand_over(self, lease: Lease, waiter: Waiter) -> bool:
-        """One transaction: the lease passes from releaser to waiter; the waiter leaves the queue."""
+        """One transaction: the lease passes to the waiter, and the waiter leaves the queue."""
         condition, names, values = self._lease_condition(lease)
         lock_update = self._waiting_minus_one(
             {
