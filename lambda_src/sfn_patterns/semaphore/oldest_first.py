@@ -43,12 +43,16 @@ def running_executions(sfn: Any, state_machine_arns: list[str]) -> list[dict[str
 def with_orphan_targets(
     sfn: Any, executions: list[dict[str, Any]], target_arn: str | None
 ) -> list[dict[str, Any]]:
-    """Add the RUNNING targets whose wrapper execution (same name) is no longer RUNNING."""
+    """Put the RUNNING targets whose wrapper (same name) is no longer RUNNING first.
+
+    Such a target already holds its stopped wrapper's slot, so it ranks before every
+    waiter, whatever its own start date (it started after the waiters did).
+    """
     if not target_arn:
         return executions
     names = {e["name"] for e in executions}
     orphans = [e for e in running_executions(sfn, [target_arn]) if e["name"] not in names]
-    return sorted(executions + orphans, key=lambda e: (e["startDate"], e["executionArn"]))
+    return orphans + executions
 
 
 def decide(executions: list[dict[str, Any]], execution_arn: str, limit: int) -> dict[str, Any]:
