@@ -288,6 +288,32 @@ def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
     settle(aws, deployed)
 
 
+def _actions(aws: Callable, role_arn: str) -> set[str]:
+    iam = aws("iam")
+    name = role_arn.rsplit("/", 1)[1]
+    actions: set[str] = set()
+    for policy in iam.list_role_policies(RoleName=name)["PolicyNames"]:
+        document = iam.get_role_policy(RoleName=name, PolicyName=policy)["PolicyDocument"]
+        if isinstance(document, str):
+            document = json.loads(document)
+        for statement in document["Statement"]:
+            listed = statement["Action"]
+            actions |= {listed} if isinstance(listed, str) else set(listed)
+    return actions
+
+
+def test_only_the_lambdas_that_wake_waiters_may_send_task_results(
+    aws: Callable, deployed: dict
+) -> None:
+    lam = aws("lambda")
+    send = {"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"}
+    for function in ("callback_function_name", "cleanup_function_name", "reconciler_function_name"):
+        role = lam.get_function(FunctionName=deployed[function])["Configuration"]["Role"]
+        assert {"states:SendTaskSuccess", "states:SendTaskFailure"} <= _actions(aws, role)
+    # The state machines park and resume; they never send a task result themselves.
+    assert not send & _actions(aws, deployed["wrapper_role_arn"])
+
+
 def test_second_plan_is_empty(deployed: dict) -> None:
     code, plan = deployed["workspace"].plan_exit_code(deployed["variables"])
     assert code == 0, f"second plan is not empty:\n{plan}"
