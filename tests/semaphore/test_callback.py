@@ -127,7 +127,10 @@ def test_24_executions_never_exceed_the_limit(aws: Callable, deployed: dict) -> 
             if e.get("stateEnteredEventDetails", {}).get("name") in (ACQUIRE, RECHECK)
         ]
         for first, second in itertools.pairwise(starts):
-            assert second - first == budget["per_wait"], [e["type"] for e in events]
+            assert second - first == budget["per_wait"], [
+                (e["type"], e.get("taskFailedEventDetails"), e.get("taskTimedOutEventDetails"))
+                for e in events[first:second]
+            ]
 
 
 def test_admission_follows_arrival_order(aws: Callable, deployed: dict) -> None:
@@ -173,7 +176,14 @@ def test_stopped_holders_and_waiters_leak_nothing(aws: Callable, deployed: dict)
     done = wait_done(sfn, arns, timeout=180)
     stopped = {stopped_holder, *stopped_waiters}
     for arn, described in done.items():
-        assert described["status"] == ("ABORTED" if arn in stopped else "SUCCEEDED"), described
+        assert described["status"] == ("ABORTED" if arn in stopped else "SUCCEEDED"), (
+            described.get("error"),
+            described.get("cause"),
+            [
+                (e["type"], e.get("stateEnteredEventDetails", {}).get("name"))
+                for e in history(sfn, arn)
+            ],
+        )
     # Every remaining waiter was admitted, and never more than the limit at once.
     survivors = [arn for arn in arns if arn not in stopped]
     assert max_overlap(list(records(aws, deployed, survivors).values())) <= LIMIT

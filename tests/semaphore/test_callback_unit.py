@@ -247,3 +247,44 @@ def test_leave_of_an_ended_waiter(dynamodb: Any) -> None:
     assert sem.leave(ARN + "w") is True
     assert sem.leave(ARN + "w") is False
     assert state(sem).waiting == 0
+
+
+def test_no_item_grows_with_the_number_of_waiters(dynamodb: Any) -> None:
+    """2,000 waiters: the lock item keeps its size, and a hand-over reads one waiter."""
+    import json
+
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "holder", "tok-holder")
+
+    def lock_size() -> int:
+        item = dynamodb.get_item(TableName=TABLE, Key={"pk": {"S": KEY}})["Item"]
+        return len(json.dumps(item))
+
+    for i in range(5):
+        sem.acquire(ARN + f"w{i}", f"tok-w{i}")
+    small = lock_size()
+    for i in range(5, 2000):
+        sem.acquire(ARN + f"w{i}", f"tok-w{i}")
+    assert state(sem).waiting == 2000
+    # Only the counters' digits changed (3 -> 4 digits each).
+    assert lock_size() <= small + 8
+    largest = max(
+        len(json.dumps(item)) for item in dynamodb.scan(TableName=QUEUE, Limit=100)["Items"]
+    )
+    assert largest < 400
+    queried: list[int] = []
+    real_query = dynamodb.query
+
+    def counting_query(**kwargs: Any) -> Any:
+        page = real_query(**kwargs)
+        queried.append(len(page["Items"]))
+        return page
+
+    dynamodb.query = counting_query
+    try:
+        assert sem.release(ARN + "holder")["handed_to"] == [ARN + "w0"]
+    finally:
+        dynamodb.query = real_query
+    assert queried == [1]
+    assert sfn.succeeded[-1] == "tok-w0"
