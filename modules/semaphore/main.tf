@@ -145,13 +145,15 @@ locals {
   # Events one pass of the wait loop writes, counted from the states it enters
   # (Task: Entered, Scheduled, Started, Succeeded/Failed/TimedOut, Exited; Choice,
   # Pass, Wait: Entered, Exited); a callback Task also writes TaskSubmitted.
-  #  callback:     Acquire/Re-check parked until the timeout: 6 per fallback period;
+  #  callback:     Acquire/Re-check parked until the timeout: 6 per fallback period, 7
+  #                when a slow acquire call's TaskSubmitted lands after its timeout (seen
+  #                on LocalStack, where it is written into the next state's events);
   #  dynamodb:     Acquire (5) + Check holder (5) + Held or wait? (2) + Count wait (2) + Wait (2) = 16;
   #  fifo:         Read queue (5) + My turn? (2) + Skip abandoned ticket (5) + Count wait (2) + Wait (2) = 16;
   #  oldest-first: Acquire (5) + Held or wait? (2) + Count wait (2) + Wait (2) = 11.
   # Retries of throttled calls come on top (3 events each).
   history_per_wait = {
-    callback       = 6
+    callback       = 7
     dynamodb       = 16
     "oldest-first" = 11
   }[var.strategy]

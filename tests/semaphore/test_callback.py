@@ -120,17 +120,26 @@ def test_24_executions_never_exceed_the_limit(aws: Callable, deployed: dict) -> 
         assert waits[0] == ACQUIRE
         assert set(waits) <= {ACQUIRE, RECHECK}, entered
         # The plan-time history budget, against this real history: each parked
-        # period that timed out wrote exactly per_wait events.
+        # period that timed out wrote Entered, Scheduled, Started, TimedOut, Exited,
+        # and its TaskSubmitted (none if the call outlived the timeout; a second one
+        # when the previous period's slow call answered late), never more than the
+        # module's per_wait.
         starts = [
             i
             for i, e in enumerate(events)
             if e.get("stateEnteredEventDetails", {}).get("name") in (ACQUIRE, RECHECK)
         ]
         for first, second in itertools.pairwise(starts):
-            assert second - first == budget["per_wait"], [
-                (e["type"], e.get("taskFailedEventDetails"), e.get("taskTimedOutEventDetails"))
-                for e in events[first:second]
-            ]
+            window = [e["type"] for e in events[first:second]]
+            assert [t for t in window if t != "TaskSubmitted"] == [
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskTimedOut",
+                "TaskStateExited",
+            ], window
+            assert window.count("TaskSubmitted") <= 2, window
+            assert len(window) <= budget["per_wait"], window
 
 
 def test_admission_follows_arrival_order(aws: Callable, deployed: dict) -> None:
