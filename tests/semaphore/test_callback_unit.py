@@ -250,7 +250,11 @@ def test_leave_of_an_ended_waiter(dynamodb: Any) -> None:
 
 
 def test_no_item_grows_with_the_number_of_waiters(dynamodb: Any) -> None:
-    """2,000 waiters: the lock item keeps its size, and a hand-over reads one waiter."""
+    """120 waiters: the lock item keeps its size, and a hand-over reads one waiter.
+
+    (moto's DynamoDB slows down with the table's size, so the test stays at 120;
+    nothing in the writes depends on the count.)
+    """
     import json
 
     sfn = Sfn()
@@ -264,10 +268,10 @@ def test_no_item_grows_with_the_number_of_waiters(dynamodb: Any) -> None:
     for i in range(5):
         sem.acquire(ARN + f"w{i}", f"tok-w{i}")
     small = lock_size()
-    for i in range(5, 2000):
+    for i in range(5, 120):
         sem.acquire(ARN + f"w{i}", f"tok-w{i}")
-    assert state(sem).waiting == 2000
-    # Only the counters' digits changed (3 -> 4 digits each).
+    assert state(sem).waiting == 120
+    # Only the counters' digits changed (1 -> 3 digits each).
     assert lock_size() <= small + 8
     largest = max(
         len(json.dumps(item)) for item in dynamodb.scan(TableName=QUEUE, Limit=100)["Items"]
