@@ -86,6 +86,9 @@ module "semaphore" {
   name                           = local.names.semaphore
   strategy                       = var.semaphore.strategy
   fairness                       = var.semaphore.fairness
+  fallback_seconds               = var.semaphore.fallback_seconds
+  target_role_arn                = var.semaphore.target_role_arn
+  history_reserved_events        = var.semaphore.history_reserved_events
   semaphore_limit                = var.semaphore.semaphore_limit
   lock_key                       = var.semaphore.lock_key
   lease_seconds                  = var.semaphore.lease_seconds

@@ -184,8 +184,11 @@ variable "semaphore" {
   type = object({
     enabled                        = optional(bool, false)
     name                           = optional(string)
-    strategy                       = optional(string, "dynamodb")
+    strategy                       = optional(string, "callback")
     fairness                       = optional(string, "none")
+    fallback_seconds               = optional(number, 300)
+    target_role_arn                = optional(string)
+    history_reserved_events        = optional(number, 1000)
     semaphore_limit                = optional(number, 1)
     lock_key                       = optional(string, "semaphore")
     lease_seconds                  = optional(number, 86400)

@@ -1,11 +1,14 @@
 """Compare the concurrency limiters on LocalStack: what blocking costs, how fast a slot is reused.
 
-One run, one LocalStack, the same load for every scheme: N requests arrive at
-once for a limit of L slots, each holding its slot for --hold seconds. Schemes:
+One run, one LocalStack, the same loads for every scheme: N requests (then a
+second, larger load of --large-n) arrive at once for a limit of L slots, each
+holding its slot for --hold seconds. Schemes:
 
 * ``semaphore``: modules/semaphore, strategy dynamodb, fairness none (waiters race);
 * ``semaphore-fifo``: the same with fairness fifo (ticket order);
 * ``oldest-first``: strategy oldest-first (the seed's ListExecutions gate);
+* ``callback``: strategy callback (the module's default): a blocked execution parks
+  on a task token and a release hands its slot over (fallback_seconds 300);
 * ``sqs-throttle``: modules/sqs-throttle; requests are SQS messages until the
   starter (its real handler, deployed by examples/sqs-throttle and invoked back
   to back, as a run that keeps re-checking every --wait-mean seconds would be)
@@ -13,20 +16,26 @@ once for a limit of L slots, each holding its slot for --hold seconds. Schemes:
 
 Measured from the executions' own histories and start/stop dates:
 
-* transitions per blocked minute: states entered before admission, divided by
-  the minutes spent waiting, over the requests admitted after some release (all
-  but the first L);
+* transitions per blocked minute: states entered while blocked (after the first
+  ``Semaphore: Acquire`` and before admission), divided by the minutes spent
+  waiting, over the requests admitted after some release (all but the first L);
+  the fixed cost of entering and leaving is in the next row;
   a queued sqs-throttle request is a message, not an execution, so it has none;
+* transitions per execution: every state an execution entered, mean over all
+  requests (sqs-throttle: the target execution's own states);
 * time to admission after a release: the (L+k)-th admission minus the k-th
-  release (the moment a slot came free), median and p90;
+  release (the moment a slot came free: the Release state's exit; for
+  ``callback`` its entry, since its Lambda hands the slot over inside the state),
+  median and p90;
 * peak concurrency inside the limited section.
 
 The three semaphore schemes are one example re-applied with other variables.
 When this script starts LocalStack itself it throws it away afterwards and
 destroys nothing; with LOCALSTACK_ENDPOINT set it destroys what it applied.
 
-    .venv/bin/python scripts/bench_concurrency.py            # ~4-6 minutes
-    .venv/bin/python scripts/bench_concurrency.py -n 8 --limit 2 --hold 3 --only semaphore-fifo
+    .venv/bin/python scripts/bench_concurrency.py            # ~12-15 minutes
+    .venv/bin/python scripts/bench_concurrency.py --smoke    # smallest size, every column
+    .venv/bin/python scripts/bench_concurrency.py -n 8 --limit 2 --hold 3 --only callback
 """
 
 from __future__ import annotations
@@ -57,10 +66,15 @@ SEMAPHORE_SCHEMES = {
     "semaphore": {"strategy": "dynamodb", "fairness": "none"},
     "semaphore-fifo": {"strategy": "dynamodb", "fairness": "fifo"},
     "oldest-first": {"strategy": "oldest-first", "fairness": "none"},
+    "callback": {"strategy": "callback", "fairness": "none"},
 }
 SCHEMES = [*SEMAPHORE_SCHEMES, "sqs-throttle"]
 ADMITTED = "Critical section"
+FIRST_ATTEMPT = "Semaphore: Acquire"
 RELEASE = "Semaphore: Release"
+# Long enough for the largest load; the plan-time history budget (16 events per
+# 1 s wait) refuses an hour of 1 s waits.
+ACQUIRE_TIMEOUT = 1200
 STARTED = time.monotonic()
 
 
@@ -113,6 +127,7 @@ class Request:
     admitted: float
     released: float
     transitions_before: int
+    transitions: int
 
 
 @dataclass
@@ -133,10 +148,12 @@ class Result:
         releases = sorted(r.released for r in self.requests)
         delays = [admissions[limit + k] - releases[k] for k in range(len(admissions) - limit)]
         intervals = [(r.admitted, r.released) for r in self.requests]
+        per_execution = statistics.mean(r.transitions for r in self.requests)
         return {
             "requests (blocked)": f"{len(self.requests)} ({len(blocked)})",
             "blocked minutes": f"{minutes:.2f}",
             "transitions per blocked minute": f"{transitions / minutes:.1f}" if minutes else "-",
+            "transitions per execution": f"{per_execution:.1f}",
             "admission after release, median": f"{statistics.median(delays):.2f} s"
             if delays
             else "-",
@@ -183,7 +200,7 @@ def wait_all(sfn: Any, arns: list[str], timeout: float) -> list[dict[str, Any]]:
 # --- semaphore schemes ----------------------------------------------------------------
 
 
-def semaphore_request(sfn: Any, described: dict[str, Any], oldest_first: bool) -> Request:
+def semaphore_request(sfn: Any, described: dict[str, Any], scheme: str) -> Request:
     """Read one embedded-machine execution's history."""
     events = history(sfn, described["executionArn"])
     entered = [
@@ -192,9 +209,13 @@ def semaphore_request(sfn: Any, described: dict[str, Any], oldest_first: bool) -
         if "stateEnteredEventDetails" in e
     ]
     admitted = next(t for t, name in entered if name == ADMITTED)
-    if oldest_first:
+    first_attempt = next(t for t, name in entered if name == FIRST_ATTEMPT)
+    if scheme == "oldest-first":
         # The gate counts RUNNING executions: the slot frees when the execution ends.
         released = described["stopDate"].timestamp()
+    elif scheme == "callback":
+        # The release Lambda hands the slot over inside the state: count from its entry.
+        released = next(t for t, name in entered if name == RELEASE)
     else:
         released = next(
             e["timestamp"].timestamp()
@@ -205,18 +226,22 @@ def semaphore_request(sfn: Any, described: dict[str, Any], oldest_first: bool) -
         asked=described["startDate"].timestamp(),
         admitted=admitted,
         released=released,
-        transitions_before=sum(1 for t, _ in entered if t < admitted),
+        transitions_before=sum(1 for t, _ in entered if first_attempt < t < admitted),
+        transitions=len(entered),
     )
 
 
-def run_semaphore(endpoint: str, deployment: Deployment, scheme: str, load: Load) -> Result:
-    """Apply examples/semaphore for ``scheme`` and run the load through its embedded machine."""
+def run_semaphore(
+    endpoint: str, deployment: Deployment, scheme: str, loads: list[Load]
+) -> list[Result]:
+    """Apply examples/semaphore for ``scheme``; run each load through its embedded machine."""
+    first = loads[0]
     variables = {
         "name_prefix": deployment.prefix,
-        "semaphore_limit": load.limit,
-        "wait_min_seconds": load.wait_min,
-        "wait_max_seconds": load.wait_max,
-        "acquire_timeout_seconds": 3600,
+        "semaphore_limit": first.limit,
+        "wait_min_seconds": first.wait_min,
+        "wait_max_seconds": first.wait_max,
+        "acquire_timeout_seconds": ACQUIRE_TIMEOUT,
         **SEMAPHORE_SCHEMES[scheme],
     }
     progress(f"{scheme}: terraform apply ({variables['strategy']}, {variables['fairness']})")
@@ -224,20 +249,25 @@ def run_semaphore(endpoint: str, deployment: Deployment, scheme: str, load: Load
     deployment.workspace.apply(variables)
     machine = deployment.workspace.outputs()["embedded_state_machine_arn"]
     sfn = client(endpoint, "stepfunctions")
-    progress(f"{scheme}: starting {load.n} executions (limit {load.limit}, hold {load.hold} s)")
-    arns = [
-        sfn.start_execution(
-            stateMachineArn=machine, input=json.dumps({"sleep_seconds": load.hold, "n": i})
-        )["executionArn"]
-        for i in range(load.n)
-    ]
-    described = wait_all(sfn, arns, timeout=120 + load.n * (load.hold + load.wait_max) * 3)
-    progress(f"{scheme}: all {load.n} succeeded; reading histories")
-    return Result(
-        scheme,
-        [semaphore_request(sfn, d, scheme == "oldest-first") for d in described],
-        note=f"waits {load.wait_min}-{load.wait_max} s",
-    )
+    results = []
+    for load in loads:
+        progress(f"{scheme}: starting {load.n} executions (limit {load.limit}, hold {load.hold} s)")
+        arns = [
+            sfn.start_execution(
+                stateMachineArn=machine, input=json.dumps({"sleep_seconds": load.hold, "n": i})
+            )["executionArn"]
+            for i in range(load.n)
+        ]
+        described = wait_all(sfn, arns, timeout=120 + load.n * (load.hold + load.wait_max) * 3)
+        progress(f"{scheme}: all {load.n} succeeded; reading histories")
+        results.append(
+            Result(
+                scheme,
+                [semaphore_request(sfn, d, scheme) for d in described],
+                note=f"waits {load.wait_min}-{load.wait_max} s",
+            )
+        )
+    return results
 
 
 # --- sqs-throttle -------------------------------------------------------------------
@@ -319,6 +349,7 @@ def run_throttle(endpoint: str, outputs: dict[str, Any], load: Load) -> Result:
                 transitions_before=sum(
                     1 for e in events if e["timestamp"].timestamp() < d["startDate"].timestamp()
                 ),
+                transitions=sum(1 for e in events if "stateEnteredEventDetails" in e),
             )
         )
     if len(requests) != load.n:
@@ -343,9 +374,13 @@ def deployment_for(example: str, endpoint: str, tag: str) -> Deployment:
     return Deployment(workspace, f"bc{tag}-{uuid.uuid4().hex[:5]}")
 
 
-def run(endpoint: str, load: Load, schemes: list[str], destroy: bool) -> list[Result]:
-    """Deploy, load and measure every scheme; destroy afterwards when asked."""
-    results: dict[str, Result] = {}
+def run(endpoint: str, loads: list[Load], schemes: list[str], destroy: bool) -> list[list[Result]]:
+    """Deploy, load and measure every scheme; destroy afterwards when asked.
+
+    Returns one list of results per load, in ``schemes`` order.
+    """
+    load = loads[0]
+    results: dict[str, list[Result]] = {}
     semaphore = deployment_for("semaphore", endpoint, "s")
     throttle = deployment_for("sqs-throttle", endpoint, "q") if "sqs-throttle" in schemes else None
     throttle_outputs: dict[str, Any] = {}
@@ -369,12 +404,12 @@ def run(endpoint: str, load: Load, schemes: list[str], destroy: bool) -> list[Re
             progress("semaphore: terraform init")
             semaphore.workspace.init()
         for scheme in semaphore_schemes:
-            results[scheme] = run_semaphore(endpoint, semaphore, scheme, load)
+            results[scheme] = run_semaphore(endpoint, semaphore, scheme, loads)
         if thread is not None:
             thread.join()
             if errors:
                 raise errors[0]
-            results["sqs-throttle"] = run_throttle(endpoint, throttle_outputs, load)
+            results["sqs-throttle"] = [run_throttle(endpoint, throttle_outputs, ld) for ld in loads]
     finally:
         for deployment in (semaphore, throttle):
             if deployment is None:
@@ -385,7 +420,7 @@ def run(endpoint: str, load: Load, schemes: list[str], destroy: bool) -> list[Re
                     deployment.workspace.delete_queues_first(lambda s: client(endpoint, s))
                 deployment.workspace.destroy(deployment.variables)
             deployment.workspace.close()
-    return [results[s] for s in schemes]
+    return [[results[s][i] for s in schemes] for i in range(len(loads))]
 
 
 def table(results: list[Result], load: Load) -> str:
@@ -416,6 +451,14 @@ def main(argv: list[str] | None = None) -> int:
         "destroyed); otherwise one is started in-process and thrown away.",
     )
     parser.add_argument("-n", type=int, default=8, help="requests arriving at once (default 8)")
+    parser.add_argument(
+        "--large-n", type=int, default=40, help="the second, larger load (default 40; 0: none)"
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="smallest run that fills every column: 3 requests, limit 1, 1 s holds, no large load",
+    )
     parser.add_argument("--limit", type=int, default=2, help="slots / MAX (default 2)")
     parser.add_argument("--hold", type=float, default=3, help="seconds each holds its slot")
     parser.add_argument("--wait-min", type=int, default=1, help="semaphore's shortest wait")
@@ -424,9 +467,13 @@ def main(argv: list[str] | None = None) -> int:
         "--only", action="append", choices=SCHEMES, help="run only this scheme (repeatable)"
     )
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.n, args.large_n, args.limit, args.hold = 3, 0, 1, 1
     if args.n <= args.limit:
         parser.error("-n must exceed --limit, or nothing ever waits")
-    load = Load(args.n, args.limit, args.hold, args.wait_min, args.wait_max)
+    loads = [Load(args.n, args.limit, args.hold, args.wait_min, args.wait_max)]
+    if args.large_n:
+        loads.append(Load(args.large_n, args.limit, args.hold, args.wait_min, args.wait_max))
     schemes = [s for s in SCHEMES if not args.only or s in args.only]
     endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
     instance = None
@@ -437,13 +484,14 @@ def main(argv: list[str] | None = None) -> int:
         instance = server.start()
         endpoint = instance.endpoint
     try:
-        results = run(endpoint, load, schemes, destroy=instance is None)
+        results = run(endpoint, loads, schemes, destroy=instance is None)
     finally:
         if instance is not None:
             instance.stop()
     progress("done")
-    print()
-    print(table(results, load))
+    for load, load_results in zip(loads, results, strict=True):
+        print()
+        print(table(load_results, load))
     return 0
 
 

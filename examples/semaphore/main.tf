@@ -7,8 +7,9 @@
 # * "wrapper": the module's ready-made wrapper runs another state machine
 #   ("target") with startExecution.sync:2 while it holds a slot.
 #
-# strategy and fairness choose the admission scheme: dynamodb counter with
-# waiters racing (default), dynamodb with FIFO tickets, or the oldest-first gate.
+# strategy and fairness choose the admission scheme: callback (default: waiters
+# park on a task token), dynamodb counter with waiters racing, dynamodb with FIFO
+# tickets, or the oldest-first gate.
 
 provider "aws" {
   region = var.region
@@ -32,6 +33,7 @@ module "semaphore" {
   name                           = var.name_prefix
   strategy                       = var.strategy
   fairness                       = var.fairness
+  fallback_seconds               = var.fallback_seconds
   semaphore_limit                = var.semaphore_limit
   wait_min_seconds               = var.wait_min_seconds
   wait_max_seconds               = var.wait_max_seconds
@@ -39,7 +41,8 @@ module "semaphore" {
   reconciler_schedule_expression = var.reconciler_schedule_expression
   holder_state_machine_arns      = [local.embedded_arn]
   create_wrapper                 = true
-  target_state_machine_arn       = local.target_arn
+  target_state_machine_arn       = coalesce(var.external_target_state_machine_arn, local.target_arn)
+  target_role_arn                = var.target_role_arn
   fragment_acquired_next         = "Critical section"
   tags                           = var.tags
 }
@@ -88,7 +91,7 @@ module "worker" {
 locals {
   record_task = {
     Type     = "Task"
-    Resource = "arn:aws:states:::lambda:invoke"
+    Resource = "arn:${data.aws_partition.current.partition}:states:::lambda:invoke"
     Parameters = {
       FunctionName = module.worker.function_arn
       Payload = {
@@ -100,7 +103,9 @@ locals {
     ResultPath     = "$.work"
   }
 
-  embedded_definition = jsonencode({
+  timeout = var.execution_timeout_seconds == null ? {} : { TimeoutSeconds = var.execution_timeout_seconds }
+
+  embedded_definition = jsonencode(merge(local.timeout, {
     Comment = "Record enter/leave times inside semaphore ${var.name_prefix} (limit ${var.semaphore_limit})."
     StartAt = module.semaphore.acquire_start_state
     States = merge(
@@ -113,15 +118,15 @@ locals {
       },
       module.semaphore.release_states,
     )
-  })
+  }))
 
-  target_definition = jsonencode({
+  target_definition = jsonencode(merge(local.timeout, {
     Comment = "The wrapper's target: the same recording Lambda, as a machine of its own."
     StartAt = "Record"
     States = {
       Record = merge(local.record_task, { End = true })
     }
-  })
+  }))
 }
 
 # --- State machines --------------------------------------------------------

@@ -54,8 +54,8 @@ output "cleanup_rule_name" {
 }
 
 output "strategy" {
-  description = "Admission scheme of the semaphore (dynamodb or oldest-first)."
-  value       = var.strategy
+  description = "Admission scheme of the semaphore (callback, dynamodb or oldest-first)."
+  value       = module.semaphore.strategy
 }
 
 output "fairness" {
@@ -66,4 +66,29 @@ output "fairness" {
 output "gate_function_name" {
   description = "Name of the oldest-first gate Lambda (null unless strategy is oldest-first)."
   value       = module.semaphore.gate_function_name
+}
+
+output "queue_table_name" {
+  description = "Name of the waiter queue table (strategy callback)."
+  value       = module.semaphore.queue_table_name
+}
+
+output "callback_function_name" {
+  description = "Name of the Lambda that acquires and hands slots over (strategy callback)."
+  value       = module.semaphore.callback_function_name
+}
+
+output "wait_history_events" {
+  description = "The wait loop's history budget the module computed at plan time."
+  value       = module.semaphore.wait_history_events
+}
+
+output "wrapper_role_arn" {
+  description = "ARN of the wrapper's role (what a cross-account target role must trust)."
+  value       = module.semaphore.wrapper_role_arn
+}
+
+output "wrapper_definition" {
+  description = "The wrapper's rendered ASL definition."
+  value       = module.semaphore.wrapper_definition
 }

@@ -16,14 +16,32 @@ variable "name_prefix" {
 }
 
 variable "strategy" {
-  description = "Admission scheme of the semaphore: dynamodb or oldest-first."
+  description = "Admission scheme of the semaphore: callback, dynamodb or oldest-first."
   type        = string
-  default     = "dynamodb"
+  default     = "callback"
 
   validation {
-    condition     = contains(["dynamodb", "oldest-first"], var.strategy)
-    error_message = "strategy must be \"dynamodb\" or \"oldest-first\"."
+    condition     = contains(["callback", "dynamodb", "oldest-first"], var.strategy)
+    error_message = "strategy must be \"callback\", \"dynamodb\" or \"oldest-first\"."
   }
+}
+
+variable "fallback_seconds" {
+  description = "strategy callback: seconds a blocked execution stays parked before it re-checks once."
+  type        = number
+  default     = 300
+}
+
+variable "target_role_arn" {
+  description = "Role the wrapper assumes to run its target (a target in another account); null uses the wrapper's own role."
+  type        = string
+  default     = null
+}
+
+variable "external_target_state_machine_arn" {
+  description = "Run this state machine (for example in another account, with target_role_arn) from the wrapper instead of the example's own target."
+  type        = string
+  default     = null
 }
 
 variable "fairness" {
@@ -71,4 +89,10 @@ variable "tags" {
   description = "Tags for every resource."
   type        = map(string)
   default     = { Project = "sfn-patterns", Example = "semaphore" }
+}
+
+variable "execution_timeout_seconds" {
+  description = "TimeoutSeconds of the embedded and target state machines (null: none), so tests can make holders and targets end TIMED_OUT."
+  type        = number
+  default     = null
 }

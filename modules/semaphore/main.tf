@@ -1,19 +1,37 @@
 # A counting semaphore for Step Functions executions (seed 002, done safely).
 #
-# strategy = "dynamodb": one lock item in a table Terraform creates holds
-# holder_count and one lease attribute per holder. Acquire and release are
-# conditional updateItem calls made by Step Functions itself (no Lambda); a
-# blocked execution waits a jittered time and retries, bounded by
-# acquire_timeout_seconds. Leaked slots are freed by an EventBridge cleanup
-# (FAILED/TIMED_OUT/ABORTED) and a scheduled reconciler (DescribeExecution).
+# strategy = "callback" (the default): the lock item of the dynamodb strategy,
+# plus a queue table with one small item per waiter. A blocked execution parks
+# on its task token (lambda:invoke.waitForTaskToken) and makes no transition
+# while it waits; a release hands the slot to the oldest waiter in one
+# transaction and sends its token. A fallback re-check every fallback_seconds
+# recovers a lost wake-up. See the README for the "no lost wake-up" argument.
+#
+# strategy = "dynamodb": one lock item holds holder_count and one lease
+# attribute per holder. Acquire and release are conditional updateItem calls
+# made by Step Functions itself (no Lambda); a blocked execution waits a
+# jittered time and retries, bounded by acquire_timeout_seconds.
 #
 # fairness = "fifo" (dynamodb only): waiters draw a ticket (atomic ADD on the
-# lock item) and only the head of the queue may take a free slot; abandoned
-# tickets are stepped over by the waiters, the cleanup and the reconciler.
+# lock item) and only the head of the queue may take a free slot.
 #
 # strategy = "oldest-first": the seed's ListExecutions gate in a Lambda.
+#
+# Every strategy with a lock item frees leaked slots with an EventBridge cleanup
+# (FAILED/TIMED_OUT/ABORTED) and a scheduled reconciler (DescribeExecution); for
+# the wrapper, both stop the target execution first and give the slot back only
+# once it has ended.
 
-data "aws_partition" "current" {}
+data "aws_partition" "current" {
+  # History budget at plan time (25,000 events per execution): the wait loop's
+  # worst case must leave history_reserved_events for the rest of the machine.
+  lifecycle {
+    precondition {
+      condition     = local.history.worst_case <= 25000 - var.history_reserved_events
+      error_message = "semaphore ${var.name}: the ${var.strategy} wait loop can write up to ${local.history.worst_case} history events (${local.history.per_wait} per ${local.history.wait_unit} x ${local.history.max_waits} in acquire_timeout_seconds = ${var.acquire_timeout_seconds}, + ${local.history.fixed}), more than 25,000 - history_reserved_events (${var.history_reserved_events}) = ${25000 - var.history_reserved_events}. Lower acquire_timeout_seconds, or raise ${local.callback ? "fallback_seconds" : "wait_min_seconds"}."
+    }
+  }
+}
 data "aws_region" "current" {}
 data "aws_caller_identity" "current" {}
 
@@ -23,11 +41,20 @@ locals {
   account_id = data.aws_caller_identity.current.account_id
 
   dynamodb     = var.strategy == "dynamodb"
+  callback     = var.strategy == "callback"
   oldest_first = var.strategy == "oldest-first"
   fifo         = local.dynamodb && var.fairness == "fifo"
+  # Strategies that keep leases on the lock item.
+  lock_item = local.dynamodb || local.callback
 
   table_name = "${var.name}-semaphore"
   table_arn  = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${local.table_name}"
+
+  queue_table_name = "${var.name}-semaphore-queue"
+  queue_table_arn  = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${local.queue_table_name}"
+
+  callback_function_name = "${var.name}-semaphore"
+  callback_function_arn  = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.callback_function_name}"
 
   wrapper_name = "${var.name}-wrapper"
   wrapper_arn  = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${local.wrapper_name}"
@@ -43,21 +70,118 @@ locals {
     for arn in local.holder_machine_arns : "${replace(arn, ":stateMachine:", ":execution:")}:*"
   ]
 
-  create_table      = var.create && local.dynamodb
-  create_reconciler = local.create_table && var.enable_reconciler
-  create_cleanup    = local.create_table && var.enable_event_cleanup && length(local.holder_machine_arns) > 0
-  create_gate       = var.create && local.oldest_first
+  create_table       = var.create && local.lock_item
+  create_queue_table = var.create && local.callback
+  create_reconciler  = local.create_table && var.enable_reconciler
+  # oldest-first has no lock item, but a stopped wrapper's target is still stopped.
+  create_cleanup = var.create && var.enable_event_cleanup && length(local.holder_machine_arns) > 0 && (local.lock_item || var.create_wrapper)
+  create_gate    = var.create && local.oldest_first
+
+  target_execution_prefix = "${replace(coalesce(var.target_state_machine_arn, "none"), ":stateMachine:", ":execution:")}:"
+
+  # What the cleanup, the reconciler and the callback Lambda read from their environment.
+  semaphore_environment = merge(
+    {
+      SEMAPHORE_STRATEGY                = var.strategy
+      SEMAPHORE_TABLE                   = local.table_name
+      SEMAPHORE_LOCK_KEY                = var.lock_key
+      SEMAPHORE_LIMIT                   = tostring(var.semaphore_limit)
+      SEMAPHORE_LEASE_SECONDS           = tostring(var.lease_seconds)
+      SEMAPHORE_ACQUIRE_TIMEOUT_SECONDS = tostring(var.acquire_timeout_seconds)
+    },
+    local.callback ? { SEMAPHORE_QUEUE_TABLE = local.queue_table_name } : {},
+    var.create_wrapper ? {
+      WRAPPER_STATE_MACHINE_ARN = local.wrapper_arn
+      TARGET_STATE_MACHINE_ARN  = var.target_state_machine_arn
+    } : {},
+    var.create_wrapper && var.target_role_arn != null ? { TARGET_ROLE_ARN = var.target_role_arn } : {},
+  )
+
+  # Table permissions of every Lambda that hands slots over (callback: both tables).
+  lock_statements = concat(
+    [{
+      sid       = "LockItem"
+      actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
+      resources = [local.table_arn]
+    }],
+    local.callback ? [
+      {
+        sid       = "WaiterQueue"
+        actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"]
+        resources = [local.queue_table_arn]
+      },
+      # SendTaskSuccess/Failure take no resource ARN (a task token is not a resource):
+      # AWS accepts only "*" here. Only these Lambdas get them, not the state machines.
+      {
+        sid       = "WakeWaiters"
+        actions   = ["states:SendTaskSuccess", "states:SendTaskFailure"]
+        resources = ["*"]
+      },
+    ] : [],
+  )
+  describe_holders_statements = length(local.holder_execution_arns) == 0 ? [] : [{
+    sid       = "DescribeHolders"
+    actions   = ["states:DescribeExecution"]
+    resources = local.holder_execution_arns
+  }]
+  # Stop a stopped wrapper's target and wait for its end (same account only: a target
+  # in another account is reached through target_role_arn).
+  stop_target_statements = var.create_wrapper ? concat(
+    var.target_role_arn == null ? [{
+      sid       = "StopTarget"
+      actions   = ["states:DescribeExecution", "states:StopExecution"]
+      resources = ["${local.target_execution_prefix}*"]
+      }] : [{
+      sid       = "AssumeTargetRole"
+      actions   = ["sts:AssumeRole"]
+      resources = [var.target_role_arn]
+    }],
+  ) : []
 
   gate_function_name = "${var.name}-oldest-first-gate"
   gate_function_arn  = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.gate_function_name}"
+
+  # --- History budget ---------------------------------------------------------
+  # Events one pass of the wait loop writes, counted from the states it enters
+  # (Task: Entered, Scheduled, Started, Succeeded/Failed/TimedOut, Exited; Choice,
+  # Pass, Wait: Entered, Exited); a callback Task also writes TaskSubmitted.
+  #  callback:     Acquire/Re-check parked until the timeout: 6 per fallback period, 7
+  #                when a slow acquire call's TaskSubmitted lands after its timeout (seen
+  #                on LocalStack, where it is written into the next state's events);
+  #  dynamodb:     Acquire (5) + Check holder (5) + Held or wait? (2) + Count wait (2) + Wait (2) = 16;
+  #  fifo:         Read queue (5) + My turn? (2) + Skip abandoned ticket (5) + Count wait (2) + Wait (2) = 16;
+  #  oldest-first: Acquire (5) + Held or wait? (2) + Count wait (2) + Wait (2) = 11.
+  # Retries of throttled calls come on top (3 events each).
+  history_per_wait = {
+    callback       = 7
+    dynamodb       = 16
+    "oldest-first" = 11
+  }[var.strategy]
+  history_max_waits = local.callback ? ceil(var.acquire_timeout_seconds / var.fallback_seconds) + 1 : ceil(var.acquire_timeout_seconds / var.wait_min_seconds)
+  history = {
+    per_wait  = local.history_per_wait
+    wait_unit = local.callback ? "fallback period" : "wait"
+    max_waits = local.history_max_waits
+    # Entering the loop, the last attempt and the timeout's Fail.
+    fixed      = local.fifo ? 32 : 20
+    worst_case = local.history_per_wait * local.history_max_waits + (local.fifo ? 32 : 20)
+  }
 
   # --- ASL fragments -------------------------------------------------------
   template_dir = "${path.module}/../../templates/semaphore"
   end_marker   = "__SEMAPHORE_END__"
 
-  acquire_template = local.fifo ? "fifo_acquire.states.json.tftpl" : (local.dynamodb ? "acquire.states.json.tftpl" : "oldest_first_acquire.states.json.tftpl")
+  acquire_template = {
+    callback       = "callback_acquire.states.json.tftpl"
+    dynamodb       = local.fifo ? "fifo_acquire.states.json.tftpl" : "acquire.states.json.tftpl"
+    "oldest-first" = "oldest_first_acquire.states.json.tftpl"
+  }[var.strategy]
+  acquire_start_state = local.callback ? "${var.fragment_state_prefix}Acquire" : "${var.fragment_state_prefix}Prepare"
   acquire_vars = {
     prefix                  = var.fragment_state_prefix
+    partition               = local.partition
+    function_arn            = local.callback_function_arn
+    fallback_seconds        = var.fallback_seconds
     table_name              = local.table_name
     lock_key                = var.lock_key
     gate_function_arn       = local.gate_function_arn
@@ -71,15 +195,27 @@ locals {
     acquired_next = var.fragment_acquired_next
   })))
 
-  release_template = local.dynamodb ? "release.states.json.tftpl" : "oldest_first_release.states.json.tftpl"
-  # A null fragment_release_next ends the machine after the release: the
-  # template's `"Next": "<marker>"` becomes `"End": true`.
-  release_states = jsondecode(replace(templatefile("${local.template_dir}/${local.release_template}", {
+  release_template = {
+    callback       = "callback_release.states.json.tftpl"
+    dynamodb       = "release.states.json.tftpl"
+    "oldest-first" = "oldest_first_release.states.json.tftpl"
+  }[var.strategy]
+  release_vars = {
     prefix       = var.fragment_state_prefix
-    release_next = coalesce(var.fragment_release_next, local.end_marker)
+    partition    = local.partition
+    function_arn = local.callback_function_arn
     table_name   = local.table_name
     lock_key     = var.lock_key
-  }), "\"Next\": \"${local.end_marker}\"", "\"End\": true"))
+  }
+  # Every strategy re-raises a critical section's error the same way.
+  reraise_states = jsondecode(templatefile("${local.template_dir}/reraise.states.json.tftpl", {
+    prefix = var.fragment_state_prefix
+  }))
+  # A null fragment_release_next ends the machine after the release: the
+  # template's `"Next": "<marker>"` becomes `"End": true`.
+  release_states = merge(jsondecode(replace(templatefile("${local.template_dir}/${local.release_template}", merge(local.release_vars, {
+    release_next = coalesce(var.fragment_release_next, local.end_marker)
+  })), "\"Next\": \"${local.end_marker}\"", "\"End\": true")), local.reraise_states)
 
   # Add this to the Catch of every state of your critical section.
   critical_section_catch = [{
@@ -89,22 +225,25 @@ locals {
   }]
 
   # --- Wrapper ---------------------------------------------------------------
-  wrapper_release_states = jsondecode(templatefile("${local.template_dir}/${local.release_template}", {
-    prefix       = var.fragment_state_prefix
+  wrapper_release_states = merge(jsondecode(templatefile("${local.template_dir}/${local.release_template}", merge(local.release_vars, {
     release_next = "Return target output"
-    table_name   = local.table_name
-    lock_key     = var.lock_key
-  }))
+  }))), local.reraise_states)
   wrapper_acquire_states = jsondecode(templatefile("${local.template_dir}/${local.acquire_template}", merge(local.acquire_vars, {
     acquired_next = "Run target"
   })))
-  wrapper_states = jsondecode(var.create_wrapper ? templatefile("${local.template_dir}/wrapper.states.json.tftpl", {
+  wrapper_template_states = jsondecode(var.create_wrapper ? templatefile("${local.template_dir}/wrapper.states.json.tftpl", {
     prefix                   = var.fragment_state_prefix
+    partition                = local.partition
     target_state_machine_arn = var.target_state_machine_arn
   }) : "{}")
+  # A target in another account: the Task assumes target_role_arn (ASL Credentials).
+  wrapper_credentials = jsondecode(var.target_role_arn == null ? "{}" : jsonencode({ Credentials = { RoleArn = var.target_role_arn } }))
+  wrapper_states = jsondecode(var.create_wrapper ? jsonencode(merge(local.wrapper_template_states, {
+    "Run target" = merge(try(local.wrapper_template_states["Run target"], {}), local.wrapper_credentials)
+  })) : "{}")
   wrapper_definition = jsonencode({
-    Comment = "Run ${coalesce(var.target_state_machine_arn, "-")} while holding a slot of semaphore ${var.name} (limit ${var.semaphore_limit}, strategy ${var.strategy}, fairness ${local.fifo ? "fifo" : "none"})."
-    StartAt = "${var.fragment_state_prefix}Prepare"
+    Comment = "Run ${coalesce(var.target_state_machine_arn, "-")} while holding a slot of semaphore ${var.name} (limit ${var.semaphore_limit}, strategy ${var.strategy}, fairness ${local.fifo || local.callback ? "fifo" : "none"})."
+    StartAt = local.acquire_start_state
     States  = merge(local.wrapper_acquire_states, local.wrapper_states, local.wrapper_release_states)
   })
 }
@@ -155,12 +294,73 @@ resource "aws_dynamodb_table_item" "lock" {
       next_ticket = { N = "0" }
       served      = { N = "0" }
     } : {},
+    local.callback ? {
+      next_ticket = { N = "0" }
+      waiting     = { N = "0" }
+    } : {},
   ))
 
   # Executions change holder_count and the holder attributes at run time.
   lifecycle {
     ignore_changes = [item]
   }
+}
+
+# --- Waiter queue (strategy callback) ---------------------------------------------
+#
+# Two small items per waiter, none growing with the queue: the waiter
+# (pk = "<lock_key>#queue", ticket = its ticket: execution ARN, task token) and its
+# pointer (pk = "<lock_key>#waiter#<execution ARN>", ticket = 0). A Query on the
+# queue partition in ticket order finds the oldest waiter in one read.
+resource "aws_dynamodb_table" "queue" {
+  #checkov:skip=CKV_AWS_28:Point-in-time recovery is on by default (point_in_time_recovery); checkov cannot resolve a value passed through the root module.
+  count = local.create_queue_table ? 1 : 0
+
+  name                        = local.queue_table_name
+  billing_mode                = "PAY_PER_REQUEST"
+  hash_key                    = "pk"
+  range_key                   = "ticket"
+  deletion_protection_enabled = var.deletion_protection
+
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+
+  attribute {
+    name = "ticket"
+    type = "N"
+  }
+
+  server_side_encryption {
+    enabled     = true
+    kms_key_arn = var.kms_key_arn
+  }
+
+  point_in_time_recovery {
+    enabled = var.point_in_time_recovery
+  }
+
+  tags = var.tags
+}
+
+# Acquire (take a free slot or queue with the task token) and release (hand over).
+module "callback" {
+  source = "../lambda-function"
+  create = local.create_queue_table
+
+  function_name                     = local.callback_function_name
+  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
+  handler                           = "sfn_patterns.semaphore.callback.handler"
+  timeout                           = 60
+  environment_variables             = local.semaphore_environment
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  kms_key_arn                       = var.kms_key_arn
+  build_dir                         = var.build_dir
+  python_executable                 = var.python_executable
+  tags                              = var.tags
+
+  policy_statements = concat(local.lock_statements, local.describe_holders_statements)
 }
 
 # --- Reconciler (scheduled) and event cleanup ------------------------------------
@@ -174,22 +374,14 @@ module "reconciler" {
   handler                           = "sfn_patterns.semaphore.reconciler.reconcile_handler"
   timeout                           = 60
   reserved_concurrent_executions    = 1
-  environment_variables             = { SEMAPHORE_TABLE = local.table_name, SEMAPHORE_LOCK_KEY = var.lock_key }
+  environment_variables             = local.semaphore_environment
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   build_dir                         = var.build_dir
   python_executable                 = var.python_executable
   tags                              = var.tags
 
-  policy_statements = concat([{
-    sid       = "LockItem"
-    actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
-    resources = [local.table_arn]
-    }], length(local.holder_execution_arns) == 0 ? [] : [{
-    sid       = "DescribeHolders"
-    actions   = ["states:DescribeExecution"]
-    resources = local.holder_execution_arns
-  }])
+  policy_statements = concat(local.lock_statements, local.describe_holders_statements, local.stop_target_statements)
 }
 
 resource "aws_cloudwatch_event_rule" "reconcile" {
@@ -223,22 +415,20 @@ module "cleanup" {
   source = "../lambda-function"
   create = local.create_cleanup
 
-  function_name                     = "${var.name}-cleanup"
-  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
-  handler                           = "sfn_patterns.semaphore.reconciler.cleanup_handler"
-  timeout                           = 30
-  environment_variables             = { SEMAPHORE_TABLE = local.table_name, SEMAPHORE_LOCK_KEY = var.lock_key }
+  function_name = "${var.name}-cleanup"
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
+  handler       = "sfn_patterns.semaphore.reconciler.cleanup_handler"
+  # Long enough to stop a wrapper's target and see it end; a target still running
+  # then fails the invocation, and EventBridge retries it (retry_policy below).
+  timeout                           = 120
+  environment_variables             = local.semaphore_environment
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   build_dir                         = var.build_dir
   python_executable                 = var.python_executable
   tags                              = var.tags
 
-  policy_statements = [{
-    sid       = "LockItem"
-    actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
-    resources = [local.table_arn]
-  }]
+  policy_statements = concat(local.lock_item ? local.lock_statements : [], local.describe_holders_statements, local.stop_target_statements)
 }
 
 resource "aws_cloudwatch_event_rule" "ended" {
@@ -290,10 +480,14 @@ module "gate" {
   source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
   handler       = "sfn_patterns.semaphore.oldest_first.handler"
   timeout       = 30
-  environment_variables = {
-    SEMAPHORE_LIMIT    = tostring(var.semaphore_limit)
-    STATE_MACHINE_ARNS = join(",", local.holder_machine_arns)
-  }
+  environment_variables = merge(
+    {
+      SEMAPHORE_LIMIT    = tostring(var.semaphore_limit)
+      STATE_MACHINE_ARNS = join(",", local.holder_machine_arns)
+    },
+    # A stopped wrapper's target still holds its slot until it ends.
+    var.create_wrapper && var.target_role_arn == null ? { TARGET_STATE_MACHINE_ARN = var.target_state_machine_arn } : {},
+  )
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   build_dir                         = var.build_dir
@@ -303,7 +497,7 @@ module "gate" {
   policy_statements = length(local.holder_machine_arns) == 0 ? [] : [{
     sid       = "ListHolderExecutions"
     actions   = ["states:ListExecutions"]
-    resources = local.holder_machine_arns
+    resources = concat(local.holder_machine_arns, var.create_wrapper && var.target_role_arn == null ? [var.target_state_machine_arn] : [])
   }]
 }
 
@@ -322,12 +516,22 @@ module "wrapper" {
       actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
       resources = [local.table_arn]
     }] : [],
+    local.callback ? [{
+      sid       = "InvokeSemaphore"
+      actions   = ["lambda:InvokeFunction"]
+      resources = [local.callback_function_arn, "${local.callback_function_arn}:*"]
+    }] : [],
     local.oldest_first ? [{
       sid       = "InvokeGate"
       actions   = ["lambda:InvokeFunction"]
       resources = [local.gate_function_arn, "${local.gate_function_arn}:*"]
     }] : [],
-    [
+    # A target in another account is started through target_role_arn instead.
+    var.target_role_arn != null ? [{
+      sid       = "AssumeTargetRole"
+      actions   = ["sts:AssumeRole"]
+      resources = [var.target_role_arn]
+      }] : [
       {
         sid       = "StartTarget"
         actions   = ["states:StartExecution"]
@@ -336,8 +540,10 @@ module "wrapper" {
       {
         sid       = "FollowTarget"
         actions   = ["states:DescribeExecution", "states:StopExecution"]
-        resources = ["${replace(coalesce(var.target_state_machine_arn, "none"), ":stateMachine:", ":execution:")}:*"]
+        resources = ["${local.target_execution_prefix}*"]
       },
+    ],
+    [
       # startExecution.sync completes through this managed rule.
       {
         sid       = "SyncRule"
@@ -364,6 +570,15 @@ data "aws_iam_policy_document" "caller" {
       sid       = "SemaphoreAcquireAndRelease"
       actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
       resources = [local.table_arn]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.callback ? [1] : []
+    content {
+      sid       = "SemaphoreInvokeCallback"
+      actions   = ["lambda:InvokeFunction"]
+      resources = [local.callback_function_arn, "${local.callback_function_arn}:*"]
     }
   }
 

@@ -14,8 +14,28 @@ output "lock_key" {
 }
 
 output "fairness" {
-  description = "Admission order in effect: \"fifo\" (ticket order) or \"none\" (waiters race; always none for oldest-first)."
-  value       = local.fifo ? "fifo" : "none"
+  description = "Admission order in effect: \"fifo\" (arrival order: strategy callback, or dynamodb with fairness fifo) or \"none\" (waiters race; always none for oldest-first)."
+  value       = local.fifo || local.callback ? "fifo" : "none"
+}
+
+output "strategy" {
+  description = "Admission strategy in effect (callback, dynamodb or oldest-first)."
+  value       = var.strategy
+}
+
+output "queue_table_name" {
+  description = "Name of the waiter queue table (strategy callback; null otherwise)."
+  value       = one(aws_dynamodb_table.queue[*].name)
+}
+
+output "callback_function_name" {
+  description = "Name of the Lambda that acquires and hands slots over (strategy callback; null otherwise)."
+  value       = module.callback.function_name
+}
+
+output "wait_history_events" {
+  description = "The wait loop's history budget computed at plan time: events per wait (per fallback period for callback), most waits within acquire_timeout_seconds, fixed events, and the worst case."
+  value       = local.history
 }
 
 output "semaphore_limit" {
@@ -30,7 +50,7 @@ output "acquire_states" {
 
 output "acquire_start_state" {
   description = "Name of the first state of the acquire fragment: point your StartAt or a Next at it."
-  value       = "${var.fragment_state_prefix}Prepare"
+  value       = local.acquire_start_state
 }
 
 output "release_states" {
@@ -96,6 +116,16 @@ output "cleanup_function_name" {
 output "cleanup_rule_name" {
   description = "Name of the EventBridge rule on Step Functions status-change events."
   value       = one(aws_cloudwatch_event_rule.ended[*].name)
+}
+
+output "target_role_arn" {
+  description = "Role the wrapper assumes for the target (null: its own role). The other account's trust policy must let the wrapper's role (wrapper_role_arn) assume it."
+  value       = var.target_role_arn
+}
+
+output "wrapper_role_arn" {
+  description = "ARN of the wrapper's IAM role (the principal a cross-account target_role_arn must trust; null unless create_wrapper)."
+  value       = module.wrapper.role_arn
 }
 
 output "gate_function_name" {

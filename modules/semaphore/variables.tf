@@ -15,18 +15,51 @@ variable "name" {
 }
 
 variable "strategy" {
-  description = "How executions are admitted: \"dynamodb\" (atomic counter, the default) or \"oldest-first\" (the seed's ListExecutions gate; see the README for its limits)."
+  description = "How executions are admitted: \"callback\" (the default: blocked executions park on a task token and a release hands the slot over), \"dynamodb\" (atomic counter, waiters poll) or \"oldest-first\" (the seed's ListExecutions gate; see the README for its limits)."
   type        = string
-  default     = "dynamodb"
+  default     = "callback"
 
   validation {
-    condition     = contains(["dynamodb", "oldest-first"], var.strategy)
-    error_message = "strategy must be \"dynamodb\" or \"oldest-first\"."
+    condition     = contains(["callback", "dynamodb", "oldest-first"], var.strategy)
+    error_message = "strategy must be \"callback\", \"dynamodb\" or \"oldest-first\"."
+  }
+}
+
+variable "fallback_seconds" {
+  description = "strategy callback: how long a blocked execution stays parked before it re-checks once and parks again; a lost wake-up costs at most this long."
+  type        = number
+  default     = 300
+
+  validation {
+    condition     = var.fallback_seconds >= 1 && var.fallback_seconds <= 86400 && floor(var.fallback_seconds) == var.fallback_seconds
+    error_message = "fallback_seconds must be a whole number between 1 and 86400."
+  }
+}
+
+variable "history_reserved_events" {
+  description = "History events kept for the rest of a holder's state machine: the plan fails when the semaphore's worst-case wait loop could use more than 25,000 minus this."
+  type        = number
+  default     = 1000
+
+  validation {
+    condition     = var.history_reserved_events >= 0 && var.history_reserved_events < 25000 && floor(var.history_reserved_events) == var.history_reserved_events
+    error_message = "history_reserved_events must be a whole number between 0 and 24999."
+  }
+}
+
+variable "target_role_arn" {
+  description = "Role the wrapper assumes to start, follow and stop the target (ASL Credentials on the Task), for a target in another account; null runs it with the wrapper's own role."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.target_role_arn == null || can(regex("^arn:[a-z-]+:iam::[0-9]{12}:role/.+$", var.target_role_arn))
+    error_message = "target_role_arn must be an IAM role ARN (arn:<partition>:iam::<account>:role/<name>)."
   }
 }
 
 variable "fairness" {
-  description = "Admission order of blocked executions with strategy dynamodb: \"none\" (waiters race on each retry, the default) or \"fifo\" (ticket order: first to block, first admitted)."
+  description = "Admission order of blocked executions with strategy dynamodb: \"none\" (waiters race on each retry, the default) or \"fifo\" (ticket order: first to block, first admitted). strategy callback always admits in arrival order."
   type        = string
   default     = "none"
 
@@ -37,7 +70,7 @@ variable "fairness" {
 
   validation {
     condition     = var.fairness == "none" || var.strategy == "dynamodb"
-    error_message = "fairness \"fifo\" needs strategy \"dynamodb\" (oldest-first orders by start date on its own)."
+    error_message = "fairness \"fifo\" needs strategy \"dynamodb\" (callback admits in arrival order and oldest-first by start date on their own)."
   }
 }
 

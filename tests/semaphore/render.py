@@ -15,6 +15,9 @@ SM_ARN = "arn:aws:states:us-east-1:000000000000:stateMachine:"
 
 ACQUIRE_VARS: dict[str, Any] = {
     "prefix": PREFIX,
+    "partition": "aws",
+    "function_arn": "arn:aws:lambda:us-east-1:000000000000:function:demo-semaphore",
+    "fallback_seconds": 300,
     "table_name": "demo-semaphore",
     "lock_key": "semaphore",
     "gate_function_arn": "arn:aws:lambda:us-east-1:000000000000:function:demo-oldest-first-gate",
@@ -31,6 +34,8 @@ def acquire_states(
 ) -> dict:
     if strategy == "dynamodb":
         name = "fifo_acquire" if fairness == "fifo" else "acquire"
+    elif strategy == "callback":
+        name = "callback_acquire"
     else:
         name = "oldest_first_acquire"
     text = render_tftpl(
@@ -40,18 +45,30 @@ def acquire_states(
 
 
 def release_states(strategy: str = "dynamodb", release_next: str | None = None) -> dict:
-    name = "release" if strategy == "dynamodb" else "oldest_first_release"
+    name = {
+        "dynamodb": "release",
+        "callback": "callback_release",
+        "oldest-first": "oldest_first_release",
+    }[strategy]
     text = render_tftpl(
         TEMPLATES / f"{name}.states.json.tftpl",
         {
             "prefix": PREFIX,
+            "partition": "aws",
+            "function_arn": ACQUIRE_VARS["function_arn"],
             "release_next": release_next or END_MARKER,
             "table_name": ACQUIRE_VARS["table_name"],
             "lock_key": ACQUIRE_VARS["lock_key"],
         },
     )
-    # As modules/semaphore/main.tf does: the marker Next becomes End.
-    return json.loads(text.replace(f'"Next": "{END_MARKER}"', '"End": true'))
+    reraise = json.loads(render_tftpl(TEMPLATES / "reraise.states.json.tftpl", {"prefix": PREFIX}))
+    # As modules/semaphore/main.tf does: the marker Next becomes End; Re-raise merged in.
+    return {**json.loads(text.replace(f'"Next": "{END_MARKER}"', '"End": true')), **reraise}
+
+
+def start_state(strategy: str) -> str:
+    """The acquire fragment's first state (module output acquire_start_state)."""
+    return f"{PREFIX}Acquire" if strategy == "callback" else f"{PREFIX}Prepare"
 
 
 def embedded_machine(strategy: str = "dynamodb", fairness: str = "none") -> dict:
@@ -71,7 +88,7 @@ def embedded_machine(strategy: str = "dynamodb", fairness: str = "none") -> dict
         "Next": f"{PREFIX}Release",
     }
     return {
-        "StartAt": f"{PREFIX}Prepare",
+        "StartAt": start_state(strategy),
         "States": {
             **acquire_states(strategy, fairness=fairness),
             "Critical section": critical,
@@ -86,12 +103,12 @@ def wrapper_machine(
     wrapper = json.loads(
         render_tftpl(
             TEMPLATES / "wrapper.states.json.tftpl",
-            {"prefix": PREFIX, "target_state_machine_arn": target},
+            {"prefix": PREFIX, "partition": "aws", "target_state_machine_arn": target},
         )
     )
     return {
         "Comment": "wrapper",
-        "StartAt": f"{PREFIX}Prepare",
+        "StartAt": start_state(strategy),
         "States": {
             **acquire_states(strategy, acquired_next="Run target", fairness=fairness),
             **wrapper,

@@ -124,3 +124,38 @@ def records(aws: Callable, deployed: dict, arns: list[str]) -> dict[str, tuple[f
         )["Item"]
         found[arn] = (float(item["entered_at"]["N"]), float(item["left_at"]["N"]))
     return found
+
+
+def stopped_wrappers_keep_the_limit(aws: Callable, deployed: dict, limit: int) -> list[str]:
+    """Stop every wrapper that holds a slot while its target runs; targets never exceed limit.
+
+    The oracle is the target executions' own lifetimes (start and stop dates): a
+    stopped wrapper's slot may go back only once its target has ended, so at no
+    moment do more than ``limit`` targets run. Returns the stopped wrappers.
+    """
+    sfn = aws("stepfunctions")
+    wrapper = deployed["wrapper_state_machine_arn"]
+    target = deployed["target_state_machine_arn"]
+    arns = [start(sfn, wrapper, {"sleep_seconds": 10, "n": i}) for i in range(limit + 2)]
+
+    def running_targets() -> list[dict]:
+        return sfn.list_executions(stateMachineArn=target, statusFilter="RUNNING")["executions"]
+
+    wait_until(lambda: len(running_targets()) == limit, 60, "the targets to run")
+    prefix = target.replace(":stateMachine:", ":execution:") + ":"
+    running_names = {e["name"] for e in running_targets()}
+    stopped = [arn for arn in arns if arn.rsplit(":", 1)[1] in running_names]
+    for arn in stopped:
+        sfn.stop_execution(executionArn=arn, error="Test.Stop", cause="stop the wrapper")
+    done = wait_done(sfn, arns, timeout=150)
+    for arn in arns:
+        assert done[arn]["status"] == ("ABORTED" if arn in stopped else "SUCCEEDED"), done[arn]
+    lifetimes = []
+    for arn in arns:
+        described = sfn.describe_execution(executionArn=prefix + arn.rsplit(":", 1)[1])
+        assert described["status"] != "RUNNING", described
+        if arn in stopped:
+            assert described["status"] == "ABORTED", described
+        lifetimes.append((described["startDate"].timestamp(), described["stopDate"].timestamp()))
+    assert peak_overlap(lifetimes) <= limit
+    return stopped

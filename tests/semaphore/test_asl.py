@@ -10,18 +10,26 @@ from sfn_patterns_localstack.asl import validate
 
 from .render import PREFIX, TEMPLATES, acquire_states, embedded_machine, wrapper_machine
 
-STRATEGIES = ["dynamodb", "oldest-first"]
-VARIANTS = [("dynamodb", "none"), ("dynamodb", "fifo"), ("oldest-first", "none")]
+STRATEGIES = ["callback", "dynamodb", "oldest-first"]
+VARIANTS = [
+    ("callback", "none"),
+    ("dynamodb", "none"),
+    ("dynamodb", "fifo"),
+    ("oldest-first", "none"),
+]
 
 
 def test_every_template_is_covered() -> None:
     names = sorted(p.name for p in TEMPLATES.glob("*.tftpl"))
     assert names == [
         "acquire.states.json.tftpl",
+        "callback_acquire.states.json.tftpl",
+        "callback_release.states.json.tftpl",
         "fifo_acquire.states.json.tftpl",
         "oldest_first_acquire.states.json.tftpl",
         "oldest_first_release.states.json.tftpl",
         "release.states.json.tftpl",
+        "reraise.states.json.tftpl",
         "wrapper.states.json.tftpl",
     ]
 
@@ -82,9 +90,47 @@ def test_release_cannot_go_negative_and_failure_is_reraised() -> None:
         assert params["ConditionExpression"] == "attribute_exists(#holder)"
     assert states[f"{PREFIX}Release"]["End"] is True
     assert states[f"{PREFIX}Release after failure"]["Next"] == f"{PREFIX}Re-raise"
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_states_errors_are_reraised_under_the_module_name(strategy: str) -> None:
+    """A Fail state may not raise States.*: those become Semaphore.CriticalSectionFailed."""
+    states = embedded_machine(strategy)["States"]
     reraise = states[f"{PREFIX}Re-raise"]
-    assert reraise["ErrorPath"] == "$.semaphore_error.Error"
-    assert reraise["CausePath"] == "$.semaphore_error.Cause"
+    assert reraise["Type"] == "Choice"
+    assert reraise["Choices"][0]["StringMatches"] == "States.*"
+    wrapped = states[reraise["Choices"][0]["Next"]]
+    fail = states[wrapped["Next"]]
+    assert fail == {
+        "Type": "Fail",
+        "Comment": fail["Comment"],
+        "Error": "Semaphore.CriticalSectionFailed",
+        "CausePath": "$.semaphore_error.Cause",
+    }
+    passthrough = states[reraise["Default"]]
+    assert passthrough["ErrorPath"] == "$.semaphore_error.Error"
+    assert passthrough["CausePath"] == "$.semaphore_error.Cause"
+
+
+def test_callback_parks_on_a_task_token_with_a_fallback() -> None:
+    states = acquire_states("callback")
+    assert set(states) == {f"{PREFIX}Acquire", f"{PREFIX}Re-check"}
+    for name, other in (
+        (f"{PREFIX}Acquire", f"{PREFIX}Re-check"),
+        (f"{PREFIX}Re-check", f"{PREFIX}Acquire"),
+    ):
+        task = states[name]
+        assert task["Resource"] == "arn:aws:states:::lambda:invoke.waitForTaskToken"
+        assert task["Parameters"]["Payload"]["task_token.$"] == "$$.Task.Token"
+        assert task["TimeoutSeconds"] == 300
+        assert task["Catch"] == [
+            {
+                "ErrorEquals": ["States.Timeout", "States.HeartbeatTimeout"],
+                "ResultPath": None,
+                "Next": other,
+            }
+        ]
+        assert task["Next"] == "Critical section"
 
 
 def test_holder_name_matches_the_python_side() -> None:

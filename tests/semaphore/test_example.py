@@ -6,6 +6,7 @@ second plan is empty, and teardown destroys everything and checks nothing is lef
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -20,11 +21,13 @@ from sfn_patterns.semaphore.lease import holder_attribute
 from .support import (
     assert_lock_free,
     deploy,
+    history,
     holders,
     invoke,
     lock_item,
     max_overlap,
     start,
+    stopped_wrappers_keep_the_limit,
     wait_done,
     wait_until,
 )
@@ -32,6 +35,7 @@ from .support import (
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 LIMIT = 3
+EXECUTION_TIMEOUT = 75  # TimeoutSeconds of the embedded and target machines
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +47,12 @@ def deployed(
         aws,
         tmp_path_factory.mktemp("semaphore-tf"),
         "sem",
+        strategy="dynamodb",
         semaphore_limit=LIMIT,
         wait_min_seconds=1,
         wait_max_seconds=3,
         acquire_timeout_seconds=300,
+        execution_timeout_seconds=EXECUTION_TIMEOUT,
     ) as outputs:
         yield outputs
 
@@ -171,7 +177,19 @@ def test_wrapper_runs_the_target_inside_the_semaphore(aws: Callable, deployed: d
     assert deployed["target_state_machine_arn"].split(":")[-1] in target_execution
     assert output["n"] == 1
     assert done[bad]["status"] == "FAILED", done[bad]
-    assert not done[bad].get("error", "").startswith("Semaphore."), done[bad]
+    # The target's States.TaskFailed cannot be re-raised by a Fail state (States.Runtime):
+    # it comes back under the module's own name, the original in the cause.
+    assert done[bad]["error"] == "Semaphore.CriticalSectionFailed", done[bad]
+    cause = json.loads(done[bad]["cause"])
+    assert cause["Error"] == "States.TaskFailed"
+    assert "target broke" in cause["Cause"]
+    assert_lock_free(aws, deployed)
+
+
+def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
+    aws: Callable, deployed: dict
+) -> None:
+    stopped_wrappers_keep_the_limit(aws, deployed, LIMIT)
     assert_lock_free(aws, deployed)
 
 
@@ -253,6 +271,42 @@ def test_event_cleanup_frees_the_slot_of_an_aborted_holder(aws: Callable, deploy
         "released": False,
         "status": "ABORTED",
     }
+    assert_lock_free(aws, deployed)
+
+
+def test_event_cleanup_frees_the_slot_of_a_timed_out_holder(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    arn = start(
+        sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": EXECUTION_TIMEOUT + 5}
+    )
+    wait_until(lambda: arn in holders(lock_item(aws, deployed)).values(), 30, "the holder")
+    assert wait_done(sfn, [arn], EXECUTION_TIMEOUT + 30)[arn]["status"] == "TIMED_OUT"
+    wait_until(
+        lambda: arn not in holders(lock_item(aws, deployed)).values(),
+        30,
+        "the EventBridge cleanup to release the timed-out holder",
+    )
+    assert_lock_free(aws, deployed)
+
+
+def test_wait_loop_history_matches_the_plan_time_budget(aws: Callable, deployed: dict) -> None:
+    """Events per wait in a real history equal the module's plan-time figure (16)."""
+    sfn = aws("stepfunctions")
+    machine = deployed["embedded_state_machine_arn"]
+    holding = [start(sfn, machine, {"sleep_seconds": 8, "n": i}) for i in range(LIMIT)]
+    wait_until(lambda: len(holders(lock_item(aws, deployed))) == LIMIT, 30, "full")
+    waiter = start(sfn, machine, {"sleep_seconds": 0})
+    wait_done(sfn, [*holding, waiter], 90)
+    events = history(sfn, waiter)
+    starts = [
+        i
+        for i, e in enumerate(events)
+        if e.get("stateEnteredEventDetails", {}).get("name") == "Semaphore: Acquire"
+    ]
+    assert len(starts) >= 2, "the waiter never waited"
+    per_wait = deployed["wait_history_events"]["per_wait"]
+    for first, second in itertools.pairwise(starts):
+        assert second - first == per_wait, [e["type"] for e in events[first:second]]
     assert_lock_free(aws, deployed)
 
 

@@ -49,6 +49,7 @@ def deployed(
         aws,
         tmp_path_factory.mktemp("semaphore-fifo-tf"),
         "semf",
+        strategy="dynamodb",
         fairness="fifo",
         semaphore_limit=LIMIT,
         wait_min_seconds=1,

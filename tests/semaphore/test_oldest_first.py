@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from .support import deploy, max_overlap, records, start, wait_done
+from .support import (
+    deploy,
+    max_overlap,
+    records,
+    start,
+    stopped_wrappers_keep_the_limit,
+    wait_done,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -59,3 +66,10 @@ def test_oldest_is_admitted_first_and_never_more_than_the_limit(
     by_admission = sorted(arns, key=lambda arn: recorded[arn][0])
     print("\nadmission order (start rank):", [by_start.index(arn) for arn in by_admission])
     assert by_admission == by_start
+
+
+def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
+    aws: Callable, deployed: dict
+) -> None:
+    """The gate counts a stopped wrapper's running target; the cleanup stops it."""
+    stopped_wrappers_keep_the_limit(aws, deployed, LIMIT)

@@ -1,7 +1,8 @@
 """Bad settings of modules/semaphore fail `terraform plan` with a message a user can act on.
 
-The cross-variable rule (fifo fairness needs the dynamodb strategy) is only checked
-at plan time, with the values known, so it is tested by planning the example.
+The cross-variable rules (fifo fairness needs the dynamodb strategy; the wait
+loop's worst-case history fits the 25,000-event limit) are only checked at plan
+time, with the values known, so they are tested by planning the example.
 """
 
 from __future__ import annotations
@@ -39,6 +40,16 @@ def workspace(
         ),
         ({"fairness": "random"}, 'fairness must be "none" or "fifo"'),
         ({"semaphore_limit": 0}, "semaphore_limit must be a whole number >= 1"),
+        ({"strategy": "polling"}, 'strategy must be "callback", "dynamodb" or "oldest-first"'),
+        # The history budget: 16 events per 1 s wait for an hour is 57,620 > 24,000.
+        (
+            {"strategy": "dynamodb", "wait_min_seconds": 1, "acquire_timeout_seconds": 3600},
+            "the dynamodb wait loop can write up to 57620 history events (16 per wait x 3600",
+        ),
+        (
+            {"fallback_seconds": 1, "acquire_timeout_seconds": 31536000},
+            "raise fallback_seconds",
+        ),
     ],
 )
 def test_bad_settings_fail_the_plan_by_name(

@@ -48,7 +48,7 @@ def holder_attribute(execution_arn: str) -> str:
 def parse_timestamp(value: str) -> dt.datetime:
     """Parse a Step Functions ISO 8601 timestamp (``2024-01-02T03:04:05.678Z``)."""
     parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,10 @@ Known limits, kept on purpose so callers can choose with open eyes:
   polling it slow each other down; a throttled call answers "wait";
 * it is check-then-act: two executions may both see themselves admitted;
 * a slot is held until the execution stops RUNNING, not until it releases.
+
+A wrapper's target (``TARGET_STATE_MACHINE_ARN``, started with the wrapper
+execution's name) holds its wrapper's slot while it runs, even after the wrapper
+was stopped: the gate counts RUNNING targets whose wrapper is no longer RUNNING.
 """
 
 from __future__ import annotations
@@ -36,6 +40,21 @@ def running_executions(sfn: Any, state_machine_arns: list[str]) -> list[dict[str
     return sorted(found, key=lambda e: (e["startDate"], e["executionArn"]))
 
 
+def with_orphan_targets(
+    sfn: Any, executions: list[dict[str, Any]], target_arn: str | None
+) -> list[dict[str, Any]]:
+    """Put the RUNNING targets whose wrapper (same name) is no longer RUNNING first.
+
+    Such a target already holds its stopped wrapper's slot, so it ranks before every
+    waiter, whatever its own start date (it started after the waiters did).
+    """
+    if not target_arn:
+        return executions
+    names = {e["name"] for e in executions}
+    orphans = [e for e in running_executions(sfn, [target_arn]) if e["name"] not in names]
+    return orphans + executions
+
+
 def decide(executions: list[dict[str, Any]], execution_arn: str, limit: int) -> dict[str, Any]:
     """Proceed when ``execution_arn`` is among the ``limit`` oldest ``executions``."""
     arns = [e["executionArn"] for e in executions]
@@ -55,7 +74,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if event.get("state_machine_arn") and event["state_machine_arn"] not in machines:
         machines.append(event["state_machine_arn"])
     try:
-        executions = running_executions(boto3.client("stepfunctions"), machines)
+        sfn = boto3.client("stepfunctions")
+        executions = with_orphan_targets(
+            sfn, running_executions(sfn, machines), os.environ.get("TARGET_STATE_MACHINE_ARN")
+        )
     except ClientError as error:
         if error.response["Error"]["Code"] in {"ThrottlingException", "TooManyRequestsException"}:
             LOG.warning("ListExecutions throttled: answer wait")

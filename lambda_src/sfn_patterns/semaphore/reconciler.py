@@ -17,6 +17,16 @@ an execution that is no longer RUNNING (the cleanup: of the execution that
 ended) and step ``served`` over abandoned tickets at the head of the queue, so a
 waiter that was stopped or timed out never blocks the executions behind it.
 
+With strategy callback both hand a dead holder's slot to the oldest waiter (the
+same transaction a release uses, :mod:`callback`) and remove an ended waiter from
+the queue; the reconciler also hands slots that are free while waiters are parked
+(a releaser that crashed between its writes) and drops dead waiters at the head.
+
+A stopped wrapper execution (every strategy) gives its slot back only once its
+target has ended: both stop the target execution (named like the wrapper's) and
+wait for its end first. The cleanup fails while the target still runs, so
+EventBridge retries it; the reconciler keeps the slot until a later sweep.
+
 Race with a delayed acquire (the public sample's bug): an acquire write still in
 flight when the execution stops can land after the cleanup ran. The sweep sees
 that lease on its next run and, because the execution is not RUNNING (it can
@@ -29,11 +39,13 @@ import datetime as dt
 import json
 import logging
 import os
-from typing import Any
+import time
+from typing import Any, Callable
 
 import boto3
 from botocore.exceptions import ClientError
 
+from sfn_patterns.semaphore.callback import CallbackSemaphore, from_environment
 from sfn_patterns.semaphore.lease import (
     holder_attribute,
     leases,
@@ -60,6 +72,73 @@ def _status(sfn: Any, execution_arn: str) -> str:
         return UNKNOWN
 
 
+def target_execution(execution_arn: str) -> str | None:
+    """The target execution a wrapper execution started (same name), or None."""
+    wrapper = os.environ.get("WRAPPER_STATE_MACHINE_ARN")
+    target = os.environ.get("TARGET_STATE_MACHINE_ARN")
+    if not wrapper or not target:
+        return None
+    prefix = wrapper.replace(":stateMachine:", ":execution:") + ":"
+    if not execution_arn.startswith(prefix):
+        return None
+    return target.replace(":stateMachine:", ":execution:") + ":" + execution_arn[len(prefix) :]
+
+
+def target_client() -> Any:
+    """Step Functions client for the target's account (assumes TARGET_ROLE_ARN when set)."""
+    role = os.environ.get("TARGET_ROLE_ARN")
+    if not role:
+        return boto3.client("stepfunctions")
+    credentials = boto3.client("sts").assume_role(
+        RoleArn=role, RoleSessionName="semaphore-cleanup"
+    )["Credentials"]
+    return boto3.client(
+        "stepfunctions",
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+    )
+
+
+def stop_target(
+    execution_arn: str,
+    wait_seconds: float,
+    client: Callable[[], Any] = target_client,
+    sleep: Callable[[float], None] = time.sleep,
+) -> str:
+    """Stop a wrapper execution's target and wait for its end; return its last status.
+
+    ``NONE`` when the execution is no wrapper or never started its target; ``RUNNING``
+    when the target has not ended within ``wait_seconds`` (the caller keeps the slot).
+    """
+    target = target_execution(execution_arn)
+    if target is None:
+        return "NONE"
+    sfn = client()
+    deadline = time.monotonic() + wait_seconds
+    stopped = False
+    while True:
+        try:
+            status = sfn.describe_execution(executionArn=target)["status"]
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ExecutionDoesNotExist":
+                return "NONE"
+            raise
+        if status != "RUNNING":
+            return status
+        if not stopped:
+            LOG.info("stopping target %s of ended wrapper %s", target, execution_arn)
+            sfn.stop_execution(
+                executionArn=target,
+                error="Semaphore.WrapperStopped",
+                cause=f"The wrapper execution {execution_arn} ended; its slot is freed after this.",
+            )
+            stopped = True
+        if time.monotonic() >= deadline:
+            return status
+        sleep(0.5)
+
+
 def reconcile(
     dynamodb: Any, sfn: Any, table: str, lock_key: str, now: dt.datetime | None = None
 ) -> dict[str, Any]:
@@ -69,7 +148,7 @@ def reconcile(
     permission) is released only once its lease has expired. A RUNNING holder
     is never released, even past its lease: it is reported as overdue instead.
     """
-    now = now or dt.datetime.now(dt.UTC)
+    now = now or dt.datetime.now(dt.timezone.utc)
     item = dynamodb.get_item(TableName=table, Key={"pk": {"S": lock_key}}, ConsistentRead=True).get(
         "Item"
     )
@@ -93,6 +172,10 @@ def reconcile(
             continue
         if status == UNKNOWN and not expired:
             report["kept"].append(lease.execution_arn)
+            continue
+        if stop_target(lease.execution_arn, wait_seconds=5) == "RUNNING":
+            report["kept"].append(lease.execution_arn)
+            report.setdefault("target_running", []).append(lease.execution_arn)
             continue
         if release_lease(dynamodb, table, lock_key, lease):
             LOG.info("released %s (%s)", lease.execution_arn, status)
@@ -123,6 +206,54 @@ def reconcile(
         report["tickets_skipped"] = skip_abandoned_tickets(
             dynamodb, table, lock_key, grace_seconds=_grace_seconds()
         )
+    LOG.info("reconcile report: %s", json.dumps(report))
+    return report
+
+
+def reconcile_callback(
+    semaphore: CallbackSemaphore, now: dt.datetime | None = None
+) -> dict[str, Any]:
+    """Strategy callback: hand dead holders' slots over, drop dead head waiters, fill free slots."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    state = semaphore.read_lock()
+    report: dict[str, Any] = {
+        "lock_key": semaphore.lock_key,
+        "holder_count": state.count,
+        "waiting": state.waiting,
+        "released": [],
+        "kept": [],
+        "overdue": [],
+        "waiters_removed": [],
+    }
+    for lease in state.leases.values():
+        status = semaphore.describe(lease.execution_arn)
+        expired = lease.expires_at <= now
+        if status == "RUNNING" or (status == UNKNOWN and not expired):
+            report["kept"].append(lease.execution_arn)
+            if status == "RUNNING" and expired:
+                report["overdue"].append(lease.execution_arn)
+            continue
+        if stop_target(lease.execution_arn, wait_seconds=5) == "RUNNING":
+            report["kept"].append(lease.execution_arn)
+            report.setdefault("target_running", []).append(lease.execution_arn)
+            continue
+        result = semaphore.release(lease.execution_arn)
+        report["released"].append(
+            {
+                "execution_arn": lease.execution_arn,
+                "status": status,
+                "handed_to": result["handed_to"],
+            }
+        )
+    # Dead waiters at the head would only be skipped at the next hand-over: drop them.
+    for waiter in semaphore.oldest_waiters(limit=25):
+        status = semaphore.describe(waiter.execution_arn)
+        if status in TERMINAL and semaphore.leave(waiter.execution_arn):
+            report["waiters_removed"].append(
+                {"execution_arn": waiter.execution_arn, "status": status}
+            )
+    report["admitted_to_free_slots"] = semaphore.fill_free_slots()
+    report["queue_length"] = semaphore.queue_length()
     LOG.info("reconcile report: %s", json.dumps(report))
     return report
 
@@ -175,8 +306,14 @@ def _config() -> tuple[str, str]:
     return os.environ["SEMAPHORE_TABLE"], os.environ["SEMAPHORE_LOCK_KEY"]
 
 
+def _strategy() -> str:
+    return os.environ.get("SEMAPHORE_STRATEGY", "dynamodb")
+
+
 def reconcile_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Scheduled entry point: sweep the lock item."""
+    if _strategy() == "callback":
+        return reconcile_callback(from_environment())
     table, lock_key = _config()
     return reconcile(boto3.client("dynamodb"), boto3.client("stepfunctions"), table, lock_key)
 
@@ -190,11 +327,36 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if not execution_arn or status not in TERMINAL:
         LOG.info("ignored event: %s", json.dumps(event, default=str))
         return {"execution_arn": execution_arn, "status": status, "released": False}
+    # A wrapper's slot goes back only once its target has ended: stop it, wait.
+    target_status = stop_target(execution_arn, wait_seconds=90)
+    if target_status == "RUNNING":
+        raise RuntimeError(
+            f"the target of {execution_arn} still runs after StopExecution: "
+            "its slot stays held (EventBridge retries this event)"
+        )
+    if _strategy() == "oldest-first":
+        return {"execution_arn": execution_arn, "status": status, "target": target_status}
+    if _strategy() == "callback":
+        semaphore = from_environment()
+        released = semaphore.release(execution_arn)
+        result = {
+            "execution_arn": execution_arn,
+            "status": status,
+            "released": released["released"],
+            "handed_to": released["handed_to"],
+            "left_queue": semaphore.leave(execution_arn),
+        }
+        if target_status != "NONE":
+            result["target"] = target_status
+        LOG.info("cleanup: %s", json.dumps(result))
+        return result
     dynamodb = boto3.client("dynamodb")
     result = release_execution(dynamodb, table, lock_key, execution_arn)
     result["status"] = status
     queue = leave_queue(dynamodb, table, lock_key, execution_arn)
     if queue["tickets_removed"] or queue["tickets_skipped"]:
         result.update(queue)
+    if target_status != "NONE":
+        result["target"] = target_status
     LOG.info("cleanup: %s", json.dumps(result))
     return result

@@ -1,0 +1,338 @@
+"""End to end: strategy callback (the default) on LocalStack, with real executions.
+
+One apply of examples/semaphore (module-scoped). The oracles are independent of
+the code under test: the holders' own enter/leave times (the demo worker records
+them), the executions' histories and statuses, and the tables' contents.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from .support import (
+    deploy,
+    history,
+    holders,
+    invoke,
+    lock_item,
+    max_overlap,
+    records,
+    start,
+    states_entered,
+    stopped_wrappers_keep_the_limit,
+    wait_done,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+LIMIT = 3
+FALLBACK = 8
+TIMEOUT = 40  # TimeoutSeconds of the embedded and target machines
+ACQUIRE = "Semaphore: Acquire"
+RECHECK = "Semaphore: Re-check"
+
+
+@pytest.fixture(scope="module")
+def deployed(
+    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    with deploy(
+        localstack_endpoint,
+        aws,
+        tmp_path_factory.mktemp("semaphore-callback-tf"),
+        "semcb",
+        strategy="callback",
+        semaphore_limit=LIMIT,
+        fallback_seconds=FALLBACK,
+        acquire_timeout_seconds=300,
+        execution_timeout_seconds=TIMEOUT,
+    ) as outputs:
+        yield outputs
+
+
+def queue_items(aws: Callable, deployed: dict) -> list[dict[str, Any]]:
+    return aws("dynamodb").scan(TableName=deployed["queue_table_name"], ConsistentRead=True)[
+        "Items"
+    ]
+
+
+def assert_all_free(aws: Callable, deployed: dict) -> None:
+    """Count 0, no lease, nobody waiting, and the queue table empty."""
+    item = lock_item(aws, deployed)
+    assert item["holder_count"] == {"N": "0"}, item
+    assert item["waiting"] == {"N": "0"}, item
+    assert holders(item) == {}, item
+    assert queue_items(aws, deployed) == []
+
+
+def settle(aws: Callable, deployed: dict, timeout: float = 30) -> None:
+    """Wait for the event cleanup (asynchronous) to finish, then check nothing leaked."""
+
+    def free() -> bool:
+        item = lock_item(aws, deployed)
+        return item["holder_count"] == {"N": "0"} and not queue_items(aws, deployed)
+
+    wait_until(free, timeout, "the semaphore to be free")
+    assert_all_free(aws, deployed)
+
+
+def blocked_and_held(aws: Callable, deployed: dict, count: int, waiting: int) -> None:
+    def reached() -> bool:
+        item = lock_item(aws, deployed)
+        return int(item["holder_count"]["N"]) == count and int(item["waiting"]["N"]) == waiting
+
+    wait_until(reached, 60, f"{count} holders and {waiting} waiters")
+
+
+# --- tests ---------------------------------------------------------------------------
+
+
+def test_24_executions_never_exceed_the_limit(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    arns = [
+        start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 1, "n": i})
+        for i in range(24)
+    ]
+    done = wait_done(sfn, arns, timeout=240)
+    assert {d["status"] for d in done.values()} == {"SUCCEEDED"}, done
+    intervals = list(records(aws, deployed, arns).values())
+    peak = max_overlap(intervals)
+    print(f"\n24 executions at limit {LIMIT}: peak {peak}")
+    assert peak <= LIMIT
+    assert peak >= 2
+    settle(aws, deployed)
+
+    # Waiting costs no transition: a blocked execution enters only Acquire (and one
+    # Re-check per fallback period it stayed parked), then the critical section.
+    budget = deployed["wait_history_events"]
+    for arn in arns:
+        events = history(sfn, arn)
+        entered = states_entered(events)
+        assert entered[-2:] == ["Critical section", "Semaphore: Release"], entered
+        waits = entered[:-2]
+        assert waits[0] == ACQUIRE
+        assert set(waits) <= {ACQUIRE, RECHECK}, entered
+        # The plan-time history budget, against this real history: each parked
+        # period that timed out wrote Entered, Scheduled, Started, TimedOut, Exited,
+        # and its TaskSubmitted (none if the call outlived the timeout; a second one
+        # when the previous period's slow call answered late), never more than the
+        # module's per_wait.
+        starts = [
+            i
+            for i, e in enumerate(events)
+            if e.get("stateEnteredEventDetails", {}).get("name") in (ACQUIRE, RECHECK)
+        ]
+        for first, second in itertools.pairwise(starts):
+            window = [e["type"] for e in events[first:second]]
+            assert [t for t in window if t != "TaskSubmitted"] == [
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskTimedOut",
+                "TaskStateExited",
+            ], window
+            assert window.count("TaskSubmitted") <= 2, window
+            assert len(window) <= budget["per_wait"], window
+
+
+def test_admission_follows_arrival_order(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    arns = []
+    for i in range(9):
+        arns.append(
+            start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 2, "n": i})
+        )
+        time.sleep(0.6)
+    done = wait_done(sfn, arns, timeout=180)
+    assert {d["status"] for d in done.values()} == {"SUCCEEDED"}
+    arrived = {
+        arn: next(
+            e["timestamp"].timestamp()
+            for e in history(sfn, arn)
+            if e.get("stateEnteredEventDetails", {}).get("name") == ACQUIRE
+        )
+        for arn in arns
+    }
+    entered = records(aws, deployed, arns)
+    by_arrival = sorted(arns, key=arrived.get)
+    admissions = [entered[arn][0] for arn in by_arrival]
+    assert admissions == sorted(admissions), "admitted out of arrival order"
+    settle(aws, deployed)
+
+
+def test_stopped_holders_and_waiters_leak_nothing(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    machine = deployed["embedded_state_machine_arn"]
+    arns = []
+    for i in range(10):
+        arns.append(start(sfn, machine, {"sleep_seconds": 6, "n": i}))
+        time.sleep(0.2)
+    blocked_and_held(aws, deployed, LIMIT, 10 - LIMIT)
+    item = lock_item(aws, deployed)
+    holding = set(holders(item).values())
+    parked = [arn for arn in arns if arn not in holding]
+    stopped_holder = sorted(holding)[0]
+    stopped_waiters = parked[:2]
+    for arn in [stopped_holder, *stopped_waiters]:
+        sfn.stop_execution(executionArn=arn, error="Test.Stop", cause="leave mid-way")
+    done = wait_done(sfn, arns, timeout=180)
+    stopped = {stopped_holder, *stopped_waiters}
+    for arn, described in done.items():
+        assert described["status"] == ("ABORTED" if arn in stopped else "SUCCEEDED"), (
+            described.get("error"),
+            described.get("cause"),
+            [
+                (e["type"], e.get("stateEnteredEventDetails", {}).get("name"))
+                for e in history(sfn, arn)
+            ],
+        )
+    # Every remaining waiter was admitted, and never more than the limit at once.
+    survivors = [arn for arn in arns if arn not in stopped]
+    assert max_overlap(list(records(aws, deployed, survivors).values())) <= LIMIT
+    settle(aws, deployed)
+
+
+def test_a_dropped_wake_up_is_recovered_within_one_fallback(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    dynamodb = aws("dynamodb")
+    machine = deployed["embedded_state_machine_arn"]
+    holders_ = [start(sfn, machine, {"sleep_seconds": 4, "n": i}) for i in range(LIMIT)]
+    blocked_and_held(aws, deployed, LIMIT, 0)
+    waiter = start(sfn, machine, {"sleep_seconds": 0})
+    blocked_and_held(aws, deployed, LIMIT, 1)
+    # Make the hand-over's SendTaskSuccess fail: its token is replaced by a dead one.
+    (queued,) = [i for i in queue_items(aws, deployed) if i["pk"]["S"].endswith("#queue")]
+    dynamodb.update_item(
+        TableName=deployed["queue_table_name"],
+        Key={"pk": queued["pk"], "ticket": queued["ticket"]},
+        UpdateExpression="SET task_token = :dead",
+        ExpressionAttributeValues={":dead": {"S": "00000000-0000-0000-0000-000000000000"}},
+    )
+    wait_done(sfn, holders_, timeout=60)
+    released = min(d["stopDate"].timestamp() for d in wait_done(sfn, holders_, 5).values())
+    described = wait_done(sfn, [waiter], timeout=FALLBACK + 60)[waiter]
+    assert described["status"] == "SUCCEEDED", described
+    admitted = records(aws, deployed, [waiter])[waiter][0]
+    delay = admitted - released
+    print(f"\nadmitted {delay:.1f} s after the first release (fallback {FALLBACK} s)")
+    # The slot was handed over (held for it) and the re-check found it: within one
+    # fallback period plus the loaded machine's latency, not at the acquire timeout.
+    assert delay <= FALLBACK + 10
+    assert RECHECK in states_entered(history(sfn, waiter))
+    settle(aws, deployed)
+
+
+def test_timed_out_and_aborted_holders_free_their_slots_through_the_event_cleanup(
+    aws: Callable, deployed: dict
+) -> None:
+    sfn = aws("stepfunctions")
+    machine = deployed["embedded_state_machine_arn"]
+    timed_out = start(sfn, machine, {"sleep_seconds": TIMEOUT + 20})
+    aborted = start(sfn, machine, {"sleep_seconds": 5})
+    blocked_and_held(aws, deployed, 2, 0)
+    # LocalStack applies StopExecution when the running Lambda task returns (5 s).
+    sfn.stop_execution(executionArn=aborted, error="Test.Abort", cause="holder aborted")
+    assert wait_done(sfn, [aborted], 30)[aborted]["status"] == "ABORTED"
+    wait_until(
+        lambda: aborted not in holders(lock_item(aws, deployed)).values(), 30, "abort cleanup"
+    )
+    assert wait_done(sfn, [timed_out], TIMEOUT + 30)[timed_out]["status"] == "TIMED_OUT"
+    settle(aws, deployed)
+
+
+def test_reconciler_hands_over_a_slot_whose_event_was_lost(aws: Callable, deployed: dict) -> None:
+    events = aws("events")
+    sfn = aws("stepfunctions")
+    rule = deployed["cleanup_rule_name"]
+    targets = events.list_targets_by_rule(Rule=rule)["Targets"]
+    events.remove_targets(Rule=rule, Ids=[t["Id"] for t in targets])
+    try:
+        machine = deployed["embedded_state_machine_arn"]
+        # The first holder stops early (LocalStack stops it when its 3 s task returns);
+        # the others hold long enough for the reconciler to act before they release.
+        holding = [
+            start(sfn, machine, {"sleep_seconds": 3 if i == 0 else 20, "n": i})
+            for i in range(LIMIT)
+        ]
+        blocked_and_held(aws, deployed, LIMIT, 0)
+        waiter = start(sfn, machine, {"sleep_seconds": 0})
+        blocked_and_held(aws, deployed, LIMIT, 1)
+        sfn.stop_execution(executionArn=holding[0], error="Test.Abort", cause="event lost")
+        assert wait_done(sfn, [holding[0]], 30)[holding[0]]["status"] == "ABORTED"
+        time.sleep(1)
+        assert holding[0] in holders(lock_item(aws, deployed)).values(), "freed without reconciler"
+        report = invoke(aws, deployed["reconciler_function_name"])
+        assert report["released"] == [
+            {"execution_arn": holding[0], "status": "ABORTED", "handed_to": [waiter]}
+        ]
+        assert wait_done(sfn, [waiter], 30)[waiter]["status"] == "SUCCEEDED"
+        done = wait_done(sfn, holding[1:], 60)
+        assert {d["status"] for d in done.values()} == {"SUCCEEDED"}
+        assert_all_free(aws, deployed)
+    finally:
+        events.put_targets(Rule=rule, Targets=targets)
+
+
+def test_wrapper_failing_target_passes_its_error_through(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    wrapper = deployed["wrapper_state_machine_arn"]
+    ok = start(sfn, wrapper, {"sleep_seconds": 0, "n": 1})
+    failed = start(sfn, wrapper, {"sleep_seconds": 0, "fail": "target broke"})
+    timed_out = start(sfn, wrapper, {"sleep_seconds": TIMEOUT + 5})
+    done = wait_done(sfn, [ok, failed, timed_out], timeout=TIMEOUT + 60)
+    assert done[ok]["status"] == "SUCCEEDED", done[ok]
+    assert json.loads(done[ok]["output"])["n"] == 1
+    for arn, original in ((failed, "target broke"), (timed_out, "TIMED_OUT")):
+        described = done[arn]
+        assert described["status"] == "FAILED", described
+        # Not States.Runtime: the module's own name, the original kept in the cause.
+        assert described["error"] == "Semaphore.CriticalSectionFailed", described
+        cause = json.loads(described["cause"])
+        assert cause["Error"].startswith("States."), cause
+        assert original in cause["Cause"], cause
+    settle(aws, deployed)
+
+
+def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
+    aws: Callable, deployed: dict
+) -> None:
+    stopped_wrappers_keep_the_limit(aws, deployed, LIMIT)
+    settle(aws, deployed)
+
+
+def _actions(aws: Callable, role_arn: str) -> set[str]:
+    iam = aws("iam")
+    name = role_arn.rsplit("/", 1)[1]
+    actions: set[str] = set()
+    for policy in iam.list_role_policies(RoleName=name)["PolicyNames"]:
+        document = iam.get_role_policy(RoleName=name, PolicyName=policy)["PolicyDocument"]
+        if isinstance(document, str):
+            document = json.loads(document)
+        for statement in document["Statement"]:
+            listed = statement["Action"]
+            actions |= {listed} if isinstance(listed, str) else set(listed)
+    return actions
+
+
+def test_only_the_lambdas_that_wake_waiters_may_send_task_results(
+    aws: Callable, deployed: dict
+) -> None:
+    lam = aws("lambda")
+    send = {"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"}
+    for function in ("callback_function_name", "cleanup_function_name", "reconciler_function_name"):
+        role = lam.get_function(FunctionName=deployed[function])["Configuration"]["Role"]
+        assert {"states:SendTaskSuccess", "states:SendTaskFailure"} <= _actions(aws, role)
+    # The state machines park and resume; they never send a task result themselves.
+    assert not send & _actions(aws, deployed["wrapper_role_arn"])
+
+
+def test_second_plan_is_empty(deployed: dict) -> None:
+    code, plan = deployed["workspace"].plan_exit_code(deployed["variables"])
+    assert code == 0, f"second plan is not empty:\n{plan}"

@@ -1,0 +1,294 @@
+"""Unit tests (moto DynamoDB, a recording Step Functions stub): the callback strategy's writes.
+
+These pin the rules the module README's "no lost wake-up" argument rests on, by
+interleaving the exact writes of an arriving waiter and the last releaser in
+both orders. The LocalStack tests (test_callback.py) run the same code for real.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from sfn_patterns.semaphore.callback import CallbackSemaphore, LockState
+
+TABLE = "demo-semaphore"
+QUEUE = "demo-semaphore-queue"
+KEY = "semaphore"
+ARN = "arn:aws:states:us-east-1:123456789012:execution:demo:"
+
+
+class Sfn:
+    """Records SendTaskSuccess/Failure; tokens listed in ``dead`` answer InvalidToken."""
+
+    def __init__(self) -> None:
+        self.succeeded: list[str] = []
+        self.failed: list[tuple[str, str]] = []
+        self.dead: set[str] = set()
+        self.status: dict[str, str] = {}
+
+    def send_task_success(self, taskToken: str, output: str) -> dict:
+        if taskToken in self.dead:
+            raise ClientError(
+                {"Error": {"Code": "InvalidToken", "Message": "x"}}, "SendTaskSuccess"
+            )
+        self.succeeded.append(taskToken)
+        return {}
+
+    def send_task_failure(self, taskToken: str, error: str, cause: str) -> dict:
+        self.failed.append((taskToken, error))
+        return {}
+
+    def describe_execution(self, executionArn: str) -> dict:
+        return {"status": self.status.get(executionArn, "RUNNING")}
+
+
+@pytest.fixture
+def dynamodb(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    from moto import mock_aws
+
+    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    with mock_aws():
+        client = boto3.client("dynamodb")
+        client.create_table(
+            TableName=TABLE,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        client.create_table(
+            TableName=QUEUE,
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "ticket", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "ticket", "AttributeType": "N"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        # As Terraform creates it.
+        client.put_item(
+            TableName=TABLE,
+            Item={
+                "pk": {"S": KEY},
+                "holder_count": {"N": "0"},
+                "next_ticket": {"N": "0"},
+                "waiting": {"N": "0"},
+            },
+        )
+        yield client
+
+
+def semaphore(dynamodb: Any, sfn: Sfn, limit: int = 1, **kwargs: Any) -> CallbackSemaphore:
+    return CallbackSemaphore(
+        dynamodb,
+        sfn,
+        table=TABLE,
+        queue_table=QUEUE,
+        lock_key=KEY,
+        limit=limit,
+        lease_seconds=3600,
+        acquire_timeout_seconds=kwargs.pop("acquire_timeout_seconds", 600),
+        **kwargs,
+    )
+
+
+def state(sem: CallbackSemaphore) -> LockState:
+    return sem.read_lock()
+
+
+def test_free_slot_then_queue_then_hand_over_in_arrival_order(dynamodb: Any) -> None:
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=1)
+    assert sem.acquire(ARN + "a", "tok-a")["outcome"] == "admitted"
+    assert sfn.succeeded == ["tok-a"]
+    for name in ("b", "c", "d"):
+        assert sem.acquire(ARN + name, f"tok-{name}")["outcome"] == "parked"
+    now = state(sem)
+    assert (now.count, now.waiting) == (1, 3)
+    assert [w.execution_arn for w in sem.oldest_waiters(10)] == [ARN + "b", ARN + "c", ARN + "d"]
+
+    # Each release hands the slot to the oldest waiter: the count never moves.
+    for releaser, woken in (("a", "b"), ("b", "c"), ("c", "d")):
+        result = sem.release(ARN + releaser)
+        assert result["handed_to"] == [ARN + woken]
+        assert sfn.succeeded[-1] == f"tok-{woken}"
+        assert state(sem).count == 1
+        assert set(state(sem).leases) == {ARN + woken}
+    assert sem.release(ARN + "d")["handed_to"] == []
+    final = state(sem)
+    assert (final.count, final.waiting, final.leases) == (0, 0, {})
+    assert sem.oldest_waiters(10) == []
+    # Pointers are gone too: the queue table is empty.
+    assert dynamodb.scan(TableName=QUEUE)["Items"] == []
+
+
+def test_release_is_idempotent(dynamodb: Any) -> None:
+    sem = semaphore(dynamodb, Sfn())
+    sem.acquire(ARN + "a", "tok-a")
+    assert sem.release(ARN + "a")["released"] is True
+    assert sem.release(ARN + "a")["released"] is False
+    assert state(sem).count == 0
+
+
+def test_a_newcomer_never_overtakes_a_waiter(dynamodb: Any) -> None:
+    """A slot freed by a lowered count with waiters queued goes to them, not to an arrival."""
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "a", "tok-a")
+    sem.acquire(ARN + "b", "tok-b")
+    # Simulate a lost slot: the holder's lease vanishes without a hand-over.
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": KEY}},
+        UpdateExpression="SET holder_count = :zero",
+        ExpressionAttributeValues={":zero": {"N": "0"}},
+    )
+    assert sem.acquire(ARN + "new", "tok-new")["outcome"] == "parked"
+    # The repair admits the oldest waiter, not the newcomer.
+    assert sem.fill_free_slots() == [ARN + "b"]
+    assert sfn.succeeded[-1] == "tok-b"
+
+
+def test_no_lost_wake_up_release_lands_first(dynamodb: Any) -> None:
+    """Waiter's fast path failed; then the last holder gives back; then the waiter enqueues."""
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "a", "tok-a")
+    assert sem._take_free_slot(ARN + "w") is False  # full
+    sem.release(ARN + "a")  # waiting = 0: the slot goes back to the pool
+    # The enqueue's condition (count >= limit OR waiting > 0) now fails...
+    assert sem._enqueue(ARN + "w", "tok-w") is False
+    # ...so acquire loops back to the fast path and takes the slot at once.
+    assert sem.acquire(ARN + "w", "tok-w")["outcome"] == "admitted"
+    assert sfn.succeeded[-1] == "tok-w"
+    assert state(sem).waiting == 0
+
+
+def test_no_lost_wake_up_enqueue_lands_first(dynamodb: Any) -> None:
+    """The waiter's enqueue lands before the last holder's release: the release hands over."""
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "a", "tok-a")
+    assert sem._enqueue(ARN + "w", "tok-w") is True
+    lease = state(sem).leases[ARN + "a"]
+    # The plain give-back's condition (waiting = 0) refuses...
+    assert sem._give_back(lease) is False
+    # ...so release hands the slot over and wakes the waiter.
+    assert sem.release(ARN + "a")["handed_to"] == [ARN + "w"]
+    assert sfn.succeeded[-1] == "tok-w"
+
+
+def test_dead_waiter_is_skipped(dynamodb: Any) -> None:
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "a", "tok-a")
+    sem.acquire(ARN + "dead", "tok-dead")
+    sem.acquire(ARN + "live", "tok-live")
+    sfn.dead.add("tok-dead")
+    sfn.status[ARN + "dead"] = "ABORTED"
+    result = sem.release(ARN + "a")
+    assert result["handed_to"] == [ARN + "dead", ARN + "live"]
+    assert set(state(sem).leases) == {ARN + "live"}
+    assert state(sem).count == 1
+
+
+def test_recheck_parks_again_with_the_new_token_and_release_uses_it(dynamodb: Any) -> None:
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "a", "tok-a")
+    sem.acquire(ARN + "w", "tok-w1")
+    assert sem.acquire(ARN + "w", "tok-w2")["outcome"] == "parked again"
+    sem.release(ARN + "a")
+    assert sfn.succeeded[-1] == "tok-w2"
+
+
+def test_recheck_after_a_lost_wake_up_admits(dynamodb: Any) -> None:
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "a", "tok-a")
+    sem.acquire(ARN + "w", "tok-w1")
+    sfn.dead.add("tok-w1")  # the wake-up is lost, but the execution still runs
+    sem.release(ARN + "a")
+    assert set(state(sem).leases) == {ARN + "w"}  # the slot is held for it
+    assert sem.acquire(ARN + "w", "tok-w2")["outcome"] == "admitted"
+    assert sfn.succeeded[-1] == "tok-w2"
+
+
+def test_acquire_timeout_leaves_the_queue(dynamodb: Any) -> None:
+    sfn = Sfn()
+    clock = [dt.datetime(2030, 1, 1, tzinfo=dt.UTC)]
+    sem = semaphore(dynamodb, sfn, limit=1, acquire_timeout_seconds=60, now=lambda: clock[0])
+    sem.acquire(ARN + "a", "tok-a")
+    sem.acquire(ARN + "w", "tok-w1")
+    clock[0] += dt.timedelta(seconds=61)
+    assert sem.acquire(ARN + "w", "tok-w2")["outcome"] == "timed out"
+    assert sfn.failed == [("tok-w2", "Semaphore.AcquireTimeout")]
+    assert state(sem).waiting == 0
+    assert dynamodb.scan(TableName=QUEUE)["Items"] == []
+    assert sem.release(ARN + "a")["handed_to"] == []
+
+
+def test_leave_of_an_ended_waiter(dynamodb: Any) -> None:
+    sem = semaphore(dynamodb, Sfn(), limit=1)
+    sem.acquire(ARN + "a", "tok-a")
+    sem.acquire(ARN + "w", "tok-w")
+    assert sem.leave(ARN + "w") is True
+    assert sem.leave(ARN + "w") is False
+    assert state(sem).waiting == 0
+
+
+def test_no_item_grows_with_the_number_of_waiters(dynamodb: Any) -> None:
+    """120 waiters: the lock item keeps its size, and a hand-over reads one waiter.
+
+    (moto's DynamoDB slows down with the table's size, so the test stays at 120;
+    nothing in the writes depends on the count.)
+    """
+    import json
+
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "holder", "tok-holder")
+
+    def lock_size() -> int:
+        item = dynamodb.get_item(TableName=TABLE, Key={"pk": {"S": KEY}})["Item"]
+        return len(json.dumps(item))
+
+    for i in range(5):
+        sem.acquire(ARN + f"w{i}", f"tok-w{i}")
+    small = lock_size()
+    for i in range(5, 120):
+        sem.acquire(ARN + f"w{i}", f"tok-w{i}")
+    assert state(sem).waiting == 120
+    # Only the counters' digits changed (1 -> 3 digits each).
+    assert lock_size() <= small + 8
+    largest = max(
+        len(json.dumps(item)) for item in dynamodb.scan(TableName=QUEUE, Limit=100)["Items"]
+    )
+    assert largest < 400
+    queried: list[int] = []
+    real_query = dynamodb.query
+
+    def counting_query(**kwargs: Any) -> Any:
+        page = real_query(**kwargs)
+        queried.append(len(page["Items"]))
+        return page
+
+    dynamodb.query = counting_query
+    try:
+        assert sem.release(ARN + "holder")["handed_to"] == [ARN + "w0"]
+    finally:
+        dynamodb.query = real_query
+    assert queried == [1]
+    assert sfn.succeeded[-1] == "tok-w0"

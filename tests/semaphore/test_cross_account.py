@@ -1,0 +1,152 @@
+"""The wrapper runs a target in another account through target_role_arn (ASL Credentials).
+
+LocalStack keeps accounts apart by access key: the target and its role are made in
+account 111111111111, the semaphore in the default 000000000000. Without
+Credentials the wrapper's StartExecution finds no such state machine; with them
+the target runs in the other account, named like the wrapper execution.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from .support import deploy, start, wait_done
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+OTHER_ACCOUNT = "111111111111"
+
+
+@pytest.fixture(scope="module")
+def other_account(localstack_endpoint: str) -> Iterator[dict[str, str]]:
+    def client(service: str) -> Any:
+        return boto3.client(
+            service,
+            endpoint_url=localstack_endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=OTHER_ACCOUNT,
+            aws_secret_access_key="test",
+        )
+
+    iam, sfn = client("iam"), client("stepfunctions")
+    name = f"xacct-{uuid.uuid4().hex[:6]}"
+    role = iam.create_role(
+        RoleName=name,
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"AWS": "arn:aws:iam::000000000000:root"},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            }
+        ),
+    )["Role"]["Arn"]
+    target = sfn.create_state_machine(
+        name=name,
+        roleArn=role,
+        definition=json.dumps(
+            {
+                "StartAt": "Work",
+                "States": {
+                    "Work": {"Type": "Wait", "Seconds": 1, "Next": "Done"},
+                    "Done": {"Type": "Pass", "Parameters": {"account": OTHER_ACCOUNT}, "End": True},
+                },
+            }
+        ),
+    )["stateMachineArn"]
+    try:
+        yield {"role_arn": role, "target_arn": target, "sfn": sfn}
+    finally:
+        sfn.delete_state_machine(stateMachineArn=target)
+        iam.delete_role(RoleName=name)
+
+
+@pytest.fixture(scope="module")
+def deployed(
+    localstack_endpoint: str,
+    aws: Callable,
+    other_account: dict,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, Any]]:
+    with deploy(
+        localstack_endpoint,
+        aws,
+        tmp_path_factory.mktemp("semaphore-xacct-tf"),
+        "semx",
+        strategy="callback",
+        semaphore_limit=1,
+        target_role_arn=other_account["role_arn"],
+        external_target_state_machine_arn=other_account["target_arn"],
+    ) as outputs:
+        yield outputs
+
+
+def test_wrapper_runs_a_target_in_another_account(
+    aws: Callable, deployed: dict, other_account: dict
+) -> None:
+    run_target = json.loads(deployed["wrapper_definition"])["States"]["Run target"]
+    assert run_target["Credentials"] == {"RoleArn": other_account["role_arn"]}
+    assert run_target["Parameters"]["StateMachineArn"] == other_account["target_arn"]
+
+    sfn = aws("stepfunctions")
+    arns = [start(sfn, deployed["wrapper_state_machine_arn"], {"n": i}) for i in range(2)]
+    done = wait_done(sfn, arns, timeout=90)
+    for arn in arns:
+        assert done[arn]["status"] == "SUCCEEDED", done[arn]
+        assert json.loads(done[arn]["output"]) == {"account": OTHER_ACCOUNT}
+        # The target ran in the other account, named like the wrapper execution.
+        target_execution = (
+            other_account["target_arn"].replace(":stateMachine:", ":execution:")
+            + ":"
+            + arn.rsplit(":", 1)[1]
+        )
+        described = other_account["sfn"].describe_execution(executionArn=target_execution)
+        assert described["status"] == "SUCCEEDED"
+    # Limit 1: the two targets ran one after the other.
+    lifetimes = sorted(
+        (d["startDate"].timestamp(), d["stopDate"].timestamp())
+        for d in (
+            other_account["sfn"].describe_execution(
+                executionArn=other_account["target_arn"].replace(":stateMachine:", ":execution:")
+                + ":"
+                + arn.rsplit(":", 1)[1]
+            )
+            for arn in arns
+        )
+    )
+    assert lifetimes[0][1] <= lifetimes[1][0] + 0.05
+
+
+def test_without_credentials_the_other_account_is_not_reached(
+    aws: Callable, deployed: dict, other_account: dict
+) -> None:
+    """The control: the same wrapper definition minus Credentials fails to start the target."""
+    definition = json.loads(deployed["wrapper_definition"])
+    del definition["States"]["Run target"]["Credentials"]
+    sfn = aws("stepfunctions")
+    role = aws("iam").get_role(RoleName=deployed["wrapper_role_arn"].rsplit("/", 1)[1])["Role"]
+    machine = sfn.create_state_machine(
+        name=f"{deployed['prefix']}-nocreds", definition=json.dumps(definition), roleArn=role["Arn"]
+    )["stateMachineArn"]
+    try:
+        arn = start(sfn, machine, {})
+        described = wait_done(sfn, [arn], timeout=60)[arn]
+        assert described["status"] == "FAILED"
+        assert "StateMachineDoesNotExist" in described.get("cause", "") + described.get("error", "")
+    finally:
+        sfn.delete_state_machine(stateMachineArn=machine)
+    # The failed execution released what it took.
+    item = aws("dynamodb").get_item(
+        TableName=deployed["lock_table_name"], Key={"pk": {"S": deployed["lock_key"]}}
+    )["Item"]
+    assert item["holder_count"] == {"N": "0"}
