@@ -40,7 +40,8 @@ from ..tooling.pythons import venv_for
 pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.slow]
 
 TEAM_REPO = Path(__file__).resolve().parent / "team_repo"
-TAG = "v0.2.0"
+TAG = "v0.2.0"  # the ref the fixture pins
+PUBLISHED_URL = "https://example.com/sfn-patterns.git"  # the URL the README documents
 ANALYTICS = "222222222222"  # the other account (LocalStack: account from the access key)
 
 
@@ -57,11 +58,7 @@ def team_checkout(target: Path, remote: Path) -> Path:
     """The team's repository in a directory of its own, pointing at the tagged clone."""
     shutil.copytree(TEAM_REPO, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for tf in target.glob("*.tf"):
-        tf.write_text(
-            tf.read_text()
-            .replace("__SFN_PATTERNS_SOURCE__", f"file://{remote}")
-            .replace("__SFN_PATTERNS_REF__", TAG)
-        )
+        tf.write_text(tf.read_text().replace(PUBLISHED_URL, f"file://{remote}"))
     return target
 
 
