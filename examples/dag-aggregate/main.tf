@@ -25,6 +25,8 @@ module "dag" {
   }
 
   poll = {
+    completion            = var.completion
+    fallback_seconds      = var.fallback_seconds
     initial_wait_seconds  = var.poll_seconds
     poll_interval_seconds = var.poll_seconds
     timeout_seconds       = 600
