@@ -1,0 +1,43 @@
+# Test-only configuration: the event-completion building block as modules/dag-aggregate
+# configures it (statement status-change events of "sfn-dag " statements), for the
+# state machines tests/dag_aggregate/test_history_on_localstack.py renders and creates
+# itself, so each scenario needs no Terraform apply of its own.
+
+provider "aws" {
+  region = "us-east-1"
+}
+
+variable "name_prefix" {
+  description = "Prefix of every resource name."
+  type        = string
+}
+
+variable "state_machine_arns" {
+  description = "The state machines the test creates (their tasks park here)."
+  type        = list(string)
+}
+
+module "completion" {
+  source = "../../../modules/event-completion"
+
+  name = var.name_prefix
+  event_pattern = jsonencode({
+    source        = ["aws.redshift-data"]
+    "detail-type" = ["Redshift Data Statement Status Change"]
+    detail        = { statementName = [{ prefix = "sfn-dag " }] }
+  })
+  job_id_path                = "$.detail.statementId"
+  status_path                = "$.detail.state"
+  terminal_statuses          = ["FINISHED", "FAILED", "ABORTED"]
+  waiting_state_machine_arns = var.state_machine_arns
+}
+
+output "function_arn" {
+  description = "The completion function (parks and resumes tokens)."
+  value       = module.completion.function_arn
+}
+
+output "rule_name" {
+  description = "The rule on the statements' status-change events."
+  value       = module.completion.rule_name
+}
