@@ -29,7 +29,7 @@ module "dag" {
     fallback_seconds      = var.fallback_seconds
     initial_wait_seconds  = var.poll_seconds
     poll_interval_seconds = var.poll_seconds
-    timeout_seconds       = 600
+    timeout_seconds       = var.task_timeout_seconds
   }
 
   python_executable = var.python_executable

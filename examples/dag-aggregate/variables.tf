@@ -68,6 +68,12 @@ variable "fallback_seconds" {
   default     = 300
 }
 
+variable "task_timeout_seconds" {
+  description = "Seconds a task's statement may run before it is cancelled (with 1-s polls, keep it short: the level strategies' history budget counts every poll)."
+  type        = number
+  default     = 600
+}
+
 variable "poll_seconds" {
   description = "Initial wait and poll interval of every task, in seconds (short for LocalStack, longer on AWS)."
   type        = number
