@@ -7,16 +7,6 @@ provider "aws" {
   region = "us-east-1"
 }
 
-variable "name_prefix" {
-  description = "Prefix of every resource name."
-  type        = string
-}
-
-variable "state_machine_arns" {
-  description = "The state machines the test creates (their tasks park here)."
-  type        = list(string)
-}
-
 module "completion" {
   source = "../../../modules/event-completion"
 
@@ -30,14 +20,4 @@ module "completion" {
   status_path                = "$.detail.state"
   terminal_statuses          = ["FINISHED", "FAILED", "ABORTED"]
   waiting_state_machine_arns = var.state_machine_arns
-}
-
-output "function_arn" {
-  description = "The completion function (parks and resumes tokens)."
-  value       = module.completion.function_arn
-}
-
-output "rule_name" {
-  description = "The rule on the statements' status-change events."
-  value       = module.completion.rule_name
 }
