@@ -35,7 +35,16 @@ from .helpers import write_sql
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 CONFIG = Path(__file__).resolve().parent / "event_completion"
-SCENARIOS = ("events", "polls", "task-events", "task-polls", "failed", "timeout", "lost")
+SCENARIOS = (
+    "events",
+    "parent",
+    "polls",
+    "task-events",
+    "task-polls",
+    "failed",
+    "timeout",
+    "lost",
+)
 FALLBACK = 3
 TRUST = json.dumps(
     {
@@ -200,6 +209,9 @@ def runs(completion: dict[str, Any], aws: Callable, tmp_path_factory) -> dict[st
     task_done = completion["task_done"]
     started = {
         "events": _start(aws, completion, "events", render(plan, "simple-level", events), {}),
+        "parent": _start(
+            aws, completion, "parent", render(plan, "parent-level", options("event")), {}
+        ),
         "polls": _start(aws, completion, "polls", render(plan, "simple-level", polls), {}),
         "task-events": _start(
             aws,
@@ -248,6 +260,20 @@ def test_events_resume_every_task_and_the_formula_holds(runs: dict[str, Any]) ->
     assert _count(events, "TaskStateEntered", "Poll Get Status") == fallbacks
     plan: Plan = runs["plan"]
     assert len(events) == history.level_history(plan, "simple-level", runs["events"], fallbacks)
+
+
+def test_the_parent_level_strategy_costs_what_the_formula_says(runs: dict[str, Any]) -> None:
+    run = runs["results"]["parent"]
+    assert run["status"] == "SUCCEEDED", run
+    plan: Plan = runs["plan"]
+    # Stages differ from simple-level's ([a], then [b, c]); the per-task counts do not.
+    assert [list(stage.tasks) for stage in plan.stages["parent-level"]] != [
+        list(stage.tasks) for stage in plan.stages["simple-level"]
+    ]
+    fallbacks = _count(run["events"], "TaskTimedOut")
+    assert len(run["events"]) == history.level_history(
+        plan, "parent-level", runs["events"], fallbacks
+    )
 
 
 def test_polls_cost_what_the_formula_says(runs: dict[str, Any]) -> None:
