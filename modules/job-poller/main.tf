@@ -105,6 +105,11 @@ locals {
     " + ${local.max_polls} ${local.event ? "fallback checks" : "polls"} (${local.max_polls_formula}${local.start_time ? " + 1 backstop" : ""})",
     " x (${local.cost.events_per_poll} + 3 x ${local.retry} retries x ${local.cost.retried_states_per_poll} tasks)",
   ])
+  history_advice = local.event ? "Raise fallback_seconds, or lower timeout_seconds or task_retry.max_attempts." : (
+    local.shape == "retry"
+    ? "Raise poll_interval_seconds, poll_backoff_rate or initial_wait_seconds, lower timeout_seconds, or use completion = \"event\"."
+    : "Raise poll_interval_seconds or initial_wait_seconds, lower timeout_seconds or task_retry.max_attempts, or use ${local.use_lambda ? "polling = \"retry\" or " : ""}completion = \"event\"."
+  )
   cost_model = {
     shape                         = local.shape
     polling                       = local.event ? null : local.polling

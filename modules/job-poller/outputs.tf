@@ -73,7 +73,7 @@ output "history_events_worst_case" {
 
   precondition {
     condition     = !var.create || local.history_events_worst_case <= 25000
-    error_message = "Worst-case execution history of the ${var.poller_name} poller (${local.shape}) exceeds the 25,000-event limit of Step Functions: ${local.history_formula} = ${local.history_events_worst_case} events. Raise poll_interval_seconds (or fallback_seconds) or initial_wait_seconds, lower timeout_seconds or task_retry.max_attempts, or use polling = \"retry\" or completion = \"event\"."
+    error_message = "Worst-case execution history of the ${var.poller_name} poller (${local.shape}) exceeds the 25,000-event limit of Step Functions: ${local.history_formula} = ${local.history_events_worst_case} events. ${local.history_advice}"
   }
 }
 
