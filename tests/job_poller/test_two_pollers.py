@@ -47,7 +47,7 @@ def deployed(
 
 
 CASES = {
-    "own-ok": ("state_machine_arn", {"job": {"duration_seconds": 2}}),
+    "own-ok": ("state_machine_arn", {"job": {"duration_seconds": 5}}),
     "own-slow": ("state_machine_arn", {"job": {"duration_seconds": OWN_TIMEOUT + 5}}),
     # An 8-s slow job would time out in the fast loop (6 s) but not in the slow one (12 s).
     "via-lambda": ("via_lambda_arn", {"job": {"duration_seconds": 2, "status_errors": 1}}),
@@ -69,6 +69,18 @@ CASES = {
 @pytest.fixture(scope="module")
 def runs(deployed: dict[str, Any], aws: Callable) -> dict[str, dict]:
     sfn = aws("stepfunctions")
+    # One instant job per machine first, so the cases meet warm Lambdas: their
+    # timeouts then measure the loops, not cold starts.
+    warm = {"job": {"duration_seconds": 0}, "jobs": {"fast": {}, "slow": {}}}
+    outputs = deployed["outputs"]
+    helpers.wait_all(
+        sfn,
+        {
+            name: helpers.start(sfn, outputs[name], warm)
+            for name in ("state_machine_arn", "via_lambda_arn", "two_pollers_arn")
+        },
+        timeout=120,
+    )
     started = {
         name: helpers.start(sfn, deployed["outputs"][output], payload)
         for name, (output, payload) in CASES.items()
@@ -90,7 +102,7 @@ def test_the_loop_costs_what_the_module_says(
     model = deployed["outputs"]["cost_model"]
     assert model["shape"] == "loop"
     polls = helpers.entered_states(run["events"]).count("job Count")
-    assert polls >= 1  # a 2-s job outlives the 1-s initial wait
+    assert polls >= 1  # a 5-s job outlives the 1-s initial wait
     assert (
         len(run["events"])
         == model["history_events_fixed"] + polls * model["history_events_per_poll"]
