@@ -26,6 +26,12 @@ module "job_poller" {
   poll_interval_seconds          = var.job_poller.poll_interval_seconds
   timeout_seconds                = var.job_poller.timeout_seconds
   timeout_strategy               = var.job_poller.timeout_strategy
+  polling                        = var.job_poller.polling
+  poll_backoff_rate              = var.job_poller.poll_backoff_rate
+  poll_max_interval_seconds      = var.job_poller.poll_max_interval_seconds
+  completion                     = var.job_poller.completion
+  fallback_seconds               = var.job_poller.fallback_seconds
+  completion_event               = var.job_poller.completion_event
   metadata_store                 = var.job_poller.metadata_store
   job_adapter                    = var.job_poller.job_adapter
   create_sample_job              = var.job_poller.create_sample_job

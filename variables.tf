@@ -68,14 +68,27 @@ variable "python_executable" {
 variable "job_poller" {
   description = "The job-poller pattern (modules/job-poller): enabled switches it on, name defaults to name_prefix, other fields are the module's variables."
   type = object({
-    enabled               = optional(bool, false)
-    name                  = optional(string)
-    poller_name           = optional(string, "job")
-    initial_wait_seconds  = optional(number, 60)
-    poll_interval_seconds = optional(number, 30)
-    timeout_seconds       = optional(number, 3600)
-    timeout_strategy      = optional(string, "wait-count")
-    metadata_store        = optional(string, "s3")
+    enabled                   = optional(bool, false)
+    name                      = optional(string)
+    poller_name               = optional(string, "job")
+    initial_wait_seconds      = optional(number, 60)
+    poll_interval_seconds     = optional(number, 30)
+    timeout_seconds           = optional(number, 3600)
+    timeout_strategy          = optional(string, "wait-count")
+    polling                   = optional(string)
+    poll_backoff_rate         = optional(number, 1)
+    poll_max_interval_seconds = optional(number)
+    completion                = optional(string, "poll")
+    fallback_seconds          = optional(number, 600)
+    completion_event = optional(object({
+      event_pattern      = string
+      job_id_path        = string
+      status_path        = string
+      succeeded_statuses = list(string)
+      failed_statuses    = list(string)
+      job_id_state_path  = optional(string)
+    }))
+    metadata_store = optional(string, "s3")
     job_adapter = optional(object({
       start            = string
       status           = string
@@ -102,6 +115,7 @@ variable "job_poller" {
       failed_statuses        = list(string)
       running_statuses       = list(string)
       retry_errors           = optional(list(string), ["States.TaskFailed"])
+      role_arn               = optional(string)
       policy_statements = list(object({
         sid       = optional(string)
         actions   = list(string)
@@ -242,6 +256,8 @@ variable "dag_aggregate" {
       secret_arn         = optional(string)
     }))
     poll = optional(object({
+      completion            = optional(string, "event")
+      fallback_seconds      = optional(number, 300)
       initial_wait_seconds  = optional(number, 5)
       poll_interval_seconds = optional(number, 10)
       timeout_seconds       = optional(number, 3600)

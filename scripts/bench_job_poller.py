@@ -1,34 +1,39 @@
 #!/usr/bin/env python
-"""Benchmark the job poller: state transitions per job, tuned waits vs 1-second polling.
+"""Benchmark the job poller's three waits: the loop, retry polling and event completion.
 
-Applies examples/job-poller to LocalStack once (Lambda variant, sample job), then
-clones its state machine with the seeds' anti-pattern settings (Wait 1 s, poll
-every 1 s) under the same role and Lambdas, and runs jobs of several durations
-through both machines at the same time. Transitions are counted from
-GetExecutionHistory (one per ``*StateEntered`` event, what Standard workflows
-bill) and compared with the module README's formula
+Applies modules/job-poller three times (Lambda variant, the sample job, DynamoDB
+store) to LocalStack: ``polling = "loop"`` (the 4-state loop of earlier versions),
+``polling = "retry"`` (the Lambda variant's default) and ``completion = "event"``.
+It runs sample jobs of a few short durations through each and reads every execution
+history:
 
-    transitions(D) = 6 + 4 * k,   k = max(0, ceil((D - W0) / P))
+* the module's cost model (its ``cost_model`` output: transitions and history events
+  per job and per poll) must give exactly the history's length and its billed
+  transitions (states entered plus task retries) for the polls the history shows;
+* the number of polls must be what the polling schedule predicts for the job's
+  duration: ``ceil((D - W0) / P)`` for the loop and retry polling, ``ceil(D / F) - 1``
+  fallback checks for event completion (the job's end arrives as an event);
+* the delay from the job's end (its own clock, in its status record) to the execution
+  moving on (its Check state) is measured.
 
-where k is the number of poll iterations (Count + Wait + Get Status + Check).
-On AWS the per-iteration latency is ~0.1 s against intervals of minutes; on
-LocalStack with 1-s waits it is not negligible, so the table also shows the
-prediction with the measured effective interval (P_eff, the mean time between
-two status checks) and offset (time from the job's start to the first check).
+Long durations (1 min, 30 min, 6 h) are then computed from the same formulas with
+production settings, W0 = 15 min and P = 1 min for polling and F = 10 min for the
+event fallback, and printed side by side as Markdown rows (columns ``loop``,
+``retry``, ``event``). It exits 1 if any formula disagrees with a history.
 
 Examples::
 
     .venv/bin/python scripts/bench_job_poller.py                 # starts LocalStack
-    .venv/bin/python scripts/bench_job_poller.py --endpoint http://127.0.0.1:4566
-    .venv/bin/python scripts/bench_job_poller.py --durations 3 6 12 --initial-wait 2 --interval 3
+    LOCALSTACK_ENDPOINT=http://127.0.0.1:4566 .venv/bin/python scripts/bench_job_poller.py
+    .venv/bin/python scripts/bench_job_poller.py --smoke         # one job per wait
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -38,21 +43,100 @@ from typing import Any
 
 import boto3
 
+from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_localstack.terraform import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "job-poller"
+MODULE = ROOT / "modules" / "job-poller"
 REGION = "us-east-1"
-PRICE_PER_TRANSITION = 25 / 1_000_000  # USD, Standard workflows (us-east-1)
+MODES = ("loop", "retry", "event")
+# Production settings of the long-duration rows (the issue's scenario).
+PRODUCTION = {"initial_wait": 900, "interval": 60, "fallback": 600}
+LONG = {"1 min": 60, "30 min": 1800, "6 h": 21600}
+# LocalStack's own latency around a poll or a timeout (seconds).
+EDGE_SECONDS = 0.5
+
+CONFIG = """
+terraform {
+  required_version = ">= 1.9"
+  required_providers {
+    aws   = { source = "hashicorp/aws", version = ">= 6.0" }
+    local = { source = "hashicorp/local", version = ">= 2.7" }
+  }
+}
+
+provider "aws" {
+  region = "us-east-1"
+}
+
+variable "name_prefix" { type = string }
+variable "initial_wait" { type = number }
+variable "interval" { type = number }
+variable "fallback" { type = number }
+variable "timeout" { type = number }
+
+module "loop" {
+  source                = "MODULE"
+  name                  = "${var.name_prefix}-loop"
+  polling               = "loop"
+  initial_wait_seconds  = var.initial_wait
+  poll_interval_seconds = var.interval
+  timeout_seconds       = var.timeout
+  metadata_store        = "dynamodb"
+}
+
+module "retry" {
+  source                = "MODULE"
+  name                  = "${var.name_prefix}-retry"
+  polling               = "retry"
+  initial_wait_seconds  = var.initial_wait
+  poll_interval_seconds = var.interval
+  timeout_seconds       = var.timeout
+  metadata_store        = "dynamodb"
+}
+
+module "event" {
+  source           = "MODULE"
+  name             = "${var.name_prefix}-event"
+  completion       = "event"
+  fallback_seconds = var.fallback
+  timeout_seconds  = var.timeout
+  metadata_store   = "dynamodb"
+}
+
+output "pollers" {
+  value = {
+    for name, poller in { loop = module.loop, retry = module.retry, event = module.event } :
+    name => {
+      arn   = poller.state_machine_arn
+      model = poller.cost_model
+      table = poller.metadata_table_name
+    }
+  }
+}
+"""
 
 
-def formula(duration: float, initial_wait: float, interval: float) -> int:
-    """The README's transitions per successful job: 6 + 4 * ceil((D - W0) / P)."""
-    return 6 + 4 * max(0, math.ceil((duration - initial_wait) / interval))
+def progress(message: str) -> None:
+    """Progress on stderr; the table alone goes to stdout."""
+    print(f"bench_job_poller: {message}", file=sys.stderr, flush=True)
+
+
+def polls_for(
+    mode: str, duration: float, initial_wait: float, interval: float, fallback: float
+) -> int:
+    """Status checks after the first (fallback checks for events) a job of ``duration`` needs.
+
+    Polling: the first check comes after W0, then one every P until the job is done.
+    Events: the end arrives as an event; the fallback fires every F before it.
+    """
+    if mode == "event":
+        return max(0, math.ceil(duration / fallback) - 1)
+    return max(0, math.ceil((duration - initial_wait) / interval))
 
 
 def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
-    """Every event of one execution."""
+    """Every event of one execution, oldest first."""
     events, token = [], None
     while True:
         kwargs = {"executionArn": execution_arn, "maxResults": 1000}
@@ -65,80 +149,71 @@ def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
             return events
 
 
-def measure(events: list[dict[str, Any]]) -> dict[str, float]:
-    """Transitions, poll iterations, effective interval and offset from one history."""
-    entered = [e for e in events if e["type"].endswith("StateEntered")]
-    names = [e["stateEnteredEventDetails"]["name"] for e in entered]
-    checks = [
+def measure(mode: str, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Polls, billed transitions, history length and task invocations of one execution."""
+    types = [e["type"] for e in events]
+    entered = sum(1 for t in types if t.endswith("StateEntered"))
+    retries = types.count("TaskScheduled") - types.count("TaskStateEntered")
+    polls = {
+        "loop": sum(
+            1
+            for e in events
+            if e["type"] == "PassStateEntered"
+            and e["stateEnteredEventDetails"]["name"].endswith(" Count")
+        ),
+        "retry": sum(
+            1
+            for e in events
+            if e["type"] == "TaskFailed"
+            and e["taskFailedEventDetails"].get("error") == "JobStillRunning"
+        ),
+        "event": types.count("TaskTimedOut"),
+    }[mode]
+    # The execution moves on at its last Check; it starts waiting when Run Job returns.
+    check = [
         e["timestamp"]
-        for e in entered
-        if e["stateEnteredEventDetails"]["name"].endswith("Get Status")
-    ]
-    job_started = next(
-        e["timestamp"] for e in events if e["type"] == "TaskStateExited"
-    )  # Run Job returned: the job is running
-    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(checks)]
+        for e in events
+        if e["type"] == "ChoiceStateEntered"
+        and e["stateEnteredEventDetails"]["name"].endswith(" Check")
+    ][-1]
+    waiting = next(e["timestamp"] for e in events if e["type"] == "TaskStateExited")
     return {
-        "transitions": len(entered),
-        "iterations": sum(1 for n in names if n.endswith(" Count")),
-        "p_eff": statistics.mean(gaps) if gaps else float("nan"),
-        "offset": (checks[0] - job_started).total_seconds() if checks else float("nan"),
+        "polls": polls,
+        "transitions": entered + retries,
         "events": len(events),
+        "task_invocations": sum(
+            1
+            for e in events
+            if e["type"] == "TaskScheduled"
+            and e["taskScheduledEventDetails"]["resourceType"] == "lambda"
+        ),
+        "moved_on": check.timestamp(),
+        "waiting_from": waiting.timestamp(),
     }
 
 
-def report(args: argparse.Namespace, machines: dict, results: dict) -> int:
-    """Print the side-by-side table; 0 when every cell matches the formula."""
-    print(
-        f"\nState transitions per job (tuned: W0={args.initial_wait}s P={args.interval}s;"
-        " naive: W0=1s P=1s)\n"
-    )
-    header = (
-        f"{'D (s)':>5} | {'tuned':>5} {'formula':>7} {'adj':>4} {'P_eff':>5}"
-        f" | {'1s':>4} {'formula':>7} {'adj':>4} {'P_eff':>5} | {'saved':>5} {'$/1M jobs':>17}"
-    )
-    print(header)
-    print("-" * len(header))
-    mismatches = 0
-    for duration in args.durations:
-        cells = []
-        for label, (_, w0, p) in machines.items():
-            r = results[(label, duration)]
-            if r["status"] != "SUCCEEDED":
-                print(f"{label} D={duration}: {r['status']}", file=sys.stderr)
-                mismatches += 1
-            ideal = formula(duration, w0, p)
-            # Latency-adjusted: the first check happens `offset` s after the job
-            # started, later ones every P_eff s.
-            p_eff = r["p_eff"] if not math.isnan(r["p_eff"]) else p
-            adjusted = 6 + 4 * max(0, math.ceil((duration - r["offset"]) / p_eff))
-            if abs(r["transitions"] - adjusted) > 4:
-                mismatches += 1
-            cells.append((r, ideal, adjusted, p_eff))
-        (t, ti, ta, tp), (n, ni, na, npf) = cells
-        saved = 1 - t["transitions"] / n["transitions"]
-        cost = (
-            f"{t['transitions'] * PRICE_PER_TRANSITION * 1e6:.0f} vs "
-            f"{n['transitions'] * PRICE_PER_TRANSITION * 1e6:.0f}"
-        )
-        print(
-            f"{duration:>5g} | {t['transitions']:>5} {ti:>7} {ta:>4} {tp:>5.2f}"
-            f" | {n['transitions']:>4} {ni:>7} {na:>4} {npf:>5.2f} | {saved:>5.0%} {cost:>17}"
-        )
-    print(
-        "\nformula = 6 + 4*ceil((D-W0)/P); adj = same with the measured first-check offset"
-        " and P_eff;\nmeasured must equal adj within one loop iteration (4 transitions)."
-    )
-    print(
-        "OK: measured transitions match the formula"
-        if not mismatches
-        else f"MISMATCH in {mismatches} cell(s)"
-    )
-    return 0 if not mismatches else 1
+def job_end(ddb: Any, table: str, execution_arn: str) -> float:
+    """When the sample job ended, by its own clock (``at`` in its status record)."""
+    item = ddb.get_item(
+        TableName=table,
+        Key={"pk": {"S": f"{execution_key(execution_arn)}#job"}, "sk": {"S": "status"}},
+        ConsistentRead=True,
+    )["Item"]
+    return float(json.loads(item["doc"]["S"])["at"])
 
 
-def run(args: argparse.Namespace, endpoint: str) -> int:
-    """Apply the example, run every job through both machines, report, destroy."""
+def cost(model: dict[str, Any], polls: int) -> dict[str, int]:
+    """What the module's cost model says a job with ``polls`` polls costs."""
+    return {
+        "transitions": model["transitions_fixed"] + polls * model["transitions_per_poll"],
+        "events": model["history_events_fixed"] + polls * model["history_events_per_poll"],
+        "invocations": model["lambda_invocations_fixed"]
+        + polls * model["lambda_invocations_per_poll"],
+    }
+
+
+def run(args: argparse.Namespace, endpoint: str, destroy: bool) -> int:
+    """Apply the three pollers, run the jobs, check the formulas, print the table."""
 
     def client(service: str) -> Any:
         return boto3.client(
@@ -149,90 +224,189 @@ def run(args: argparse.Namespace, endpoint: str) -> int:
             aws_secret_access_key="test",
         )
 
-    sfn = client("stepfunctions")
-    prefix = f"jpbench-{int(time.time()) % 100000}"
-    variables = {
-        "name_prefix": prefix,
-        "initial_wait_seconds": args.initial_wait,
-        "poll_interval_seconds": args.interval,
-        "timeout_seconds": args.timeout,
-        "force_destroy": True,
-    }
+    sfn, ddb = client("stepfunctions"), client("dynamodb")
     scratch = Path(tempfile.mkdtemp(prefix="jpbench-"))
-    workspace = Workspace(EXAMPLE, endpoint, scratch, log=lambda line: None)
-    naive_arn = None
+    config = scratch / "config"
+    config.mkdir()
+    # A relative source: Terraform copies a module given by absolute path, which
+    # breaks the module's own relative sources (../lambda-function).
+    (config / "main.tf").write_text(CONFIG.replace("MODULE", os.path.relpath(MODULE, config)))
+    variables = {
+        "name_prefix": f"jpb-{int(time.time()) % 100000}",
+        "initial_wait": args.initial_wait,
+        "interval": args.interval,
+        "fallback": args.fallback,
+        "timeout": int(max(args.durations) * 3 + 60),
+    }
+    workspace = Workspace(config, endpoint, scratch, log=lambda line: None)
     try:
-        print(f"applying {EXAMPLE.relative_to(ROOT)} ...", file=sys.stderr)
+        progress("applying three pollers (loop, retry, event) ...")
         workspace.init()
         workspace.apply(variables)
-        tuned_arn = workspace.outputs()["lambda_state_machine_arn"]
-        described = sfn.describe_state_machine(stateMachineArn=tuned_arn)
-        definition = json.loads(described["definition"])
-        # The anti-pattern: same machine, Wait 1 s and poll every 1 s.
-        states = definition["States"]
-        states["job Wait Initial"]["Seconds"] = 1
-        states["job Wait Poll"]["Seconds"] = 1
-        naive_waits = math.ceil(max(args.timeout - 1, 0) / 1) + 1
-        states["job Start"]["Parameters"]["max_wait_count"] = naive_waits
-        states["job Check"]["Choices"][2]["And"][1]["NumericGreaterThanEquals"] = naive_waits
-        naive_arn = sfn.create_state_machine(
-            name=f"{prefix}-poll-1s",
-            definition=json.dumps(definition),
-            roleArn=described["roleArn"],
-        )["stateMachineArn"]
-
-        machines = {
-            "tuned": (tuned_arn, args.initial_wait, args.interval),
-            "1s": (naive_arn, 1, 1),
-        }
-        started = {
-            (label, duration): sfn.start_execution(
-                stateMachineArn=arn, input=json.dumps({"job": {"duration_seconds": duration}})
+        pollers = workspace.outputs()["pollers"]
+        progress("warming the Lambdas up (one 1-s job per wait) ...")
+        warm = [
+            sfn.start_execution(
+                stateMachineArn=pollers[mode]["arn"],
+                input=json.dumps({"job": {"duration_seconds": 1}}),
             )["executionArn"]
-            for label, (arn, _, _) in machines.items()
+            for mode in MODES
+        ]
+        while any(sfn.describe_execution(executionArn=a)["status"] == "RUNNING" for a in warm):
+            time.sleep(0.5)
+        started = {
+            (mode, duration): sfn.start_execution(
+                stateMachineArn=pollers[mode]["arn"],
+                input=json.dumps({"job": {"duration_seconds": duration}}),
+            )["executionArn"]
+            for mode in MODES
             for duration in args.durations
         }
+        progress(f"running {len(started)} jobs ({', '.join(map(str, args.durations))} s) ...")
+        deadline = time.monotonic() + max(args.durations) * 3 + 120
         results: dict[tuple[str, float], dict[str, Any]] = {}
-        deadline = time.monotonic() + max(args.durations) * 3 + 60
-        while len(results) < len(started) and time.monotonic() < deadline:
+        while len(results) < len(started):
+            if time.monotonic() > deadline:
+                progress("some executions did not finish in time")
+                return 1
             for key, arn in started.items():
                 if key in results:
                     continue
-                status = sfn.describe_execution(executionArn=arn)["status"]
-                if status != "RUNNING":
-                    results[key] = {"status": status, **measure(history(sfn, arn))}
+                described = sfn.describe_execution(executionArn=arn)
+                if described["status"] == "RUNNING":
+                    continue
+                measured = measure(key[0], history(sfn, arn))
+                measured["status"] = described["status"]
+                ended = job_end(ddb, pollers[key[0]]["table"], arn)
+                measured["delay"] = measured["moved_on"] - ended
+                # The job as the poller saw it: from Run Job's return to the job's end
+                # (the runner's own start may lag the request by a cold start).
+                measured["waited"] = ended - measured["waiting_from"]
+                results[key] = measured
             time.sleep(0.5)
-        if len(results) < len(started):
-            print("some executions did not finish in time", file=sys.stderr)
-            return 1
-
-        return report(args, machines, results)
+        return report(args, pollers, results)
     finally:
-        if naive_arn:
-            sfn.delete_state_machine(stateMachineArn=naive_arn)
-        workspace = Workspace(EXAMPLE, endpoint, scratch, log=lambda line: None)
-        try:
-            workspace.destroy(variables)
-        finally:
-            workspace.close()
+        if destroy:
+            progress("destroying ...")
+            try:
+                workspace.destroy(variables)
+            finally:
+                workspace.close()
 
 
-def main() -> int:
-    """Parse arguments, start LocalStack unless --endpoint is given, run the benchmark."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--endpoint", help="an existing LocalStack (default: start one)")
-    parser.add_argument("--durations", type=float, nargs="+", default=[3, 6, 12])
-    parser.add_argument("--initial-wait", type=int, default=2, help="tuned W0 (s)")
-    parser.add_argument("--interval", type=int, default=3, help="tuned P (s)")
-    parser.add_argument("--timeout", type=int, default=60, help="per-loop timeout (s)")
-    args = parser.parse_args()
-    if args.endpoint:
-        return run(args, args.endpoint.rstrip("/"))
+def report(args: argparse.Namespace, pollers: dict[str, Any], results: dict) -> int:
+    """Check every formula against the histories, then print the table; 0 when all agree."""
+    problems = []
+    for (mode, duration), measured in sorted(results.items()):
+        model = pollers[mode]["model"]
+        # Polls the schedule predicts for the job as the poller saw it; within
+        # EDGE_SECONDS of a poll boundary either neighbour is accepted (latency).
+        allowed = {
+            polls_for(mode, waited, args.initial_wait, args.interval, args.fallback)
+            for waited in (measured["waited"] - EDGE_SECONDS, measured["waited"] + EDGE_SECONDS)
+        }
+        expected_polls = measured["polls"] if measured["polls"] in allowed else min(allowed)
+        predicted = cost(model, measured["polls"])
+        task_invocations = predicted["invocations"] - (1 if mode == "event" else 0)
+        checks = {
+            "status": (measured["status"], "SUCCEEDED"),
+            "polls (schedule)": (measured["polls"], expected_polls),
+            "transitions (cost model)": (measured["transitions"], predicted["transitions"]),
+            "history events (cost model)": (measured["events"], predicted["events"]),
+            "task invocations (cost model)": (measured["task_invocations"], task_invocations),
+        }
+        for what, (got, want) in checks.items():
+            if got != want:
+                problems.append(f"{mode}, {duration:g} s job: {what} {got}, expected {want}")
+        progress(
+            f"{mode:>5} {duration:>5g} s (waited {measured['waited']:.2f} s): {measured['polls']}"
+            f" polls, {measured['transitions']} transitions, {measured['events']} events, "
+            f"delay {measured['delay']:.2f} s"
+        )
+    for problem in problems:
+        progress(f"MISMATCH {problem}")
+
+    settings = dict(PRODUCTION)
+    rows: list[tuple[str, list[str]]] = []
+
+    def at(duration: float, field: str) -> list[str]:
+        cells = []
+        for mode in MODES:
+            polls = polls_for(
+                mode, duration, settings["initial_wait"], settings["interval"], settings["fallback"]
+            )
+            cells.append(f"{cost(pollers[mode]['model'], polls)[field]:,}")
+        return cells
+
+    for label, seconds in LONG.items():
+        rows.append((f"transitions per job, {label}", at(seconds, "transitions")))
+    rows.append(("history events per job, 30 min", at(LONG["30 min"], "events")))
+    rows.append(
+        (
+            "history events per poll",
+            [str(pollers[m]["model"]["history_events_per_poll"]) for m in MODES],
+        )
+    )
+    rows.append(("Lambda invocations per job, 30 min", at(LONG["30 min"], "invocations")))
+    rows.append(
+        (
+            "delay after job end, median (s)",
+            [
+                f"{statistics.median(r['delay'] for (m, _), r in results.items() if m == mode):.2f}"
+                for mode in MODES
+            ],
+        )
+    )
+    rows.append(
+        (
+            "LocalStack runs checked against the formulas",
+            [f"{sum(1 for (m, _), r in results.items() if m == mode)}" for mode in MODES],
+        )
+    )
+    jobs = ", ".join(f"{d:g}" for d in args.durations)
+    print(
+        f"Per job, from the module's cost model with W0 = {settings['initial_wait']} s and "
+        f"P = {settings['interval']} s (loop, retry), F = {settings['fallback']} s (event); "
+        f"formulas checked on LocalStack with jobs of {jobs} s (W0 = {args.initial_wait} s, "
+        f"P = {args.interval} s, F = {args.fallback} s; delays measured there). Event: the "
+        "job's end arrives as an event; the fallback fires every F before it.\n"
+    )
+    print("| per job | loop | retry | event |")
+    print("|---|---:|---:|---:|")
+    for label, cells in rows:
+        print(f"| {label} | {' | '.join(cells)} |")
+    if problems:
+        print(f"\nMISMATCH in {len(problems)} check(s): see stderr")
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, start LocalStack unless LOCALSTACK_ENDPOINT is set, run."""
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Set LOCALSTACK_ENDPOINT to use a running LocalStack (what is applied is then "
+        "destroyed); otherwise one is started in-process and thrown away.",
+    )
+    parser.add_argument(
+        "--durations", type=float, nargs="+", default=[3.5, 6.5, 9.5], help="job seconds"
+    )
+    parser.add_argument("--initial-wait", type=int, default=2, help="W0 on LocalStack (s)")
+    parser.add_argument("--interval", type=int, default=3, help="P on LocalStack (s)")
+    parser.add_argument("--fallback", type=int, default=4, help="F on LocalStack (s)")
+    parser.add_argument("--smoke", action="store_true", help="one job per wait (fast)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.durations = [6.5]
+    endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
+    if endpoint:
+        return run(args, endpoint.rstrip("/"), destroy=True)
     from sfn_patterns_localstack import server
 
+    progress("starting LocalStack")
     instance = server.start()
     try:
-        return run(args, instance.endpoint)
+        return run(args, instance.endpoint, destroy=False)
     finally:
         instance.stop()
 

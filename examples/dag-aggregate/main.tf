@@ -25,9 +25,11 @@ module "dag" {
   }
 
   poll = {
+    completion            = var.completion
+    fallback_seconds      = var.fallback_seconds
     initial_wait_seconds  = var.poll_seconds
     poll_interval_seconds = var.poll_seconds
-    timeout_seconds       = 600
+    timeout_seconds       = var.task_timeout_seconds
   }
 
   python_executable = var.python_executable

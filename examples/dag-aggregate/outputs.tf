@@ -32,3 +32,8 @@ output "priorities" {
   description = "strategy = dependency: longest remaining path of each task."
   value       = module.dag.priorities
 }
+
+output "completion_rule_name" {
+  description = "completion = event: the rule on the tasks' statement status-change events."
+  value       = module.dag.completion_rule_name
+}

@@ -56,6 +56,24 @@ variable "redshift_database" {
   default     = "dev"
 }
 
+variable "completion" {
+  description = "How tasks wait for their statements: event (the statement's status-change event) or poll."
+  type        = string
+  default     = "event"
+}
+
+variable "fallback_seconds" {
+  description = "completion = event: seconds a task waits for its statement's event before describing it."
+  type        = number
+  default     = 300
+}
+
+variable "task_timeout_seconds" {
+  description = "Seconds a task's statement may run before it is cancelled (with 1-s polls, keep it short: the level strategies' history budget counts every poll)."
+  type        = number
+  default     = 600
+}
+
 variable "poll_seconds" {
   description = "Initial wait and poll interval of every task, in seconds (short for LocalStack, longer on AWS)."
   type        = number

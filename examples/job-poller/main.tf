@@ -1,10 +1,15 @@
-# Job poller example: the same pattern twice.
+# Job poller example: the same pattern three times.
 #
 # * "lambda": generic Run Job / Get Job Status Lambdas driving the sample job
-#   (seed 000's async job runner), start-time timeout with the start time in S3.
+#   (seed 000's async job runner), start-time timeout with the start time in S3,
+#   retry polling (the Lambda variant's default: one transition per poll).
 # * "sdk": no Lambdas at all. Step Functions' own StartExecution/DescribeExecution
 #   (aws-sdk integrations) start and poll a child state machine that stands in for
-#   any service with a describe API; wait-count timeout, no store.
+#   any service with a describe API; wait-count timeout, no store, loop-assign
+#   polling (the aws-sdk default: a workflow variable counts the polls).
+# * "events": the sample job again, but completion = "event": the execution parks
+#   on a task token until the job's completion event resumes it, with a fallback
+#   check every fallback_seconds in case the event is lost.
 
 provider "aws" {
   region = var.region
@@ -34,6 +39,19 @@ module "lambda" {
   s3_force_destroy      = var.force_destroy
   task_retry            = { interval_seconds = 1, max_attempts = 3, backoff_rate = 2 }
   tags                  = var.tags
+}
+
+module "events" {
+  source = "../../modules/job-poller"
+
+  name             = "${var.name_prefix}-events"
+  poller_name      = "job"
+  completion       = "event"
+  fallback_seconds = var.fallback_seconds
+  timeout_seconds  = var.timeout_seconds
+  metadata_store   = "dynamodb"
+  task_retry       = { interval_seconds = 1, max_attempts = 3, backoff_rate = 2 }
+  tags             = var.tags
 }
 
 module "sdk" {

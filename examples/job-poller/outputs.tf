@@ -37,6 +37,40 @@ output "lambda_max_wait_count" {
   value       = module.lambda.max_wait_count
 }
 
+output "events_state_machine_arn" {
+  description = "ARN of the event-completed poller (sample job, completion = event)."
+  value       = module.events.state_machine_arn
+}
+
+output "events_token_table_name" {
+  description = "Token table of the event-completed poller (parked task tokens by job id)."
+  value       = module.events.token_table_name
+}
+
+output "events_completion_function_name" {
+  description = "Function that resumes the event-completed poller's executions on the sample job's events."
+  value       = module.events.completion_function_name
+}
+
+output "events_completion_rule_name" {
+  description = "EventBridge rule on the sample job's completion events."
+  value       = module.events.completion_rule_name
+}
+
+output "events_metadata_table_name" {
+  description = "DynamoDB table where the event-completed poller's sample job records its status and end time."
+  value       = module.events.metadata_table_name
+}
+
+output "cost_models" {
+  description = "Each poller's cost model: transitions and history events fixed and per poll (or fallback check), and the worst-case history."
+  value = {
+    lambda = module.lambda.cost_model
+    sdk    = module.sdk.cost_model
+    events = module.events.cost_model
+  }
+}
+
 output "sdk_max_wait_count" {
   description = "Poll waits after which the aws-sdk variant times out."
   value       = module.sdk.max_wait_count

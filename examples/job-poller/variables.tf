@@ -16,19 +16,25 @@ variable "name_prefix" {
 }
 
 variable "initial_wait_seconds" {
-  description = "Initial wait of both pollers (the job's expected minimum duration)."
+  description = "Initial wait of the polling pollers (the job's expected minimum duration)."
   type        = number
   default     = 60
 }
 
 variable "poll_interval_seconds" {
-  description = "Wait between two status checks of both pollers."
+  description = "Wait between two status checks of the polling pollers."
   type        = number
   default     = 30
 }
 
+variable "fallback_seconds" {
+  description = "Seconds the event-completed poller waits for the completion event before checking the job itself."
+  type        = number
+  default     = 600
+}
+
 variable "timeout_seconds" {
-  description = "Per-loop timeout of both pollers."
+  description = "Per-loop timeout of every poller."
   type        = number
   default     = 3600
 }

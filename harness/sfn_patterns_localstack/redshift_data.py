@@ -34,9 +34,17 @@ the (sub-)statement STARTED for that many seconds before its SQL runs, so poll
 loops and CancelStatement can be observed; a cancel during that time aborts the
 statement before it changes anything.
 
+* ``WithEvent=true``: when the statement ends (FINISHED, FAILED or ABORTED) a
+  "Redshift Data Statement Status Change" event (source ``aws.redshift-data``) goes
+  to the account's default event bus, shaped as AWS documents it (detail:
+  ``principal``, ``statementName``, ``statementId``, ``redshiftQueryId``, ``state``,
+  ``rows``, ``expireAt``; ``resources``: the cluster's or workgroup's ARN, the
+  workgroup's id being its name here). Published from a separate thread, in the
+  order statements end; like AWS, delivery is best effort.
+
 Not emulated: sessions (SessionId, SessionKeepAliveSeconds), ResultFormat CSV and
 GetStatementResultV2, DescribeTable/ListDatabases/ListSchemas/ListTables,
-WithEvent notifications, IAM/secret authentication (accepted and echoed only).
+IAM/secret authentication (accepted and echoed only).
 
 LocalStack quirk handled here: its Step Functions aws-sdk integration turns the
 ARN's service name into a boto3 client name verbatim, and ``redshiftdata`` is
@@ -46,7 +54,11 @@ does when it discovers its provider plugins at start-up) adds that mapping.
 
 from __future__ import annotations
 
+import json
+import logging
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from localstack.aws.api import CommonServiceException, RequestContext
@@ -63,8 +75,14 @@ from sfn_patterns_localstack.redshift_data_engine import (
     page,
 )
 
+LOG = logging.getLogger(__name__)
+
 Request = dict[str, Any]
 Response = dict[str, Any]
+EVENT_SOURCE = "aws.redshift-data"
+EVENT_DETAIL_TYPE = "Redshift Data Statement Status Change"
+# Results of a finished statement stay available for 24 hours (expireAt).
+RESULT_RETENTION_SECONDS = 86400
 STATUSES = frozenset({"SUBMITTED", "PICKED", "STARTED", "FINISHED", "ABORTED", "FAILED", "ALL"})
 
 
@@ -108,12 +126,34 @@ class RedshiftDataProvider(ServiceLifecycleHook):
 
     service = "redshift-data"
 
-    def __init__(self, warehouse: Warehouse | None = None) -> None:
+    def __init__(
+        self,
+        warehouse: Warehouse | None = None,
+        publish: Callable[[dict[str, Any], Target], None] | None = None,
+    ) -> None:
         self.warehouse = warehouse or Warehouse()
+        self.warehouse.on_end = self._announce
+        self._publish = publish or _put_event
+        self._announcer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rsd-events")
+        self._closing = False
 
     def on_before_stop(self) -> None:
         """Abort running statements and release the DuckDB databases."""
+        self._closing = True
         self.warehouse.close()
+        self._announcer.shutdown(wait=False, cancel_futures=True)
+
+    def _announce(self, statement: Statement) -> None:
+        """Queue the status-change event of a statement run ``WithEvent``."""
+        if statement.with_event and not self._closing:
+            entry = status_change_event(statement)
+            self._announcer.submit(self._safely_publish, entry, statement.target)
+
+    def _safely_publish(self, entry: dict[str, Any], target: Target) -> None:
+        try:
+            self._publish(entry, target)
+        except Exception:  # best effort, as on AWS: a lost event is not a failed statement
+            LOG.exception("could not publish the status change of %s", entry.get("Detail"))
 
     def dispatch_table(self) -> dict[str, Callable[[RequestContext, Request], Response]]:
         """Operation name -> handler, for the skeleton; errors become API errors."""
@@ -359,6 +399,55 @@ def _echo(statement: Statement) -> Response:
     return {key: value for key, value in echoed.items() if value}
 
 
+def _partition(region: str) -> str:
+    if region.startswith("cn-"):
+        return "aws-cn"
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    return "aws"
+
+
+def status_change_event(statement: Statement) -> dict[str, Any]:
+    """The PutEvents entry of a statement's "Redshift Data Statement Status Change" event."""
+    target = statement.target
+    partition = _partition(target.region)
+    if target.cluster_identifier:
+        resource = (
+            f"arn:{partition}:redshift:{target.region}:{target.account}:cluster:"
+            f"{target.cluster_identifier}"
+        )
+    else:
+        resource = (
+            f"arn:{partition}:redshift-serverless:{target.region}:{target.account}:workgroup/"
+            f"{target.workgroup_name}"
+        )
+    finished = [sub for sub in statement.subs if sub.result_rows >= 0]
+    detail: dict[str, Any] = {
+        "principal": f"arn:{partition}:iam::{target.account}:root",
+        "statementId": statement.id,
+        "redshiftQueryId": statement.subs[-1].redshift_query_id or -1,
+        "state": statement.status,
+        "rows": sum(sub.result_rows for sub in finished) if finished else -1,
+        "expireAt": int(time.time()) + RESULT_RETENTION_SECONDS,
+    }
+    if statement.statement_name:
+        detail["statementName"] = statement.statement_name
+    return {
+        "Source": EVENT_SOURCE,
+        "DetailType": EVENT_DETAIL_TYPE,
+        "Resources": [resource],
+        "Detail": json.dumps(detail),
+    }
+
+
+def _put_event(entry: dict[str, Any], target: Target) -> None:
+    """PutEvents on the target account's default bus, through LocalStack's internal client."""
+    from localstack.aws.connect import connect_to
+
+    events = connect_to(aws_access_key_id=target.account, region_name=target.region).events
+    events.put_events(Entries=[entry])
+
+
 def _duration(statement: Statement) -> int:
     if statement.status not in TERMINAL:
         return -1
@@ -388,4 +477,9 @@ def redshift_data_duckdb() -> Service:
     return Service.for_provider(provider, dispatch_table_factory=lambda p: p.dispatch_table())
 
 
-__all__ = ["RedshiftDataProvider", "redshift_data_duckdb", "teach_step_functions_redshift_data"]
+__all__ = [
+    "RedshiftDataProvider",
+    "redshift_data_duckdb",
+    "status_change_event",
+    "teach_step_functions_redshift_data",
+]

@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -245,6 +245,7 @@ class Statement:
     cancel: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
     cursor: duckdb.DuckDBPyConnection | None = None
+    ended_reported: bool = False
 
     def set_status(self, status: str) -> None:
         """Record a state change of the whole request."""
@@ -282,9 +283,19 @@ class _Database:
 
 
 class Warehouse:
-    """Statements, their databases and the workers that run them."""
+    """Statements, their databases and the workers that run them.
 
-    def __init__(self, workers: int = DEFAULT_WORKERS) -> None:
+    ``on_end`` (optional) is called once per statement when it reaches FINISHED,
+    FAILED or ABORTED, outside any statement lock: the provider announces the end
+    there (the Data API's ``WithEvent`` status-change event).
+    """
+
+    def __init__(
+        self,
+        workers: int = DEFAULT_WORKERS,
+        on_end: Callable[[Statement], None] | None = None,
+    ) -> None:
+        self.on_end = on_end
         self._lock = threading.RLock()
         self._statements: OrderedDict[str, Statement] = OrderedDict()
         self._databases: dict[tuple, _Database] = {}
@@ -392,11 +403,14 @@ class Warehouse:
                     f"Could not cancel a query that is already in {statement.status} state.",
                 )
             statement.cancel.set()
-            if statement.status in (SUBMITTED, PICKED):
+            queued = statement.status in (SUBMITTED, PICKED)
+            if queued:
                 self._abort(statement)
             elif statement.cursor is not None:
                 with contextlib.suppress(duckdb.Error):
                     statement.cursor.interrupt()
+        if queued:
+            self._ended(statement)  # a running statement's worker reports its own end
 
     def result_page(self, sub: SubStatement, next_token: str | None) -> dict[str, Any]:
         """One page of a finished statement's result set."""
@@ -456,6 +470,15 @@ class Warehouse:
                 sub.set_status(ABORTED)
         statement.set_status(ABORTED)
 
+    def _ended(self, statement: Statement) -> None:
+        """Report a statement's end to ``on_end``, once, whoever ended it."""
+        with statement.lock:
+            if statement.ended_reported or statement.status not in TERMINAL:
+                return
+            statement.ended_reported = True
+        if self.on_end is not None:
+            self.on_end(statement)
+
     def _run(self, statement: Statement) -> None:
         """Worker: run a statement to a terminal state, whatever happens."""
         with statement.lock:
@@ -487,6 +510,7 @@ class Warehouse:
             if cursor is not None:
                 with contextlib.suppress(duckdb.Error):
                     cursor.close()  # also rolls back a transaction left open
+            self._ended(statement)
 
     def _run_in_transaction(
         self, statement: Statement, cursor: duckdb.DuckDBPyConnection

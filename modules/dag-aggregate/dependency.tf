@@ -19,11 +19,6 @@ locals {
   task_machine_arn      = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${local.task_machine_name}"
   runs_table_arn        = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table:${var.name}-runs"
 
-  poll_args = [
-    "--default-wait", tostring(var.poll.initial_wait_seconds),
-    "--poll-interval", tostring(var.poll.poll_interval_seconds),
-    "--default-timeout", tostring(var.poll.timeout_seconds),
-  ]
 
   # Errors worth another try of the start Lambda (it is idempotent); a run id that is
   # already running (RunAlreadyRunningError) fails the execution at once.
@@ -79,7 +74,7 @@ data "local_command" "dependency_plan" {
   command = var.python_executable
   arguments = concat(
     [local.planner, "dependency-plan", "--sql-dir", var.sql_dir, "--schema", var.sql_schema],
-    local.poll_args,
+    local.wait_args,
   )
 }
 
@@ -89,7 +84,7 @@ data "local_command" "task_definition" {
   command = var.python_executable
   arguments = concat(
     [local.planner, "render-task", "--task-done-arn", local.runtime_function_arn],
-    local.poll_args,
+    local.wait_args,
     local.target_args,
   )
 }
@@ -252,7 +247,8 @@ module "task_machine" {
     actions    = ["lambda:InvokeFunction"]
     resources  = [local.runtime_function_arn, "${local.runtime_function_arn}:*"]
     conditions = []
-  }])
+    }], [for statement in module.completion.park_policy_statements : merge(statement, { conditions = [] })],
+  )
 
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn

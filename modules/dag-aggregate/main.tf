@@ -28,6 +28,22 @@ locals {
     var.redshift.secret_arn != null ? ["--secret-arn", var.redshift.secret_arn] : [],
   )
 
+  # How tasks wait for their statements (templates/job-poller): the statement's
+  # status-change event with a fallback describe (completion.tf), or polls.
+  event_completion        = var.poll.completion == "event"
+  completion_function_arn = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${var.name}-completion"
+  wait_args = concat(
+    [
+      "--default-wait", tostring(var.poll.initial_wait_seconds),
+      "--poll-interval", tostring(var.poll.poll_interval_seconds),
+      "--default-timeout", tostring(var.poll.timeout_seconds),
+      "--completion", var.poll.completion,
+      "--fallback-seconds", tostring(var.poll.fallback_seconds),
+      "--partition", local.partition,
+    ],
+    local.event_completion ? ["--completion-function-arn", local.completion_function_arn] : [],
+  )
+
   plan       = var.create ? jsondecode(data.local_command.plan[0].stdout) : null
   definition = var.create && !local.dependency ? data.local_command.render[0].stdout : null
 
@@ -93,10 +109,8 @@ data "local_command" "render" {
     [local.planner, "render",
       "--sql-dir", var.sql_dir, "--schema", var.sql_schema,
       "--strategy", var.strategy, "--max-concurrency", tostring(var.max_concurrency),
-      "--default-wait", tostring(var.poll.initial_wait_seconds),
-      "--poll-interval", tostring(var.poll.poll_interval_seconds),
-      "--default-timeout", tostring(var.poll.timeout_seconds),
     "--compact"],
+    local.wait_args,
     local.target_args,
   )
 }
@@ -108,7 +122,7 @@ module "state_machine" {
   name       = var.name
   definition = coalesce(local.definition, "{}")
 
-  policy_statements = local.redshift_policy_statements
+  policy_statements = concat(local.redshift_policy_statements, module.completion.park_policy_statements)
 
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn

@@ -87,3 +87,18 @@ output "priorities" {
   description = "strategy = dependency: each task's priority, its longest remaining path by estimated duration."
   value       = local.create_dependency ? { for name, task in jsondecode(local.dependency_document.document).tasks : name => task.priority } : null
 }
+
+output "token_table_name" {
+  description = "poll.completion = event: DynamoDB table of the tasks' parked task tokens by statement id (null otherwise)."
+  value       = module.completion.table_name
+}
+
+output "completion_function_name" {
+  description = "poll.completion = event: the function that resumes tasks on their statements' status-change events (null otherwise)."
+  value       = module.completion.function_name
+}
+
+output "completion_rule_name" {
+  description = "poll.completion = event: the EventBridge rule on the tasks' statement status-change events (null otherwise)."
+  value       = module.completion.rule_name
+}

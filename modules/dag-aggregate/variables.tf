@@ -17,6 +17,11 @@ variable "name" {
     condition     = var.strategy != "dependency" || length(var.name) <= 56
     error_message = "With strategy \"dependency\", name must be at most 56 characters (it prefixes <name>-runtime, <name>-task and <name>-runs)."
   }
+
+  validation {
+    condition     = try(var.poll.completion, "event") != "event" || length(var.name) <= 50
+    error_message = "With poll.completion = \"event\", name must be at most 50 characters (it prefixes <name>-completion, the function and rule that resume tasks on statement events)."
+  }
 }
 
 variable "sql_dir" {
@@ -90,8 +95,10 @@ variable "redshift" {
 }
 
 variable "poll" {
-  description = "Statement polling: seconds before the first poll (tasks may override with wait=), between polls, and before a task times out (tasks may override with timeout=)."
+  description = "How a task waits for its statement: completion event (WithEvent; the status-change event resumes it, with a describeStatement every fallback_seconds) or poll (describeStatement every poll_interval_seconds after initial_wait_seconds, which tasks may override with wait=); timeout_seconds (tasks may override with timeout=) cancels a statement that runs too long."
   type = object({
+    completion            = optional(string, "event")
+    fallback_seconds      = optional(number, 300)
     initial_wait_seconds  = optional(number, 5)
     poll_interval_seconds = optional(number, 10)
     timeout_seconds       = optional(number, 3600)
@@ -101,6 +108,11 @@ variable "poll" {
   validation {
     condition     = var.poll.initial_wait_seconds >= 0 && var.poll.poll_interval_seconds >= 1 && var.poll.timeout_seconds >= var.poll.poll_interval_seconds
     error_message = "poll needs initial_wait_seconds >= 0, poll_interval_seconds >= 1 and timeout_seconds >= poll_interval_seconds."
+  }
+
+  validation {
+    condition     = contains(["event", "poll"], var.poll.completion) && var.poll.fallback_seconds >= 1 && floor(var.poll.fallback_seconds) == var.poll.fallback_seconds
+    error_message = "poll.completion must be \"event\" or \"poll\", and poll.fallback_seconds a whole number of seconds >= 1."
   }
 }
 

@@ -35,7 +35,7 @@ module "get_job_status" {
   memory_size                       = var.lambda_memory_size
   timeout                           = var.lambda_timeout
   environment_variables             = local.adapter_env
-  policy_statements                 = concat(local.store_read_write, local.kms_statements, local.invoke_adapter)
+  policy_statements                 = concat(local.store_read_write, local.kms_statements, local.invoke_adapter, local.park_statements)
   kms_key_arn                       = var.kms_key_arn
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
@@ -54,8 +54,8 @@ module "sample_job" {
   runtime                           = var.lambda_runtime
   memory_size                       = 128
   timeout                           = 660
-  environment_variables             = local.store_env
-  policy_statements                 = concat(local.store_read_write, local.kms_statements)
+  environment_variables             = merge(local.store_env, local.event ? { SAMPLE_JOB_EVENTS = "1" } : {})
+  policy_statements                 = concat(local.store_read_write, local.kms_statements, local.sample_event_statements)
   kms_key_arn                       = var.kms_key_arn
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable

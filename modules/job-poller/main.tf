@@ -1,7 +1,13 @@
-# Job poller (seeds 000/001): Run Job -> Wait (initial) -> Get Job Status -> Choice,
-# looping through Count -> Wait (poll) with a per-loop timeout. Lambda variant
-# (generic Run Job / Get Job Status Lambdas calling a pluggable adapter) or aws-sdk
-# variant (no Lambdas: a start API and a describe API called by Step Functions).
+# Job poller (seeds 000/001): Run Job, then wait for the job to end and route its
+# outcome, with a per-loop timeout. How it waits (templates/job-poller/poll-*.tftpl):
+#   polling = "retry"        Wait (initial) -> Get Status whose Retry polls (1 transition per poll)
+#   polling = "loop-assign"  Wait -> Get Status (+ counter variable) -> Check -> Wait (3 per poll)
+#   polling = "loop"         the 4-state loop of earlier versions (Count Pass, 4 per poll)
+#   completion = "event"     park on a task token; the job's completion event resumes it,
+#                            a fallback check every fallback_seconds guarantees the end
+# Lambda variant (generic Run Job / Get Job Status Lambdas calling a pluggable
+# adapter) or aws-sdk variant (no Lambdas: a start API and a describe API called by
+# Step Functions).
 
 data "aws_partition" "current" {}
 data "aws_region" "current" {}
@@ -24,17 +30,105 @@ locals {
   table_arn   = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${local.table_name}"
 
   state_machine_name = "${var.name}-job-poller"
+  state_machine_arn  = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${local.state_machine_name}"
 
   # The loop keeps all its data under one path, so several pollers never collide.
   state_path = "$.job_poller.${var.poller_name}"
 
-  # Wait-count timeout: after W0 + n * P seconds the loop gives up (n = max_wait_count).
-  # With start-time the Lambda's clock decides; the counter is a backstop one wait later.
-  loop_waits     = ceil(max(var.timeout_seconds - var.initial_wait_seconds, 0) / var.poll_interval_seconds)
-  max_wait_count = local.loop_waits + (local.start_time ? 1 : 0)
-  history_events_worst_case = (
-    20 + 6 * var.task_retry.max_attempts + local.max_wait_count * (11 + 3 * var.task_retry.max_attempts)
+  # --- How the loop waits -------------------------------------------------------------
+  event   = var.completion == "event"
+  polling = coalesce(var.polling, local.use_lambda ? "retry" : "loop-assign")
+  # event: the Lambda variant parks in its own status check (one transition per
+  # fallback); event-sdk: a park through the event-completion function, then the
+  # describe call on each fallback.
+  shape = local.event ? (local.use_lambda ? "event" : "event-sdk") : local.polling
+  shape_templates = {
+    "loop"        = "poll-loop.asl.json.tftpl"
+    "loop-assign" = "poll-loop-assign.asl.json.tftpl"
+    "retry"       = "poll-retry.asl.json.tftpl"
+    "event"       = "poll-event.asl.json.tftpl"
+    "event-sdk"   = "poll-event-sdk.asl.json.tftpl"
+  }
+  entry_states = {
+    "loop"        = "${var.poller_name} Start"
+    "loop-assign" = "${var.poller_name} Wait Initial"
+    "retry"       = "${var.poller_name} Wait Initial"
+    "event"       = "${var.poller_name} Await"
+    "event-sdk"   = "${var.poller_name} Await"
+  }
+  entry_state = local.entry_states[local.shape]
+
+  # --- How many polls the timeout allows ----------------------------------------------
+  # Polls = status checks after the first one. Wait-count timeout: after W0 + n * P
+  # seconds the loop gives up (n = max_polls); with retry backoff the intervals grow
+  # P, P*b, P*b^2, ... up to the cap; with events, one fallback check every F seconds.
+  # With start-time the Lambda's clock decides; the counter is a backstop one poll later.
+  poll_span     = max(var.timeout_seconds - var.initial_wait_seconds, 0)
+  backoff       = var.poll_backoff_rate
+  log_base      = local.backoff == 1 ? 2 : local.backoff
+  poll_cap      = coalesce(var.poll_max_interval_seconds, local.backoff == 1 ? var.poll_interval_seconds : 31622400)
+  capped_after  = local.backoff == 1 ? 0 : max(0, ceil(log(local.poll_cap / var.poll_interval_seconds, local.log_base)))
+  uncapped_span = local.backoff == 1 ? 0 : var.poll_interval_seconds * (pow(local.backoff, local.capped_after) - 1) / (local.backoff - 1)
+  backoff_polls = local.uncapped_span >= local.poll_span ? ceil(log(1 + local.poll_span * (local.log_base - 1) / var.poll_interval_seconds, local.log_base)) : local.capped_after + ceil((local.poll_span - local.uncapped_span) / local.poll_cap)
+  interval_polls = (
+    local.poll_span == 0 ? 0 : local.backoff == 1 || local.shape != "retry" ? ceil(local.poll_span / var.poll_interval_seconds) : local.backoff_polls
   )
+  fallback_polls = ceil(var.timeout_seconds / var.fallback_seconds)
+  max_polls      = (local.event ? local.fallback_polls : local.interval_polls) + (local.start_time ? 1 : 0)
+  max_polls_formula = local.event ? (
+    "ceil(timeout_seconds ${var.timeout_seconds} / fallback_seconds ${var.fallback_seconds})"
+    ) : (
+    "ceil((timeout_seconds ${var.timeout_seconds} - initial_wait_seconds ${var.initial_wait_seconds}) / poll_interval_seconds ${var.poll_interval_seconds}${local.shape == "retry" && local.backoff != 1 ? " growing x${local.backoff} up to ${local.poll_cap} s" : ""})"
+  )
+
+  # --- Cost per job, by shape (README "Cost" and "History budget") -----------------------
+  # Counted from execution histories (tests/job_poller/test_example.py,
+  # test_two_pollers.py and test_sdk_events.py check each against LocalStack histories):
+  # fixed part of a job that succeeds, then per poll (or fallback check);
+  # every retry of a task on a service error adds 3 history events (TaskFailed,
+  # TaskScheduled, TaskStarted). R counts per state visit: Run Job, and Get Status (or
+  # the park) once per poll where each poll re-enters the state.
+  costs = {
+    "loop"        = { transitions_fixed = 6, transitions_per_poll = 4, events_fixed = 20, events_per_poll = 11, retried_states_fixed = 2, retried_states_per_poll = 1, invocations_fixed = 2, invocations_per_poll = 1 }
+    "loop-assign" = { transitions_fixed = 5, transitions_per_poll = 3, events_fixed = 18, events_per_poll = 9, retried_states_fixed = 2, retried_states_per_poll = 1, invocations_fixed = 2, invocations_per_poll = 1 }
+    "retry"       = { transitions_fixed = 5, transitions_per_poll = 1, events_fixed = 18, events_per_poll = 3, retried_states_fixed = 2, retried_states_per_poll = 0, invocations_fixed = 2, invocations_per_poll = 1 }
+    "event"       = { transitions_fixed = 4, transitions_per_poll = 1, events_fixed = 17, events_per_poll = 6, retried_states_fixed = 2, retried_states_per_poll = 1, invocations_fixed = 3, invocations_per_poll = 1 }
+    "event-sdk"   = { transitions_fixed = 4, transitions_per_poll = 3, events_fixed = 17, events_per_poll = 13, retried_states_fixed = 2, retried_states_per_poll = 2, invocations_fixed = 2, invocations_per_poll = 1 }
+  }
+  cost  = local.costs[local.shape]
+  retry = var.task_retry.max_attempts
+  history_events_worst_case = (
+    local.cost.events_fixed + 3 * local.retry * local.cost.retried_states_fixed
+    + local.max_polls * (local.cost.events_per_poll + 3 * local.retry * local.cost.retried_states_per_poll)
+  )
+  history_formula = join("", [
+    "${local.cost.events_fixed} + 3 x ${local.retry} retries x ${local.cost.retried_states_fixed} tasks",
+    " + ${local.max_polls} ${local.event ? "fallback checks" : "polls"} (${local.max_polls_formula}${local.start_time ? " + 1 backstop" : ""})",
+    " x (${local.cost.events_per_poll} + 3 x ${local.retry} retries x ${local.cost.retried_states_per_poll} tasks)",
+  ])
+  history_advice = local.event ? "Raise fallback_seconds, or lower timeout_seconds or task_retry.max_attempts." : (
+    local.shape == "retry"
+    ? "Raise poll_interval_seconds, poll_backoff_rate or initial_wait_seconds, lower timeout_seconds, or use completion = \"event\"."
+    : "Raise poll_interval_seconds or initial_wait_seconds, lower timeout_seconds or task_retry.max_attempts, or use ${local.use_lambda ? "polling = \"retry\" or " : ""}completion = \"event\"."
+  )
+  cost_model = {
+    shape                         = local.shape
+    polling                       = local.event ? null : local.polling
+    completion                    = var.completion
+    initial_wait_seconds          = local.event ? 0 : var.initial_wait_seconds
+    poll_interval_seconds         = local.event ? var.fallback_seconds : var.poll_interval_seconds
+    poll_backoff_rate             = local.shape == "retry" ? local.backoff : 1
+    poll_max_interval_seconds     = local.shape == "retry" ? local.poll_cap : (local.event ? var.fallback_seconds : var.poll_interval_seconds)
+    max_polls                     = local.max_polls
+    transitions_fixed             = local.cost.transitions_fixed
+    transitions_per_poll          = local.cost.transitions_per_poll
+    history_events_fixed          = local.cost.events_fixed
+    history_events_per_poll       = local.cost.events_per_poll
+    history_events_per_task_retry = 3
+    lambda_invocations_fixed      = local.use_lambda || local.event ? local.cost.invocations_fixed : 0
+    lambda_invocations_per_poll   = local.use_lambda || local.event ? local.cost.invocations_per_poll : 0
+    history_events_worst_case     = local.history_events_worst_case
+  }
 
   sample_adapter = {
     start  = "sfn_patterns_samples.job_poller.sample_job:start"
@@ -46,7 +140,7 @@ locals {
   # is deployed, plus the caller's adapter code (source_path) when given.
   lambda_src = "${path.module}/../../lambda_src"
   lambda_sources = concat(
-    [{ path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**"], prefix_in_zip = "" }],
+    [{ path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**", "sfn_patterns/event_completion/**"], prefix_in_zip = "" }],
     local.sample_job ? [{ path = local.lambda_src, patterns = ["sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"], prefix_in_zip = "" }] : [],
     try(var.job_adapter.source_path, null) != null ? [{ path = var.job_adapter.source_path, patterns = var.job_adapter.patterns, prefix_in_zip = "" }] : [],
   )
@@ -68,7 +162,37 @@ locals {
     "Lambda.TooManyRequestsException", "RetryableJobError",
   ]
 
+  # The job's completion events (completion = "event"): the caller's, or the sample
+  # job's own when it is deployed.
+  sample_completion_event = {
+    event_pattern = jsonencode({
+      source        = ["sfn-patterns.sample-job"]
+      "detail-type" = ["Sample Job State Change"]
+      resources     = ["${local.function_arn_prefix}${local.sample_job_function_name}"]
+    })
+    job_id_path        = "$.detail.job_id"
+    status_path        = "$.detail.state"
+    succeeded_statuses = ["SUCCEEDED"]
+    failed_statuses    = ["FAILED"]
+    job_id_state_path  = null
+  }
+  completion_event = !local.event ? null : (var.completion_event != null ? var.completion_event : (local.sample_job ? local.sample_completion_event : null))
+  event_succeeded  = try(local.completion_event.succeeded_statuses, [])
+  event_failed     = try(local.completion_event.failed_statuses, [])
+  completion_name  = "${var.name}-job-poller"
+  role_arn         = try(var.aws_sdk_job.role_arn, null)
+
   # What differs between the two variants; the templates are the same.
+  lambda_status_payload = merge(
+    {
+      "context.$"      = "$$"
+      "job.$"          = "${local.state_path}.run.handle"
+      poller           = var.poller_name
+      timeout_strategy = var.timeout_strategy
+    },
+    local.shape == "loop" ? { "wait_count.$" = "${local.state_path}.loop.wait_count" } : {},
+    local.shape == "retry" ? { polling = "retry" } : {},
+  )
   variant = local.use_lambda ? {
     run_job_resource = "arn:${local.partition}:states:::lambda:invoke"
     run_job_parameters = jsonencode({
@@ -85,13 +209,7 @@ locals {
     get_status_resource = "arn:${local.partition}:states:::lambda:invoke"
     get_status_parameters = jsonencode({
       FunctionName = "${local.function_arn_prefix}${local.get_status_function_name}"
-      Payload = {
-        "context.$"      = "$$"
-        "job.$"          = "${local.state_path}.run.handle"
-        "wait_count.$"   = "${local.state_path}.loop.wait_count"
-        poller           = var.poller_name
-        timeout_strategy = var.timeout_strategy
-      }
+      Payload      = local.lambda_status_payload
     })
     get_status_result_selector = jsonencode({ "status.$" = "$.Payload.status", "result.$" = "$.Payload" })
     retry_errors               = tolist(local.lambda_retry_errors)
@@ -111,7 +229,32 @@ locals {
     running                    = var.aws_sdk_job.running_statuses
   }
 
+  # The park of the event shapes: the Lambda variant's own status check (it registers
+  # the token, then checks), or the event-completion function (aws-sdk variant).
+  await_parameters = local.use_lambda ? jsonencode({
+    FunctionName = "${local.function_arn_prefix}${local.get_status_function_name}"
+    Payload = merge(local.lambda_status_payload, {
+      completion = "event"
+      "token.$"  = "$$.Task.Token"
+      max_checks = local.max_polls
+    })
+    }) : jsonencode({
+    FunctionName = "${local.function_arn_prefix}${local.completion_name}-completion"
+    Payload = {
+      action        = "park"
+      "job_id.$"    = try(local.completion_event.job_id_state_path, null)
+      "token.$"     = "$$.Task.Token"
+      "execution.$" = "$$.Execution.Id"
+      max_checks    = local.max_polls
+    }
+  })
+
   status_variable = "${local.state_path}.status.status"
+  status_rules = {
+    succeeded = distinct(concat(local.variant.succeeded, local.event_succeeded))
+    failed    = distinct(concat(local.variant.failed, local.event_failed))
+    running   = local.variant.running
+  }
   own_exits = {
     succeeded = "${var.poller_name} Succeeded"
     failed    = "${var.poller_name} Job Failed"
@@ -120,15 +263,27 @@ locals {
     error     = "${var.poller_name} Poll Error"
   }
 
-  # Every templatefile variable of the poll loop except its exits: callers (and
-  # other patterns) render templates/job-poller/poll-loop.asl.json.tftpl with these.
+  # Every templatefile variable of the chosen wait (poll_loop_template) except its
+  # exits: callers (and other patterns) render more loops with these. Each template
+  # uses the variables it needs and ignores the rest.
   fragment_vars = {
     name       = var.poller_name
     state_path = local.state_path
-    # JSON members of the loop's start state: fixed numbers here; a Map that polls
-    # items with different limits passes paths instead (dag-aggregate does).
-    loop_limits                = "\"max_wait_count\": ${local.max_wait_count}, \"initial_wait_seconds\": ${var.initial_wait_seconds}"
+    # poll-loop (polling = "loop"): JSON members of the loop's start state, fixed
+    # numbers here; a Map that polls items with different limits passes paths
+    # instead (dag-aggregate does).
+    loop_limits                = "\"max_wait_count\": ${local.max_polls}, \"initial_wait_seconds\": ${var.initial_wait_seconds}"
+    initial_wait_seconds       = var.initial_wait_seconds
     poll_interval_seconds      = var.poll_interval_seconds
+    max_polls                  = local.max_polls
+    poll_backoff_rate          = local.backoff
+    poll_max_interval_seconds  = local.poll_cap
+    counter                    = "jp_${var.poller_name}_polls"
+    counter_ref                = "$jp_${var.poller_name}_polls"
+    fallback_seconds           = var.fallback_seconds
+    await_resource             = "arn:${local.partition}:states:::lambda:invoke.waitForTaskToken"
+    await_parameters           = local.await_parameters
+    await_retry_errors         = jsonencode(slice(local.lambda_retry_errors, 0, 4))
     get_status_resource        = local.variant.get_status_resource
     get_status_parameters      = local.variant.get_status_parameters
     get_status_result_selector = local.variant.get_status_result_selector
@@ -136,35 +291,46 @@ locals {
     retry_interval_seconds     = var.task_retry.interval_seconds
     retry_max_attempts         = var.task_retry.max_attempts
     retry_backoff_rate         = var.task_retry.backoff_rate
-    succeeded_rules            = jsonencode([for s in local.variant.succeeded : { Variable = local.status_variable, StringEquals = s }])
-    failed_rules               = jsonencode([for s in local.variant.failed : { Variable = local.status_variable, StringEquals = s }])
-    running_rules              = jsonencode([for s in local.variant.running : { Variable = local.status_variable, StringEquals = s }])
+    succeeded_rules            = jsonencode([for s in local.status_rules.succeeded : { Variable = local.status_variable, StringEquals = s }])
+    failed_rules               = jsonencode([for s in local.status_rules.failed : { Variable = local.status_variable, StringEquals = s }])
+    running_rules              = jsonencode([for s in local.status_rules.running : { Variable = local.status_variable, StringEquals = s }])
   }
 
-  fragment_template = "${path.module}/../../templates/job-poller/poll-loop.asl.json.tftpl"
-  machine_template  = "${path.module}/../../templates/job-poller/definition.asl.json.tftpl"
+  templates_dir     = "${path.module}/../../templates/job-poller"
+  fragment_template = "${local.templates_dir}/${local.shape_templates[local.shape]}"
+  machine_template  = "${local.templates_dir}/definition.asl.json.tftpl"
 
-  own_fragment = jsondecode(templatefile(local.fragment_template, merge(local.fragment_vars, {
-    succeeded_next = local.own_exits.succeeded
-    failed_next    = local.own_exits.failed
-    timeout_next   = local.own_exits.timeout
-    unknown_next   = local.own_exits.unknown
-    error_next     = local.own_exits.error
-  })))
+  # Tasks that act through var.aws_sdk_job.role_arn (Credentials: another account).
+  credential_states = ["${var.poller_name} Run Job", "${var.poller_name} Get Status"]
+  credentials       = local.role_arn == null ? {} : { Credentials = { RoleArn = local.role_arn } }
+
+  own_fragment = {
+    for name, state in jsondecode(templatefile(local.fragment_template, merge(local.fragment_vars, {
+      succeeded_next = local.own_exits.succeeded
+      failed_next    = local.own_exits.failed
+      timeout_next   = local.own_exits.timeout
+      unknown_next   = local.own_exits.unknown
+      error_next     = local.own_exits.error
+    }))) : name => merge(state, { for k, v in local.credentials : k => v if contains(local.credential_states, name) })
+  }
 
   output_exits = { for k, v in local.own_exits : k => coalesce(lookup(var.fragment_next_states, k, null), v) }
-  output_fragment = templatefile(local.fragment_template, merge(local.fragment_vars, {
-    succeeded_next = local.output_exits.succeeded
-    failed_next    = local.output_exits.failed
-    timeout_next   = local.output_exits.timeout
-    unknown_next   = local.output_exits.unknown
-    error_next     = local.output_exits.error
-  }))
+  output_fragment = jsonencode({
+    for name, state in jsondecode(templatefile(local.fragment_template, merge(local.fragment_vars, {
+      succeeded_next = local.output_exits.succeeded
+      failed_next    = local.output_exits.failed
+      timeout_next   = local.output_exits.timeout
+      unknown_next   = local.output_exits.unknown
+      error_next     = local.output_exits.error
+    }))) : name => merge(state, { for k, v in local.credentials : k => v if contains(local.credential_states, name) })
+  })
 
+  waits = local.event ? "wait for the completion event, checking every ${var.fallback_seconds} s" : "wait ${var.initial_wait_seconds} s, poll every ${var.poll_interval_seconds} s (${local.polling})"
   machine = jsondecode(templatefile(local.machine_template, {
-    comment                = "Job poller ${var.poller_name}: run, wait ${var.initial_wait_seconds} s, poll every ${var.poll_interval_seconds} s, time out after ${var.timeout_seconds} s (${var.timeout_strategy})."
+    comment                = "Job poller ${var.poller_name}: run, ${local.waits}, time out after ${var.timeout_seconds} s (${var.timeout_strategy})."
     name                   = var.poller_name
     state_path             = local.state_path
+    entry_state            = local.entry_state
     run_job_resource       = local.variant.run_job_resource
     run_job_parameters     = local.variant.run_job_parameters
     run_job_handle_path    = local.variant.run_job_handle_path
@@ -175,8 +341,12 @@ locals {
     timeout_seconds        = var.timeout_seconds
     timeout_strategy       = var.timeout_strategy
   }))
+  machine_states = {
+    for name, state in local.machine.States :
+    name => merge(state, { for k, v in local.credentials : k => v if contains(local.credential_states, name) })
+  }
 
-  definition = jsonencode(merge(local.machine, { States = merge(local.machine.States, local.own_fragment) }))
+  definition = jsonencode(merge(local.machine, { States = merge(local.machine_states, local.own_fragment) }))
 
   store_env = local.create_s3 ? { METADATA_STORE = "s3", METADATA_BUCKET = local.bucket_name } : (
     local.create_ddb ? { METADATA_STORE = "dynamodb", METADATA_TABLE = local.table_name } : { METADATA_STORE = "none" }
@@ -219,6 +389,20 @@ locals {
   adapter_env = merge(local.store_env, {
     JOB_START_ADAPTER  = local.adapter.start
     JOB_STATUS_ADAPTER = local.adapter.status
-    }, local.sample_job ? { SAMPLE_JOB_FUNCTION = local.sample_job_function_name } : {}
+    }, local.sample_job ? { SAMPLE_JOB_FUNCTION = local.sample_job_function_name } : {},
+    local.event ? { TOKEN_TABLE = "${local.completion_name}-tokens" } : {},
   )
+  # Event completion, Lambda variant: Get Job Status parks the token itself and
+  # answers a job it finds finished.
+  park_statements = [for statement in concat(module.completion.token_writer_policy_statements, [{
+    sid       = "AnswerOwnTasks"
+    actions   = ["states:SendTaskSuccess"]
+    resources = [local.state_machine_arn]
+  }]) : statement if local.event && local.use_lambda]
+  sample_event_statements = local.sample_job && local.event ? [{
+    sid       = "AnnounceJobEnd"
+    effect    = "Allow"
+    actions   = ["events:PutEvents"]
+    resources = ["arn:${local.partition}:events:${local.region}:${local.account_id}:event-bus/default"]
+  }] : []
 }

@@ -58,18 +58,48 @@ output "metadata_table_name" {
 }
 
 output "state_path" {
-  description = "JSONPath under which the loop keeps its data (run.handle, loop.wait_count, status, error)."
+  description = "JSONPath under which the loop keeps its data (run.handle, status, error; loop.wait_count with polling = loop)."
   value       = local.state_path
 }
 
 output "max_wait_count" {
-  description = "Poll waits after which the loop times out (ceil((timeout - initial wait) / interval), +1 backstop with start-time)."
-  value       = local.max_wait_count
+  description = "Polls (or, with completion = event, fallback checks) after which the loop times out, +1 backstop with start-time."
+  value       = local.max_polls
 }
 
 output "history_events_worst_case" {
-  description = "Worst-case execution history events of one execution, with every retry used (must stay under 25,000)."
+  description = "Worst-case execution history events of one execution, every poll and retry used (plan fails above 25,000)."
   value       = local.history_events_worst_case
+
+  precondition {
+    condition     = !var.create || local.history_events_worst_case <= 25000
+    error_message = "Worst-case execution history of the ${var.poller_name} poller (${local.shape}) exceeds the 25,000-event limit of Step Functions: ${local.history_formula} = ${local.history_events_worst_case} events. ${local.history_advice}"
+  }
+}
+
+output "cost_model" {
+  description = "Per-job cost of the chosen wait: state transitions and history events fixed and per poll (or fallback check), Lambda invocations, the most polls the timeout allows, and the worst-case history."
+  value       = local.cost_model
+}
+
+output "poll_loop_template" {
+  description = "File name in templates/job-poller of the wait this module renders (poll-retry, poll-loop-assign, poll-loop, poll-event or poll-event-sdk)."
+  value       = local.shape_templates[local.shape]
+}
+
+output "token_table_name" {
+  description = "completion = event: DynamoDB table of parked task tokens by job id (null otherwise)."
+  value       = module.completion.table_name
+}
+
+output "completion_function_name" {
+  description = "completion = event: the function that resumes parked executions on completion events (null otherwise)."
+  value       = module.completion.function_name
+}
+
+output "completion_rule_name" {
+  description = "completion = event: the EventBridge rule on the job's completion events (null otherwise)."
+  value       = module.completion.rule_name
 }
 
 output "definition" {
@@ -84,7 +114,7 @@ output "poll_loop_fragment_json" {
 
 output "poll_loop_entry_state" {
   description = "Name of the fragment's entry state (point the state that starts the job here)."
-  value       = "${var.poller_name} Start"
+  value       = local.entry_state
 }
 
 output "poll_loop_exit_states" {
@@ -93,6 +123,6 @@ output "poll_loop_exit_states" {
 }
 
 output "poll_loop_template_vars" {
-  description = "templatefile variables of templates/job-poller/poll-loop.asl.json.tftpl except the *_next exits, to render more loops."
+  description = "templatefile variables of the poll_loop_template (in templates/job-poller) except the *_next exits, to render more loops."
   value       = local.fragment_vars
 }

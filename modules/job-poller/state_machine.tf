@@ -15,6 +15,12 @@ module "state_machine" {
       ])
     }] : [],
     local.use_lambda ? [] : try(var.aws_sdk_job.policy_statements, []),
+    local.shape == "event-sdk" ? module.completion.park_policy_statements : [],
+    local.role_arn == null ? [] : [{
+      sid       = "ActInTheJobsAccount"
+      actions   = ["sts:AssumeRole"]
+      resources = [local.role_arn]
+    }],
   )
 
   logging_level                     = var.logging_level

@@ -26,7 +26,7 @@ variable "poller_name" {
 }
 
 variable "initial_wait_seconds" {
-  description = "Seconds of the single Wait after Run Job: the job's expected minimum duration (W0)."
+  description = "Seconds of the single Wait after Run Job when polling: the job's expected minimum duration (W0); unused with completion = event."
   type        = number
   default     = 60
 
@@ -53,21 +53,96 @@ variable "timeout_seconds" {
   default     = 3600
 
   validation {
-    condition     = var.timeout_seconds >= 1 && floor(var.timeout_seconds) == var.timeout_seconds && var.timeout_seconds >= var.initial_wait_seconds
-    error_message = "timeout_seconds must be a whole number of seconds, at least 1 and at least initial_wait_seconds."
+    condition     = var.timeout_seconds >= 1 && floor(var.timeout_seconds) == var.timeout_seconds && (var.timeout_seconds >= var.initial_wait_seconds || var.completion == "event")
+    error_message = "timeout_seconds must be a whole number of seconds, at least 1 and (when polling) at least initial_wait_seconds."
+  }
+}
+
+variable "polling" {
+  description = "How the loop waits while the job runs: retry (Get Status raises JobStillRunning and its own Retry polls, 1 transition per poll; Lambda variant), loop-assign (Wait, Get Status counting in a workflow variable, Check: 3 per poll), or loop (the 4-state loop of earlier versions); null = retry for the Lambda variant, loop-assign for the aws-sdk one."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.polling == null || contains(["retry", "loop-assign", "loop"], coalesce(var.polling, "retry"))
+    error_message = "polling must be retry, loop-assign or loop (or null for the variant's default)."
   }
 
-  # Worst-case history events (see README "History budget"): a fixed 20 events plus
-  # 6 per task retry attempt (Run Job and the first Get Status), then per loop
-  # iteration Count (2) + Wait (2) + Get Status (5) + Check (2) = 11 events plus 3
-  # per retry attempt; the loop runs at most max_wait_count times.
   validation {
-    condition = (
-      20 + 6 * var.task_retry.max_attempts
-      + (ceil(max(var.timeout_seconds - var.initial_wait_seconds, 0) / var.poll_interval_seconds) + (var.timeout_strategy == "start-time" ? 1 : 0))
-      * (11 + 3 * var.task_retry.max_attempts)
-    ) <= 25000
-    error_message = "Worst-case execution history exceeds 25,000 events: 20 + 6 x ${var.task_retry.max_attempts} retries + ${ceil(max(var.timeout_seconds - var.initial_wait_seconds, 0) / var.poll_interval_seconds) + (var.timeout_strategy == "start-time" ? 1 : 0)} loop iterations (ceil((timeout_seconds ${var.timeout_seconds} - initial_wait_seconds ${var.initial_wait_seconds}) / poll_interval_seconds ${var.poll_interval_seconds})${var.timeout_strategy == "start-time" ? " + 1 backstop" : ""}) x (11 + 3 x ${var.task_retry.max_attempts}) events = ${20 + 6 * var.task_retry.max_attempts + (ceil(max(var.timeout_seconds - var.initial_wait_seconds, 0) / var.poll_interval_seconds) + (var.timeout_strategy == "start-time" ? 1 : 0)) * (11 + 3 * var.task_retry.max_attempts)}. Raise poll_interval_seconds or initial_wait_seconds, or lower timeout_seconds."
+    condition     = var.polling != "retry" || var.aws_sdk_job == null
+    error_message = "polling = \"retry\" needs the Lambda variant: an aws-sdk call cannot raise a \"still running\" error for the Retry to catch. Use loop-assign (the aws-sdk default) or loop."
+  }
+}
+
+variable "poll_backoff_rate" {
+  description = "polling = retry: each poll interval is the previous one times this (1 = fixed interval), for jobs of unknown duration."
+  type        = number
+  default     = 1
+
+  validation {
+    condition     = var.poll_backoff_rate >= 1 && var.poll_backoff_rate <= 10
+    error_message = "poll_backoff_rate must be between 1 (fixed interval) and 10."
+  }
+}
+
+variable "poll_max_interval_seconds" {
+  description = "polling = retry with poll_backoff_rate > 1: the longest interval between two polls (MaxDelaySeconds); null = no cap."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.poll_max_interval_seconds == null || try(var.poll_max_interval_seconds >= var.poll_interval_seconds && var.poll_max_interval_seconds <= 31622400 && floor(var.poll_max_interval_seconds) == var.poll_max_interval_seconds, false)
+    error_message = "poll_max_interval_seconds must be a whole number of seconds from poll_interval_seconds to 31622400."
+  }
+}
+
+variable "completion" {
+  description = "How the end of the job is noticed: poll (status checks while it runs) or event (the execution parks on a task token and the job's completion event resumes it; a fallback check every fallback_seconds guarantees completion if an event is lost)."
+  type        = string
+  default     = "poll"
+
+  validation {
+    condition     = contains(["poll", "event"], var.completion)
+    error_message = "completion must be poll or event."
+  }
+}
+
+variable "fallback_seconds" {
+  description = "completion = event: seconds a parked execution waits for the completion event before checking the job itself and parking again (the longest delay a lost event can cause)."
+  type        = number
+  default     = 600
+
+  validation {
+    condition     = var.fallback_seconds >= 1 && var.fallback_seconds <= 31536000 && floor(var.fallback_seconds) == var.fallback_seconds
+    error_message = "fallback_seconds must be a whole number of seconds between 1 and 31536000."
+  }
+}
+
+variable "completion_event" {
+  description = "completion = event: the job's completion events (an EventBridge pattern), where they hold the job id and status, which statuses end the job, and (aws-sdk variant) where the state holds the job id; null with the sample job uses its own events."
+  type = object({
+    event_pattern      = string
+    job_id_path        = string
+    status_path        = string
+    succeeded_statuses = list(string)
+    failed_statuses    = list(string)
+    job_id_state_path  = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.completion != "event" || var.completion_event != null || (var.aws_sdk_job == null && var.job_adapter == null && var.create_sample_job)
+    error_message = "completion = \"event\" needs completion_event (the job's event pattern, job_id_path, status_path and statuses); only the sample job brings its own."
+  }
+
+  validation {
+    condition     = var.completion != "event" || var.aws_sdk_job == null || try(var.completion_event.job_id_state_path != null, false)
+    error_message = "completion = \"event\" with aws_sdk_job needs completion_event.job_id_state_path: where the state holds the job id the events carry, for example \"$.job_poller.job.run.handle.ExecutionArn\"."
+  }
+
+  validation {
+    condition     = var.completion_event == null || try(length(var.completion_event.succeeded_statuses) > 0 && length(var.completion_event.failed_statuses) > 0, false)
+    error_message = "completion_event needs at least one succeeded and one failed status."
   }
 }
 
@@ -143,7 +218,7 @@ variable "create_sample_job" {
 }
 
 variable "aws_sdk_job" {
-  description = "aws-sdk variant with no Lambdas: the start and describe API calls of a service with a describe API, and how to read its status; null uses the Lambda variant."
+  description = "aws-sdk variant with no Lambdas: the start and describe API calls of a service with a describe API, how to read its status, and role_arn to make both calls in another account (Credentials); null uses the Lambda variant."
   type = object({
     start_action           = string
     start_parameters_json  = string
@@ -154,6 +229,7 @@ variable "aws_sdk_job" {
     failed_statuses        = list(string)
     running_statuses       = list(string)
     retry_errors           = optional(list(string), ["States.TaskFailed"])
+    role_arn               = optional(string)
     policy_statements = list(object({
       sid       = optional(string)
       actions   = list(string)
@@ -168,6 +244,11 @@ variable "aws_sdk_job" {
       can(regex("^[a-z0-9-]+:[a-zA-Z0-9]+$", action))
     ])
     error_message = "aws_sdk_job.start_action and status_action must be service:apiAction, for example sfn:startExecution."
+  }
+
+  validation {
+    condition     = try(var.aws_sdk_job.role_arn, null) == null || can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$", var.aws_sdk_job.role_arn))
+    error_message = "aws_sdk_job.role_arn must be an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME) that trusts this module's state machine role."
   }
 
   validation {

@@ -4,10 +4,28 @@ from __future__ import annotations
 
 import pytest
 
-from .smoke import run_smoke
+from .smoke import cell, run_smoke
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
 def test_bench_job_poller_smoke(localstack_endpoint: str) -> None:
-    run_smoke("bench_job_poller", localstack_endpoint)
+    rows = run_smoke("bench_job_poller", localstack_endpoint)
+    assert rows[0].replace(" ", "") == "|perjob|loop|retry|event|"
+    loop, retry, event = (_number(c) for c in cell(rows, "transitions per job, 30 min"))
+    # The targets for a 30-min job, W0 = 15 min, P = 1 min.
+    assert loop == 66 and retry <= 25 and event <= 10
+    assert _number(cell(rows, "history events per poll")[1]) <= 3
+    for label in (
+        "transitions per job, 1 min",
+        "transitions per job, 6 h",
+        "history events per job, 30 min",
+        "Lambda invocations per job, 30 min",
+    ):
+        assert len(cell(rows, label)) == 3
+    delays = [_number(c) for c in cell(rows, "delay after job end, median")]
+    assert 0 <= delays[2] < 2, delays  # the event's arrival, on a loaded machine

@@ -35,7 +35,7 @@ def test_render_writes_file(tmp_path: Path) -> None:
     code, stdout, _ = run(
         "render", "--sql-dir", str(EXAMPLES), "--strategy", "parent-level",
         "--max-concurrency", "3", "--database", "dev", "--cluster-identifier", "c",
-        "--db-user", "admin", "--compact", "-o", str(out),
+        "--db-user", "admin", "--default-timeout", "600", "--compact", "-o", str(out),
     )  # fmt: skip
     assert code == 0
     assert stdout == ""

@@ -53,8 +53,12 @@ def _run_dag(aws: Callable, tmp_path: Path, files: dict[str, str]) -> tuple[dict
     definition = render(
         plan_from_dir(sql_dir),
         "simple-level",
+        # Polling every second: a 60-s timeout keeps the history within its budget.
         RenderOptions(
-            target=Target(database="dev", workgroup_name=workgroup), poll_interval=1, default_wait=1
+            target=Target(database="dev", workgroup_name=workgroup),
+            poll_interval=1,
+            default_wait=1,
+            default_timeout=60,
         ),
     )
     role = aws("iam").create_role(

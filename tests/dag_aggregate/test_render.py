@@ -49,10 +49,17 @@ def states_of(definition: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
+COMPLETION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:dag-completion"
+EVENTS = {"completion": "event", "completion_function_arn": COMPLETION_ARN}
+# Poll mode within the history budget: 12 tasks x 60 polls x 11 events < 25,000.
+POLLS = {"completion": "poll", "default_timeout": 600}
+
+
+@pytest.mark.parametrize("completion", [EVENTS, POLLS], ids=["event", "poll"])
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_examples_render_and_parse(strategy: str, analyse: Any) -> None:
+def test_examples_render_and_parse(strategy: str, completion: dict, analyse: Any) -> None:
     plan = plan_from_dir(EXAMPLES)
-    text = render(plan, strategy, RenderOptions(target=WORKGROUP, max_concurrency=4))
+    text = render(plan, strategy, RenderOptions(target=WORKGROUP, max_concurrency=4, **completion))
     analyse(text)
     definition = json.loads(text)
     maps = [s for s in definition["States"].values() if s["Type"] == "Map"]

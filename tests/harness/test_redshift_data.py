@@ -328,3 +328,76 @@ def test_step_functions_polls_a_statement_to_completion(aws, rsd) -> None:
     # The statement took >= 2 s, so the Wait/Describe loop ran more than once.
     assert len(polls) >= 3
     assert _rows(rsd, target, "SELECT count(*), sum(id) FROM events") == [[5, 10]]
+
+
+def test_statements_run_with_event_announce_their_end_on_eventbridge(aws, rsd) -> None:
+    """WithEvent=true: one "Redshift Data Statement Status Change" per statement, as AWS sends."""
+    sqs, events = aws("sqs"), aws("events")
+    name = f"rsd-events-{uuid.uuid4().hex[:8]}"
+    queue = sqs.create_queue(QueueName=name)["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    target = _target()
+    events.put_rule(
+        Name=name,
+        EventPattern=json.dumps(
+            {
+                "source": ["aws.redshift-data"],
+                "detail-type": ["Redshift Data Statement Status Change"],
+                "detail": {"statementName": [{"prefix": name}]},
+            }
+        ),
+    )
+    events.put_targets(Rule=name, Targets=[{"Id": "q", "Arn": queue_arn}])
+    try:
+        finished = _run(rsd, target, "SELECT 1 AS x", WithEvent=True, StatementName=f"{name} ok")
+        failed = _run(
+            rsd, target, "SELECT * FROM nowhere", WithEvent=True, StatementName=f"{name} bad"
+        )
+        running = rsd.execute_statement(
+            Sql="/* sfnp:sleep=30 */ SELECT 1",
+            WithEvent=True,
+            StatementName=f"{name} stop",
+            **target,
+        )["Id"]
+        rsd.cancel_statement(Id=running)
+        quiet = _run(rsd, target, "SELECT 2", StatementName=f"{name} quiet")  # no WithEvent
+        received: dict[str, dict] = {}
+        deadline = time.monotonic() + 30
+        while len(received) < 3 and time.monotonic() < deadline:
+            for message in sqs.receive_message(
+                QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1
+            ).get("Messages", []):
+                event = json.loads(message["Body"])
+                received[event["detail"]["statementId"]] = event
+        time.sleep(1)  # a fourth (wrong) event would have arrived by now
+        for message in sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=1).get("Messages", []):
+            event = json.loads(message["Body"])
+            received[event["detail"]["statementId"]] = event
+    finally:
+        events.remove_targets(Rule=name, Ids=["q"])
+        events.delete_rule(Name=name)
+        sqs.delete_queue(QueueUrl=queue)
+    assert set(received) == {finished["Id"], failed["Id"], running}
+    assert quiet["Id"] not in received
+    ok = received[finished["Id"]]
+    assert ok["source"] == "aws.redshift-data"
+    assert ok["detail-type"] == "Redshift Data Statement Status Change"
+    assert ok["resources"] == [
+        f"arn:aws:redshift-serverless:us-east-1:{ok['account']}:workgroup/{target['WorkgroupName']}"
+    ]
+    assert ok["detail"]["state"] == "FINISHED" and ok["detail"]["rows"] == 1
+    assert ok["detail"]["statementName"] == f"{name} ok"
+    assert ok["detail"]["expireAt"] > time.time() + 23 * 3600
+    assert set(ok["detail"]) == {
+        "principal",
+        "statementName",
+        "statementId",
+        "redshiftQueryId",
+        "state",
+        "rows",
+        "expireAt",
+    }
+    assert received[failed["Id"]]["detail"]["state"] == "FAILED"
+    assert received[running]["detail"]["state"] == "ABORTED"

@@ -54,6 +54,39 @@ def entered_states(events: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def transitions(events: list[dict[str, Any]]) -> int:
+    """Billed state transitions: every state entered, plus every retry of a task.
+
+    A task state visit schedules its task once; each further TaskScheduled in the
+    history is a retry, which Standard workflows bill as a transition too.
+    """
+    entered = sum(1 for e in events if e["type"].endswith("StateEntered"))
+    scheduled = sum(1 for e in events if e["type"] == "TaskScheduled")
+    task_visits = sum(1 for e in events if e["type"] == "TaskStateEntered")
+    return entered + scheduled - task_visits
+
+
+def count(events: list[dict[str, Any]], event_type: str, error: str | None = None) -> int:
+    """How many events of a type (optionally with this error) the history holds."""
+    found = 0
+    for event in events:
+        if event["type"] != event_type:
+            continue
+        details = next((v for k, v in event.items() if k.endswith("EventDetails")), {})
+        if error is None or details.get("error") == error:
+            found += 1
+    return found
+
+
+def entered_at(events: list[dict[str, Any]], state: str) -> Any:
+    """When a state was first entered (a timezone-aware datetime)."""
+    return next(
+        e["timestamp"]
+        for e in events
+        if e["type"].endswith("StateEntered") and e["stateEnteredEventDetails"]["name"] == state
+    )
+
+
 def task_failures(events: list[dict[str, Any]]) -> list[str]:
     """Error names of failed task attempts (each one was retried or caught)."""
     return [

@@ -1,7 +1,17 @@
-"""examples/job-poller on LocalStack: both variants, every outcome, clean re-plan, destroy.
+"""examples/job-poller on LocalStack: three waits, every outcome, the cost formulas, destroy.
 
-The configuration is applied once for this module; all executions start
-together (waits are 1 s) and each test asserts on one of them.
+The example deploys the same pattern three times: ``lambda`` (retry polling, the
+Lambda variant's default; start-time timeout), ``sdk`` (aws-sdk calls, loop-assign
+polling; wait-count timeout) and ``events`` (completion = event, the sample job
+announcing its end on EventBridge, with a fallback check). The configuration is
+applied once for this module; all executions start together and each test asserts
+on one of them.
+
+Cost formulas are checked against execution histories, not against a Python copy:
+the module outputs its cost model (fixed and per-poll transitions and history
+events); the polls are counted in each history independently (failed
+JobStillRunning attempts, Wait Poll states, timed-out parks), and the history's
+length and billed transitions must equal what the model predicts for that count.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_localstack.leftovers import leftovers
 from sfn_patterns_localstack.terraform import Workspace
 
@@ -22,7 +33,10 @@ from . import helpers
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "job-poller"
-TIMEOUT = 6
+TIMEOUT = 8
+# Long enough for a completion event to beat the first fallback even when the
+# machine is loaded and the job runner and the completion function start cold.
+FALLBACK = 10
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +49,7 @@ def example(
         "initial_wait_seconds": 1,
         "poll_interval_seconds": 1,
         "timeout_seconds": TIMEOUT,
+        "fallback_seconds": FALLBACK,
         "force_destroy": True,
     }
     workspace = Workspace(
@@ -47,17 +62,27 @@ def example(
 
 CASES = {
     "lambda": {
-        "ok": {"job": {"duration_seconds": 2}},
+        "ok": {"job": {"duration_seconds": 5}},
         "fail": {"job": {"duration_seconds": 1, "outcome": "fail"}},
         "unknown": {"job": {"duration_seconds": 1, "outcome": "unknown"}},
-        "slow": {"job": {"duration_seconds": TIMEOUT + 4}},
+        "slow": {"job": {"duration_seconds": TIMEOUT + 12}},
         "retry": {"job": {"duration_seconds": 1, "status_errors": 1}},
         "bad": {"job": {"outcome": "explode"}},
     },
     "sdk": {
-        "ok": {"job": {"duration_seconds": 2, "outcome": "succeed"}},
+        "ok": {"job": {"duration_seconds": 6, "outcome": "succeed"}},
         "fail": {"job": {"duration_seconds": 1, "outcome": "fail"}},
-        "slow": {"job": {"duration_seconds": TIMEOUT + 6, "outcome": "succeed"}},
+        # Far longer than the 7 polls take, however loaded the machine.
+        "slow": {"job": {"duration_seconds": 60, "outcome": "succeed"}},
+    },
+    # 4-s jobs: still running when the park first checks, so their end comes as an
+    # event (or, dropped, through the fallback), not from that first check.
+    "events": {
+        "delivered": {"job": {"duration_seconds": 4}},
+        "dropped": {"job": {"duration_seconds": 4, "emit_event": False}},
+        "fail": {"job": {"duration_seconds": 4, "outcome": "fail"}},
+        "unknown": {"job": {"duration_seconds": 4, "outcome": "unknown"}},
+        "slow": {"job": {"duration_seconds": 3 * TIMEOUT}},
     },
 }
 
@@ -65,37 +90,76 @@ CASES = {
 @pytest.fixture(scope="module")
 def runs(example: dict[str, Any], aws: Callable) -> dict[str, dict]:
     sfn = aws("stepfunctions")
-    arns = {
-        "lambda": example["outputs"]["lambda_state_machine_arn"],
-        "sdk": example["outputs"]["sdk_state_machine_arn"],
-    }
+    arns = {name: example["outputs"][f"{name}_state_machine_arn"] for name in CASES}
+    # One short job per poller first: the cases then meet warm Lambdas, so their
+    # timings (polls, the first park's check, the event's arrival) are the pollers'
+    # and not cold starts'.
+    helpers.wait_all(
+        sfn,
+        {
+            name: helpers.start(sfn, arn, {"job": {"duration_seconds": 0}})
+            for name, arn in arns.items()
+        },
+        timeout=120,
+    )
     started = {
         f"{variant}-{case}": helpers.start(sfn, arns[variant], payload)
         for variant, cases in CASES.items()
         for case, payload in cases.items()
     }
-    return helpers.wait_all(sfn, started)
+    return {**helpers.wait_all(sfn, started, timeout=120), "_arns": started}
+
+
+def _model(example: dict[str, Any], name: str) -> dict[str, Any]:
+    return example["outputs"]["cost_models"][name]
+
+
+def _assert_cost(run: dict, model: dict[str, Any], polls: int) -> None:
+    """The history of a job that succeeded after ``polls`` polls, against the cost model."""
+    events = run["events"]
+    types = [e["type"] for e in events]
+    assert len(events) == (
+        model["history_events_fixed"] + polls * model["history_events_per_poll"]
+    ), types
+    assert helpers.transitions(events) == (
+        model["transitions_fixed"] + polls * model["transitions_per_poll"]
+    )
 
 
 def test_outputs_are_static_and_plan_time_known(example: dict[str, Any]) -> None:
     outputs = example["outputs"]
     assert outputs["lambda_state_machine_arn"] == outputs["lambda_state_machine_arn_static"]
-    assert outputs["lambda_max_wait_count"] == TIMEOUT - 1 + 1  # ceil((6-1)/1) + 1 backstop
+    assert outputs["lambda_max_wait_count"] == TIMEOUT - 1 + 1  # ceil((8-1)/1) + 1 backstop
     assert outputs["sdk_max_wait_count"] == TIMEOUT - 1
     fragment = json.loads(outputs["poll_loop_fragment_json"])
-    assert "job Start" in fragment and "job Run Job" not in fragment
+    assert set(fragment) == {"job Wait Initial", "job Get Status", "job Check"}
+    shapes = {name: model["shape"] for name, model in outputs["cost_models"].items()}
+    assert shapes == {"lambda": "retry", "sdk": "loop-assign", "events": "event"}
 
 
-def test_lambda_job_succeeds_after_polling(runs: dict[str, dict]) -> None:
+# --- lambda: retry polling ------------------------------------------------------------
+
+
+def test_retry_polling_succeeds_and_costs_what_the_module_says(
+    runs: dict[str, dict], example: dict[str, Any]
+) -> None:
     run = runs["lambda-ok"]
     assert run["status"] == "SUCCEEDED", run
     loop = helpers.output(run)["job_poller"]["job"]
     assert loop["status"]["status"] == "SUCCEEDED"
     assert loop["run"]["handle"]["job_id"].endswith("/job")
     entered = helpers.entered_states(run["events"])
-    assert entered[:4] == ["job Run Job", "job Start", "job Wait Initial", "job Get Status"]
-    assert entered[-1] == "job Succeeded"
-    assert "job Wait Poll" in entered  # a 2-s job outlives the 1-s initial wait
+    assert entered == [
+        "job Run Job",
+        "job Wait Initial",
+        "job Get Status",
+        "job Check",
+        "job Succeeded",
+    ]
+    # A 5-s job outlives the 1-s initial wait: Get Status retried while it ran.
+    polls = helpers.count(run["events"], "TaskFailed", "JobStillRunning")
+    assert polls >= 1
+    _assert_cost(run, _model(example, "lambda"), polls)
 
 
 def test_lambda_job_failure_goes_to_fail_state(runs: dict[str, dict]) -> None:
@@ -110,24 +174,23 @@ def test_unknown_status_fails_clearly_instead_of_looping(runs: dict[str, dict]) 
     assert run["status"] == "FAILED"
     assert run["error"] == "JobPoller.UnknownStatus"
     assert "MYSTERY_STATE" in run["cause"]
-    assert helpers.entered_states(run["events"]).count("job Get Status") <= 3
+    assert helpers.entered_states(run["events"]).count("job Get Status") == 1
 
 
 def test_start_time_strategy_times_out_from_the_lambda(runs: dict[str, dict]) -> None:
     run = runs["lambda-slow"]
     assert run["status"] == "FAILED"
     assert run["error"] == "JobPoller.Timeout"
-    # The Lambda's clock fired (JobTimeoutError), not the counter backstop.
+    # The Lambda's clock fired (JobTimeoutError), not the retry count backstop.
     assert helpers.task_failures(run["events"])[-1] == "JobTimeoutError"
     elapsed = (run["stopDate"] - run["startDate"]).total_seconds()
-    assert TIMEOUT <= elapsed < TIMEOUT + 6
+    assert TIMEOUT <= elapsed < TIMEOUT + 15
 
 
 def test_retryable_error_is_retried_then_succeeds(runs: dict[str, dict]) -> None:
     run = runs["lambda-retry"]
     assert run["status"] == "SUCCEEDED", run
-    assert helpers.task_failures(run["events"]) == ["RetryableJobError"]
-    # The failed attempt was rescheduled within the same Get Status state.
+    assert helpers.task_failures(run["events"])[0] == "RetryableJobError"
     types = [e["type"] for e in run["events"]]
     failed_at = types.index("TaskFailed")
     assert types[failed_at + 1] == "TaskScheduled"
@@ -141,14 +204,23 @@ def test_run_job_error_is_caught_and_carries_the_cause(runs: dict[str, dict]) ->
     assert helpers.entered_states(run["events"]) == ["job Run Job", "job Poll Error"]
 
 
-def test_sdk_variant_polls_child_execution_to_success(runs: dict[str, dict]) -> None:
+# --- sdk: loop-assign -----------------------------------------------------------------
+
+
+def test_sdk_variant_polls_child_execution_to_success(
+    runs: dict[str, dict], example: dict[str, Any]
+) -> None:
     run = runs["sdk-ok"]
     assert run["status"] == "SUCCEEDED", run
     loop = helpers.output(run)["job_poller"]["child"]
     assert loop["status"]["status"] == "SUCCEEDED"
     assert loop["status"]["result"]["ExecutionArn"] == loop["run"]["handle"]["ExecutionArn"]
-    types = {e["type"] for e in run["events"]}
-    assert not any("Lambda" in t for t in types)
+    assert not any("Lambda" in e["type"] for e in run["events"])
+    entered = helpers.entered_states(run["events"])
+    assert "child Count" not in entered and "child Start" not in entered
+    polls = entered.count("child Wait Poll")
+    assert polls >= 1
+    _assert_cost(run, _model(example, "sdk"), polls)
 
 
 def test_sdk_variant_failed_child(runs: dict[str, dict]) -> None:
@@ -157,16 +229,145 @@ def test_sdk_variant_failed_child(runs: dict[str, dict]) -> None:
     assert run["error"] == "JobPoller.JobFailed"
 
 
-def test_wait_count_strategy_times_out_in_the_sdk_variant(runs: dict[str, dict]) -> None:
+def test_the_counter_variable_times_out_the_sdk_variant(
+    runs: dict[str, dict], example: dict[str, Any]
+) -> None:
     run = runs["sdk-slow"]
     assert run["status"] == "FAILED"
     assert run["error"] == "JobPoller.Timeout"
     entered = helpers.entered_states(run["events"])
-    assert entered.count("child Count") == TIMEOUT - 1  # max_wait_count
+    assert entered.count("child Wait Poll") == example["outputs"]["sdk_max_wait_count"]
     assert entered[-1] == "child Timed Out"
     assert helpers.task_failures(run["events"]) == []
-    # History budget: 17 fixed events + 11 per loop iteration + 2 for the Fail state.
-    assert len(run["events"]) == 17 + 11 * (TIMEOUT - 1) + 2
+    # Every poll used: the model's count, less one event (a Fail state ends the
+    # execution in 2 events, a Succeed state in 3).
+    model = _model(example, "sdk")
+    polls = model["max_polls"]
+    assert (
+        len(run["events"])
+        == model["history_events_fixed"] + polls * model["history_events_per_poll"] - 1
+    )
+
+
+# --- events: completion = event -------------------------------------------------------
+
+
+def _job_end(aws: Callable, example: dict[str, Any], execution_arn: str) -> float:
+    """When the sample job itself says it ended (its own clock, in its status record)."""
+    table = example["outputs"]["events_metadata_table_name"]
+    item = aws("dynamodb").get_item(
+        TableName=table,
+        Key={"pk": {"S": f"{execution_key(execution_arn)}#job"}, "sk": {"S": "status"}},
+        ConsistentRead=True,
+    )["Item"]
+    return json.loads(item["doc"]["S"])["at"]
+
+
+def test_event_delivered_resumes_the_execution_at_once(
+    runs: dict[str, dict], example: dict[str, Any], aws: Callable
+) -> None:
+    run = runs["events-delivered"]
+    assert run["status"] == "SUCCEEDED", run
+    events = run["events"]
+    # No fallback: the completion event itself resumed the first park.
+    assert helpers.count(events, "TaskTimedOut") == 0
+    resumed = json.loads(
+        next(
+            e
+            for e in events
+            if e["type"] == "TaskSucceeded"
+            and "invoke.waitForTaskToken" in e["taskSucceededEventDetails"]["resource"]
+        )["taskSucceededEventDetails"]["output"]
+    )
+    assert resumed["result"]["state"] == "SUCCEEDED"  # the event's detail, not a status call
+    _assert_cost(run, _model(example, "events"), 0)
+    delay = helpers.entered_at(events, "job Check").timestamp() - _job_end(
+        aws, example, runs["_arns"]["events-delivered"]
+    )
+    assert 0 <= delay < 2.0, f"the job's end was noticed {delay:.2f} s after it"
+
+
+def test_event_dropped_the_fallback_check_completes(
+    runs: dict[str, dict], example: dict[str, Any]
+) -> None:
+    run = runs["events-dropped"]
+    assert run["status"] == "SUCCEEDED", run
+    events = run["events"]
+    fallbacks = helpers.count(events, "TaskTimedOut")
+    assert fallbacks >= 1
+    elapsed = (run["stopDate"] - run["startDate"]).total_seconds()
+    assert elapsed >= FALLBACK
+    _assert_cost(run, _model(example, "events"), fallbacks)
+
+
+def test_failed_and_unknown_endings_in_event_mode(runs: dict[str, dict]) -> None:
+    failed = runs["events-fail"]
+    assert failed["status"] == "FAILED" and failed["error"] == "JobPoller.JobFailed"
+    # An unknown final status is not a completion event: the fallback check finds it.
+    unknown = runs["events-unknown"]
+    assert unknown["status"] == "FAILED" and unknown["error"] == "JobPoller.UnknownStatus"
+    assert helpers.count(unknown["events"], "TaskTimedOut") >= 1
+
+
+def test_event_mode_times_out_after_its_fallback_checks(
+    runs: dict[str, dict], example: dict[str, Any]
+) -> None:
+    run = runs["events-slow"]
+    assert run["status"] == "FAILED" and run["error"] == "JobPoller.Timeout"
+    assert helpers.task_failures(run["events"])[-1] == "JobTimeoutError"
+    assert helpers.count(run["events"], "TaskTimedOut") == _model(example, "events")["max_polls"]
+    elapsed = (run["stopDate"] - run["startDate"]).total_seconds()
+    assert TIMEOUT <= elapsed < TIMEOUT + FALLBACK + 8
+
+
+def _sample_event(job_id: str, state: str, function_arn: str) -> dict[str, Any]:
+    return {
+        "Source": "sfn-patterns.sample-job",
+        "DetailType": "Sample Job State Change",
+        "Resources": [function_arn],
+        "Detail": json.dumps({"job_id": job_id, "state": state}),
+    }
+
+
+def test_events_for_unknown_or_old_tokens_are_ignored(
+    runs: dict[str, dict], example: dict[str, Any], aws: Callable
+) -> None:
+    outputs = example["outputs"]
+    function = outputs["events_completion_function_name"]
+    sample_arn = aws("lambda").get_function(
+        FunctionName=f"{example['variables']['name_prefix']}-events-sample-job"
+    )["Configuration"]["FunctionArn"]
+    delivered = helpers.output(runs["events-delivered"])["job_poller"]["job"]["run"]["handle"]
+    # Through EventBridge: a job nobody waits for. Its end is recorded (a late park
+    # would find it) and nothing else happens.
+    stranger = f"stranger-{time.time_ns()}"
+    aws("events").put_events(Entries=[_sample_event(stranger, "SUCCEEDED", sample_arn)])
+    tokens = aws("dynamodb")
+    deadline = time.monotonic() + 30
+    item = None
+    while item is None and time.monotonic() < deadline:
+        item = tokens.get_item(
+            TableName=outputs["events_token_table_name"], Key={"pk": {"S": stranger}}
+        ).get("Item")
+        time.sleep(0.3)
+    assert item is not None and item["final_status"]["S"] == "SUCCEEDED" and "token" not in item
+    # Directly: the same event again for a job whose execution has ended (its token is
+    # old). The function answers without error and resumes nothing.
+    event = {
+        "source": "sfn-patterns.sample-job",
+        "detail-type": "Sample Job State Change",
+        "resources": [sample_arn],
+        "detail": {"job_id": delivered["job_id"], "state": "SUCCEEDED"},
+    }
+    response = aws("lambda").invoke(FunctionName=function, Payload=json.dumps(event).encode())
+    answer = json.loads(response["Payload"].read())
+    assert "FunctionError" not in response, answer
+    assert answer == {"recorded": delivered["job_id"], "status": "SUCCEEDED", "resumed": False}
+    # The finished execution is untouched.
+    described = aws("stepfunctions").describe_execution(
+        executionArn=runs["_arns"]["events-delivered"]
+    )
+    assert described["status"] == "SUCCEEDED"
 
 
 def test_second_plan_shows_no_changes(example: dict[str, Any]) -> None:

@@ -12,7 +12,12 @@ import boto3
 import pytest
 
 from sfn_patterns.job_poller import adapters, get_job_status, run_job, store
-from sfn_patterns.job_poller.errors import AdapterError, JobTimeoutError, RetryableJobError
+from sfn_patterns.job_poller.errors import (
+    AdapterError,
+    JobStillRunning,
+    JobTimeoutError,
+    RetryableJobError,
+)
 from sfn_patterns_samples.job_poller import sample_job
 
 REGION = "us-east-1"
@@ -198,6 +203,7 @@ def test_sample_job_unknown_outcome_and_bad_spec() -> None:
         "duration_seconds": 1.0,
         "outcome": "succeed",
         "status_errors": 0,
+        "emit_event": True,
     }
 
 
@@ -233,3 +239,117 @@ def test_store_from_env_rejects_unknown_kind() -> None:
     assert store.from_env({"METADATA_STORE": "none"}) is None
     with pytest.raises(ValueError, match="METADATA_STORE"):
         store.from_env({"METADATA_STORE": "redis"})
+
+
+def test_retry_polling_raises_while_running_and_returns_the_end(monkeypatch) -> None:
+    monkeypatch.setattr(adapters, "load", _status_adapter("running"))
+    with pytest.raises(JobStillRunning, match="still RUNNING"):
+        get_job_status.handler(event(polling="retry"), None, metadata=None)
+    # The loop's shape still gets the status back.
+    assert get_job_status.handler(event(), None, metadata=None)["status"] == "RUNNING"
+    monkeypatch.setattr(adapters, "load", _status_adapter("succeeded"))
+    assert get_job_status.handler(event(polling="retry"), None)["status"] == "SUCCEEDED"
+
+
+class FakeTokens:
+    """A token table that remembers parks (the real one is tested in tests/event_completion)."""
+
+    def __init__(self, final: str | None = None) -> None:
+        self.parks: list[tuple[str, str]] = []
+        self.final = final
+
+    def park(self, job_id: str, token: str, execution: str | None = None) -> Any:
+        from sfn_patterns.event_completion.tokens import Parked
+
+        self.parks.append((job_id, token))
+        detail = {"state": self.final} if self.final else None
+        return Parked(checks=len(self.parks), final_status=self.final, detail=detail)
+
+
+class FakeSfn:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+
+    def send_task_success(self, taskToken: str, output: str) -> dict:
+        self.sent.append((taskToken, json.loads(output)))
+        return {}
+
+
+def _park(status: str, monkeypatch, tokens: FakeTokens, sfn: FakeSfn, **extra: Any) -> dict:
+    monkeypatch.setattr(adapters, "load", _status_adapter(status))
+    payload = event(completion="event", token="tok", job={"job_id": "j-1"}, **extra)
+    return get_job_status.park_and_check(payload, None, tokens, sfn)
+
+
+def test_event_completion_parks_first_then_answers_a_finished_job(monkeypatch) -> None:
+    tokens, sfn = FakeTokens(), FakeSfn()
+    assert _park("failed", monkeypatch, tokens, sfn) == {"completed": "j-1", "status": "FAILED"}
+    assert tokens.parks == [("j-1", "tok")]
+    ((token, output),) = sfn.sent
+    assert token == "tok" and output["status"] == "FAILED"
+    assert output["result"]["detail"] == {"status": "failed"}
+
+
+def test_event_completion_leaves_a_running_job_parked(monkeypatch) -> None:
+    tokens, sfn = FakeTokens(), FakeSfn()
+    assert _park("running", monkeypatch, tokens, sfn, max_checks=3) == {
+        "parked": "j-1",
+        "checks": 1,
+    }
+    assert sfn.sent == []
+
+
+def test_event_completion_times_out_after_its_fallback_checks(monkeypatch) -> None:
+    tokens, sfn = FakeTokens(), FakeSfn()
+    for _ in range(2):
+        _park("running", monkeypatch, tokens, sfn, max_checks=2)
+    with pytest.raises(JobTimeoutError, match="2 fallback checks"):
+        _park("running", monkeypatch, tokens, sfn, max_checks=2)
+
+
+def test_an_event_recorded_before_the_park_wins_over_a_lagging_status(monkeypatch) -> None:
+    tokens, sfn = FakeTokens(final="SUCCEEDED"), FakeSfn()
+    assert _park("running", monkeypatch, tokens, sfn)["status"] == "SUCCEEDED"
+    assert sfn.sent[0][1] == {"status": "SUCCEEDED", "result": {"state": "SUCCEEDED"}}
+
+
+def test_event_completion_needs_a_job_id_and_a_token(monkeypatch) -> None:
+    monkeypatch.setattr(adapters, "load", _status_adapter("running"))
+    with pytest.raises(AdapterError, match="job_id"):
+        get_job_status.park_and_check(
+            event(completion="event", token="t", job={"id": 1}), None, FakeTokens(), FakeSfn()
+        )
+    with pytest.raises(AdapterError, match="task token"):
+        get_job_status.park_and_check(
+            event(completion="event", job={"job_id": "j"}), None, FakeTokens(), FakeSfn()
+        )
+
+
+class FakeEvents:
+    def __init__(self) -> None:
+        self.entries: list[dict[str, Any]] = []
+
+    def put_events(self, Entries: list[dict[str, Any]]) -> dict:
+        self.entries += Entries
+        return {"FailedEntryCount": 0}
+
+
+class FakeContext:
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:sample"
+
+
+@pytest.mark.parametrize("emit", [True, False])
+def test_sample_job_announces_its_end_unless_told_not_to(
+    metadata: store.MetadataStore, monkeypatch, emit: bool
+) -> None:
+    monkeypatch.setenv("SAMPLE_JOB_EVENTS", "1")
+    events = FakeEvents()
+    payload = {"execution_key": "k", "poller": "job", "duration_seconds": 0, "emit_event": emit}
+    sample_job.runner_handler(payload, FakeContext(), metadata, events)
+    if not emit:
+        assert events.entries == []
+        return
+    (entry,) = events.entries
+    assert entry["Source"] == sample_job.EVENT_SOURCE
+    assert entry["Resources"] == [FakeContext.invoked_function_arn]
+    assert json.loads(entry["Detail"]) == {"job_id": "k/job", "state": "SUCCEEDED"}

@@ -17,15 +17,18 @@ from typing import Any
 import pytest
 
 from sfn_patterns.job_poller.store import execution_key
+from sfn_patterns_cli.templating import render_tftpl, templates_root
 from sfn_patterns_localstack.leftovers import leftovers
 from sfn_patterns_localstack.terraform import Workspace
 
-from . import helpers, render
+from . import helpers
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 CONFIG = Path(__file__).resolve().parent / "two_pollers"
-OWN_TIMEOUT, FAST_TIMEOUT, SLOW_TIMEOUT = 4, 3, 8
+# Generous margins: the first executions after an apply meet cold Lambdas on a
+# loaded machine, and the fast loop's clock starts before its job does.
+OWN_TIMEOUT, FAST_TIMEOUT, SLOW_TIMEOUT = 4, 6, 12
 
 
 @pytest.fixture(scope="module")
@@ -45,13 +48,13 @@ def deployed(
 
 
 CASES = {
-    "own-ok": ("state_machine_arn", {"job": {"duration_seconds": 2}}),
+    "own-ok": ("state_machine_arn", {"job": {"duration_seconds": 5}}),
     "own-slow": ("state_machine_arn", {"job": {"duration_seconds": OWN_TIMEOUT + 5}}),
-    # A 5-s slow job would time out in the fast loop (3 s) but not in the slow one (8 s).
+    # An 8-s slow job would time out in the fast loop (6 s) but not in the slow one (12 s).
     "via-lambda": ("via_lambda_arn", {"job": {"duration_seconds": 2, "status_errors": 1}}),
     "two-ok": (
         "two_pollers_arn",
-        {"jobs": {"fast": {"duration_seconds": 1}, "slow": {"duration_seconds": 5}}},
+        {"jobs": {"fast": {"duration_seconds": 1}, "slow": {"duration_seconds": 8}}},
     ),
     "two-fast-timeout": (
         "two_pollers_arn",
@@ -67,6 +70,18 @@ CASES = {
 @pytest.fixture(scope="module")
 def runs(deployed: dict[str, Any], aws: Callable) -> dict[str, dict]:
     sfn = aws("stepfunctions")
+    # One instant job per machine first, so the cases meet warm Lambdas: their
+    # timeouts then measure the loops, not cold starts.
+    warm = {"job": {"duration_seconds": 0}, "jobs": {"fast": {}, "slow": {}}}
+    outputs = deployed["outputs"]
+    helpers.wait_all(
+        sfn,
+        {
+            name: helpers.start(sfn, outputs[name], warm)
+            for name in ("state_machine_arn", "via_lambda_arn", "two_pollers_arn")
+        },
+        timeout=120,
+    )
     started = {
         name: helpers.start(sfn, deployed["outputs"][output], payload)
         for name, (output, payload) in CASES.items()
@@ -80,14 +95,42 @@ def test_module_with_dynamodb_store_succeeds(runs: dict[str, dict]) -> None:
     assert helpers.output(run)["job_poller"]["job"]["status"]["status"] == "SUCCEEDED"
 
 
-def test_wait_count_strategy_times_out_in_the_lambda_variant(runs: dict[str, dict]) -> None:
+def test_the_loop_costs_what_the_module_says(
+    runs: dict[str, dict], deployed: dict[str, Any]
+) -> None:
+    """polling = "loop": history length and transitions from the module's cost model."""
+    run = runs["own-ok"]
+    model = deployed["outputs"]["cost_model"]
+    assert model["shape"] == "loop"
+    polls = helpers.entered_states(run["events"]).count("job Count")
+    assert polls >= 1  # a 5-s job outlives the 1-s initial wait
+    assert (
+        len(run["events"])
+        == model["history_events_fixed"] + polls * model["history_events_per_poll"]
+    )
+    assert helpers.transitions(run["events"]) == (
+        model["transitions_fixed"] + polls * model["transitions_per_poll"]
+    )
+
+
+def test_wait_count_strategy_times_out_in_the_lambda_variant(
+    runs: dict[str, dict], deployed: dict[str, Any]
+) -> None:
     run = runs["own-slow"]
     assert run["status"] == "FAILED"
     assert run["error"] == "JobPoller.Timeout"
     assert "wait-count" in run["cause"]
     entered = helpers.entered_states(run["events"])
-    assert entered.count("job Count") == OWN_TIMEOUT - 1  # ceil((4 - 1) / 1)
+    assert entered.count("job Count") == deployed["outputs"]["max_wait_count"]
     assert helpers.task_failures(run["events"]) == []  # the counter, not a Lambda, fired
+    # Every poll used, no retry: the model's worst case without retries, less one
+    # event (a Fail state ends in 2 events, a Succeed state in 3).
+    model = deployed["outputs"]["cost_model"]
+    polls = model["max_polls"]
+    assert (
+        len(run["events"])
+        == model["history_events_fixed"] + polls * model["history_events_per_poll"] - 1
+    )
 
 
 def test_lambda_arn_adapter_is_invoked_synchronously(
@@ -95,8 +138,11 @@ def test_lambda_arn_adapter_is_invoked_synchronously(
 ) -> None:
     run = runs["via-lambda"]
     assert run["status"] == "SUCCEEDED", run
-    # The adapter Lambda's RetryableJobError came back through the generic Lambda.
-    assert helpers.task_failures(run["events"]) == ["RetryableJobError"]
+    # The adapter Lambda's RetryableJobError came back through the generic Lambda
+    # (then, retry polling being the default, the job was still running a while).
+    failures = helpers.task_failures(run["events"])
+    assert failures[0] == "RetryableJobError"
+    assert set(failures[1:]) <= {"JobStillRunning"}
     assert helpers.output(run)["job_poller"]["job"]["run"]["handle"]["job_id"].endswith("/job")
     assert deployed["outputs"]["via_lambda_store"] == [None, None]
 
@@ -150,27 +196,18 @@ def test_metadata_keys_are_namespaced_by_poller(
     assert document["execution_arn"] == runs["_arns"]["two-ok"]
 
 
-def test_module_definition_equals_the_python_rendering(deployed: dict[str, Any]) -> None:
-    """Terraform's templatefile and tests/job_poller/render.py produce the same machine."""
-    prefix = deployed["variables"]["name_prefix"]
-    variant = render.lambda_variant(
-        prefix, "job", "wait-count", OWN_TIMEOUT, account="000000000000"
-    )
-    expected = render.machine(
-        "job",
-        variant,
-        initial=1,
-        interval=1,
-        timeout=OWN_TIMEOUT,
-        strategy="wait-count",
-        retry=(1, 2, 2),
-    )
-    actual = json.loads(deployed["outputs"]["definition"])
-    assert actual["States"] == expected["States"]
-    assert actual["StartAt"] == expected["StartAt"]
+def test_python_renders_the_fragment_exactly_as_terraform(deployed: dict[str, Any]) -> None:
+    """dag-aggregate renders these templates in Python: both renderers must agree."""
+    fragment = deployed["outputs"]["fragment"]
+    variables = dict(fragment["vars"])
+    variables.update({f"{exit}_next": state for exit, state in fragment["exits"].items()})
+    text = render_tftpl(templates_root() / "job-poller" / fragment["template"], variables)
+    assert json.loads(text) == json.loads(fragment["json"])
 
 
-def test_history_cap_is_rejected_at_plan_time(deployed: dict[str, Any]) -> None:
+def test_history_budget_is_checked_at_plan_time_with_the_numbers(
+    deployed: dict[str, Any],
+) -> None:
     variables = {
         **deployed["variables"],
         "initial_wait_seconds": 0,
@@ -180,10 +217,10 @@ def test_history_cap_is_rejected_at_plan_time(deployed: dict[str, Any]) -> None:
     code, plan = deployed["workspace"].plan_exit_code(variables)
     assert code == 1, plan
     flat = " ".join(plan.split())
-    assert "exceeds 25,000 events" in flat
-    # 20 + 6 x 2 retries + 100000 iterations x (11 + 3 x 2) events.
-    assert "100000 loop iterations" in flat
-    assert f"= {20 + 6 * 2 + 100000 * (11 + 3 * 2)}" in flat
+    assert "exceeds the 25,000-event limit" in flat
+    # The loop, retries 2: 20 + 3 x 2 x 2 + 100000 polls x (11 + 3 x 2 x 1) events.
+    assert "100000 polls (ceil((timeout_seconds 100000 - initial_wait_seconds 0)" in flat
+    assert f"= {20 + 12 + 100000 * (11 + 6)} events" in flat
 
 
 def test_second_plan_shows_no_changes(deployed: dict[str, Any]) -> None:

@@ -28,7 +28,12 @@ _spec.loader.exec_module(package)
 MODULE_SOURCES = {
     "semaphore": ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"],
     "sqs-throttle": ["sfn_patterns/__init__.py", "sfn_patterns/sqs_throttle/**"],
-    "job-poller": ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**"],
+    "job-poller": [
+        "sfn_patterns/__init__.py",
+        "sfn_patterns/job_poller/**",
+        "sfn_patterns/event_completion/**",
+    ],
+    "event-completion": ["sfn_patterns/__init__.py", "sfn_patterns/event_completion/**"],
     "dag-aggregate": [
         "sfn_patterns/__init__.py",
         "sfn_patterns/dag_aggregate/__init__.py",

@@ -78,6 +78,36 @@ output_option = click.option(
 )
 
 
+def completion_options(func: F) -> F:
+    """--completion/--fallback-seconds/--completion-function-arn/--partition."""
+    func = click.option(
+        "--partition",
+        default="aws",
+        show_default=True,
+        help="AWS partition of the service-integration ARNs (aws-cn, aws-us-gov, ...).",
+    )(func)
+    func = click.option(
+        "--completion-function-arn",
+        default=None,
+        help="--completion event: ARN of the event-completion function that parks tokens.",
+    )(func)
+    func = click.option(
+        "--fallback-seconds",
+        type=click.IntRange(min=1),
+        default=300,
+        show_default=True,
+        help="--completion event: seconds a task waits for its event before describing.",
+    )(func)
+    return click.option(
+        "--completion",
+        type=click.Choice(["poll", "event"]),
+        default="poll",
+        show_default=True,
+        help="How a task notices its statement's end: describeStatement polls, or the "
+        "statement's status-change event (WithEvent) with a fallback describe.",
+    )(func)
+
+
 def _plan(sql_dir: Path, schema: str) -> Plan:
     return plan_from_dir(sql_dir, schema)
 
@@ -164,6 +194,7 @@ def plan_cmd(sql_dir: Path, schema: str, output: Path | None) -> None:
     default=None,
     help="Directory with state_machine.asl.json.j2 (default: the packaged ones).",
 )
+@completion_options
 @output_option
 @friendly_errors
 def render_cmd(
@@ -182,6 +213,10 @@ def render_cmd(
     default_timeout: int,
     compact: bool,
     templates_dir: Path | None,
+    completion: str,
+    fallback_seconds: int,
+    completion_function_arn: str | None,
+    partition: str,
     output: Path | None,
 ) -> None:
     """Render the Amazon States Language definition for one strategy.
@@ -208,7 +243,12 @@ def render_cmd(
         poll_interval=poll_interval,
         default_timeout=default_timeout,
         compact=compact,
+        completion=completion,
+        fallback_seconds=fallback_seconds,
+        completion_function_arn=completion_function_arn,
+        partition=partition,
     )
+    options.validate()
     _emit(render(_plan(sql_dir, schema), strategy, options, templates_dir), output)
 
 
@@ -222,6 +262,10 @@ def _target_and_options(
     default_wait: int,
     poll_interval: int,
     default_timeout: int,
+    completion: str = "poll",
+    fallback_seconds: int = 300,
+    completion_function_arn: str | None = None,
+    partition: str = "aws",
     compact: bool = True,
 ) -> Any:
     from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
@@ -234,13 +278,19 @@ def _target_and_options(
         workgroup_name=workgroup_name,
     )
     target.parameters()  # validate before parsing any SQL
-    return RenderOptions(
+    options = RenderOptions(
         target=target,
         default_wait=default_wait,
         poll_interval=poll_interval,
         default_timeout=default_timeout,
+        completion=completion,
+        fallback_seconds=fallback_seconds,
+        completion_function_arn=completion_function_arn,
+        partition=partition,
         compact=compact,
     )
+    options.validate()
+    return options
 
 
 def poll_options(func: F) -> F:
@@ -271,6 +321,7 @@ def poll_options(func: F) -> F:
 @group.command("dependency-plan")
 @sql_dir_option
 @poll_options
+@completion_options
 @output_option
 @friendly_errors
 def dependency_plan_cmd(
@@ -280,6 +331,10 @@ def dependency_plan_cmd(
     default_wait: int,
     poll_interval: int,
     default_timeout: int,
+    completion: str,
+    fallback_seconds: int,
+    completion_function_arn: str | None,
+    partition: str,
     output: Path | None,
 ) -> None:
     """Print the dependency strategy's plan document (JSON, with its sha256).
@@ -301,6 +356,10 @@ def dependency_plan_cmd(
         default_wait=default_wait,
         poll_interval=poll_interval,
         default_timeout=default_timeout,
+        completion=completion,
+        fallback_seconds=fallback_seconds,
+        completion_function_arn=completion_function_arn,
+        partition=partition,
     )
     text = document_json(plan_document(_plan(sql_dir, schema), options))
     _emit(json.dumps({"sha256": document_sha256(text), "document": text}), output)
@@ -314,6 +373,7 @@ def dependency_plan_cmd(
 @click.option("--secret-arn", help="Secrets Manager secret with database credentials.")
 @click.option("--workgroup-name", help="Redshift Serverless workgroup (instead of a cluster).")
 @poll_options
+@completion_options
 @output_option
 @friendly_errors
 def render_task_cmd(
@@ -327,6 +387,10 @@ def render_task_cmd(
     default_wait: int,
     poll_interval: int,
     default_timeout: int,
+    completion: str,
+    fallback_seconds: int,
+    completion_function_arn: str | None,
+    partition: str,
     output: Path | None,
 ) -> None:
     """Render the dependency strategy's task state machine (one execution per task)."""
@@ -341,6 +405,10 @@ def render_task_cmd(
         default_wait=default_wait,
         poll_interval=poll_interval,
         default_timeout=default_timeout,
+        completion=completion,
+        fallback_seconds=fallback_seconds,
+        completion_function_arn=completion_function_arn,
+        partition=partition,
     )
     _emit(render_task_machine(options, task_done_arn), output)
 

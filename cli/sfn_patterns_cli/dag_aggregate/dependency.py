@@ -11,8 +11,8 @@ longest remaining path first. What it needs is computed here, once, at plan time
   ``task`` object the task state machine runs (SQL, optional DELETE, wait, polls);
 * the **task state machine** definition: one execution per task, so no execution
   history grows with the DAG. It runs the statement through the Redshift Data API,
-  polls it with the job-poller's loop, and reports the outcome to the ``task_done``
-  Lambda.
+  waits for its end with the job-poller's wait (its status-change event, or polls),
+  and reports the outcome to the ``task_done`` Lambda.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from sfn_patterns_cli.dag_aggregate.render import (
     MAX_DEFINITION_BYTES,
     RenderOptions,
     default_templates_dir,
-    max_polls,
     poll_loop_states,
     statements,
+    task_limits,
 )
 from sfn_patterns_cli.dag_aggregate.simulate import remaining_path
 
@@ -71,14 +71,12 @@ def plan_document(plan: Plan, options: RenderOptions) -> dict[str, object]:
     priority = priorities(graph, durations)
     tasks: dict[str, object] = {}
     for name in sorted(plan.level):
-        spec = plan.tasks[name]
         pre_sql, sql = statements(plan, name)
-        wait = spec.wait_seconds if spec.wait_seconds is not None else options.default_wait
-        timeout = spec.timeout_seconds or options.default_timeout
+        wait, polls = task_limits(plan, name, options)
         task: dict[str, object] = {"sql": sql, "wait": wait}
         if pre_sql is not None:
             task["pre_sql"] = pre_sql
-        task["max_polls"] = max_polls(wait, timeout, options.poll_interval)
+        task["max_polls"] = polls
         tasks[name] = {
             "parents": sorted(graph.predecessors(name)),
             "children": sorted(graph.successors(name)),
@@ -86,6 +84,9 @@ def plan_document(plan: Plan, options: RenderOptions) -> dict[str, object]:
             "priority": priority[name],
             "task": task,
         }
+    from sfn_patterns_cli.dag_aggregate.history import check_task_executions
+
+    check_task_executions(plan, options)
     return {
         "version": PLAN_VERSION,
         "schema": plan.schema,
@@ -114,8 +115,7 @@ def render_task_machine(
     ``task`` is the plan document's per-task object, so one definition serves every
     task and the definition size does not grow with the DAG.
     """
-    if options.poll_interval < 1:
-        raise RenderError("--poll-interval must be >= 1 second")
+    options.validate()
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir or default_templates_dir())),
         undefined=jinja2.StrictUndefined,
@@ -128,6 +128,8 @@ def render_task_machine(
             target=options.target.parameters(),
             retry=options.retry,
             task_done_arn=task_done_arn,
+            completion=options.completion,
+            partition=options.partition,
             poll_loop=poll_loop_states("Task", options),
         )
     except jinja2.TemplateNotFound as err:

@@ -39,27 +39,43 @@ def default_templates_dir() -> Path:
     return templates_root() / "dag-aggregate"
 
 
-def poll_loop_template() -> Path:
-    """The job-poller's poll-loop fragment: every task polls its statement with it."""
-    return templates_root() / "job-poller" / "poll-loop.asl.json.tftpl"
+def poll_loop_template(completion: str = "poll") -> Path:
+    """The job-poller's wait every task uses: its poll loop, or its event-completed wait."""
+    name = "poll-event-sdk.asl.json.tftpl" if completion == "event" else "poll-loop.asl.json.tftpl"
+    return templates_root() / "job-poller" / name
 
 
-# Redshift Data API statement statuses, as the poll loop's Choice sees them.
+# Redshift Data API statement statuses, as the poll loop's Choice sees them. A
+# "Redshift Data Statement Status Change" event carries the same values in ``state``.
 STATEMENT_STATUSES = {
     "succeeded": ["FINISHED"],
     "failed": ["FAILED", "ABORTED"],
     "running": ["SUBMITTED", "PICKED", "STARTED"],
 }
 POLL_PATH = "$.poll"
+COMPLETIONS = ("event", "poll")
+# Errors worth another invoke of the event-completion function (its park is idempotent).
+LAMBDA_TRANSIENT_ERRORS = [
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+]
 
 
 def poll_loop_states(prefix: str, options: RenderOptions) -> str:
-    """The job-poller loop for one stage's iterator, as JSON members (no outer braces).
+    """The job-poller's wait for one task's statement, as JSON members (no outer braces).
 
-    Limits come from each task's Pass state (``$.task.wait``, ``$.task.max_polls``),
-    so one loop serves tasks with different waits and timeouts. Exits: FINISHED
-    succeeds; FAILED/ABORTED go to a Choice that reports the statement's Error;
-    running past the limit cancels the statement; any other status fails.
+    Limits come from each task's Pass state or input (``$.task.wait``,
+    ``$.task.max_polls``), so one wait serves tasks with different waits and
+    timeouts. ``completion = "poll"``: the poll loop (initial wait, then a
+    describeStatement every poll interval). ``completion = "event"``: the statement
+    runs WithEvent, the task parks on a token (the event-completion function) until
+    its status-change event resumes it, with a describeStatement every
+    ``fallback_seconds`` in case the event is lost. Exits: FINISHED succeeds;
+    FAILED/ABORTED go to a Choice that reports the statement's Error (after one
+    describeStatement in event mode, as the event carries no message); running past
+    the limit cancels the statement; any other status fails.
     """
 
     def rules(statuses: list[str]) -> str:
@@ -72,32 +88,48 @@ def poll_loop_states(prefix: str, options: RenderOptions) -> str:
         "RedshiftData.ActiveStatementsExceededException",
         "RedshiftData.InternalServerException",
     ]
-    text = render_tftpl(
-        poll_loop_template(),
-        {
-            "name": f"{prefix} Poll",
-            "state_path": POLL_PATH,
-            "loop_limits": '"max_wait_count.$": "$.task.max_polls", '
-            '"initial_wait_seconds.$": "$.task.wait"',
-            "poll_interval_seconds": options.poll_interval,
-            "get_status_resource": "arn:aws:states:::aws-sdk:redshiftdata:describeStatement",
-            "get_status_parameters": json.dumps({"Id.$": "$.statement.id"}),
-            # The whole response is kept: Error is present only when a statement failed.
-            "get_status_result_selector": json.dumps({"status.$": "$.Status", "detail.$": "$"}),
-            "retry_errors": json.dumps(retry_errors),
-            "retry_interval_seconds": options.retry["interval"],
-            "retry_max_attempts": options.retry["attempts"],
-            "retry_backoff_rate": options.retry["backoff"],
-            "succeeded_rules": rules(STATEMENT_STATUSES["succeeded"]),
-            "failed_rules": rules(STATEMENT_STATUSES["failed"]),
-            "running_rules": rules(STATEMENT_STATUSES["running"]),
-            "succeeded_next": f"{prefix} Finished",
-            "failed_next": f"{prefix} Statement ended?",
-            "timeout_next": f"{prefix} Cancel",
-            "unknown_next": f"{prefix} Unexpected status",
-            "error_next": f"{prefix} Poll error",
-        },
-    )
+    event = options.completion == "event"
+    variables: dict[str, object] = {
+        "name": f"{prefix} Poll",
+        "state_path": POLL_PATH,
+        "loop_limits": '"max_wait_count.$": "$.task.max_polls", '
+        '"initial_wait_seconds.$": "$.task.wait"',
+        "poll_interval_seconds": options.poll_interval,
+        "fallback_seconds": options.fallback_seconds,
+        "await_resource": f"arn:{options.partition}:states:::lambda:invoke.waitForTaskToken",
+        "await_parameters": json.dumps(
+            {
+                "FunctionName": options.completion_function_arn,
+                "Payload": {
+                    "action": "park",
+                    "job_id.$": "$.statement.id",
+                    "token.$": "$$.Task.Token",
+                    "execution.$": "$$.Execution.Id",
+                    "max_checks.$": "$.task.max_polls",
+                },
+            }
+        ),
+        "await_retry_errors": json.dumps(LAMBDA_TRANSIENT_ERRORS),
+        "get_status_resource": (
+            f"arn:{options.partition}:states:::aws-sdk:redshiftdata:describeStatement"
+        ),
+        "get_status_parameters": json.dumps({"Id.$": "$.statement.id"}),
+        # The whole response is kept: Error is present only when a statement failed.
+        "get_status_result_selector": json.dumps({"status.$": "$.Status", "detail.$": "$"}),
+        "retry_errors": json.dumps(retry_errors),
+        "retry_interval_seconds": options.retry["interval"],
+        "retry_max_attempts": options.retry["attempts"],
+        "retry_backoff_rate": options.retry["backoff"],
+        "succeeded_rules": rules(STATEMENT_STATUSES["succeeded"]),
+        "failed_rules": rules(STATEMENT_STATUSES["failed"]),
+        "running_rules": rules(STATEMENT_STATUSES["running"]),
+        "succeeded_next": f"{prefix} Finished",
+        "failed_next": f"{prefix} Failure detail" if event else f"{prefix} Statement ended?",
+        "timeout_next": f"{prefix} Cancel",
+        "unknown_next": f"{prefix} Unexpected status",
+        "error_next": f"{prefix} Poll error",
+    }
+    text = render_tftpl(poll_loop_template(options.completion), variables)
     return text.strip()[1:-1].strip()
 
 
@@ -153,6 +185,29 @@ class RenderOptions:
         default_factory=lambda: {"interval": 2, "backoff": 2.0, "attempts": 6, "max_delay": 60}
     )
     compact: bool = False
+    # How a task notices its statement's end: "poll" (describeStatement every
+    # poll_interval after default_wait) or "event" (WithEvent; its status-change event
+    # resumes the parked task through completion_function_arn, with a describeStatement
+    # every fallback_seconds in case the event is lost).
+    completion: str = "poll"
+    fallback_seconds: int = 300
+    completion_function_arn: str | None = None
+    partition: str = "aws"
+
+    def validate(self) -> None:
+        """Raise RenderError for options no definition can be rendered with."""
+        if self.poll_interval < 1:
+            raise RenderError("--poll-interval must be >= 1 second")
+        if self.completion not in COMPLETIONS:
+            raise RenderError(f"--completion must be one of {', '.join(COMPLETIONS)}")
+        if self.completion == "event":
+            if self.fallback_seconds < 1:
+                raise RenderError("--fallback-seconds must be >= 1 second")
+            if not self.completion_function_arn:
+                raise RenderError(
+                    "--completion event needs --completion-function-arn (the event-completion "
+                    "function that parks the tasks' tokens)"
+                )
 
 
 def statements(plan: Plan, task: str) -> tuple[str | None, str]:
@@ -172,6 +227,21 @@ def max_polls(wait: int, timeout: int, poll_interval: int) -> int:
     return max(1, math.ceil(max(timeout - wait, 0) / max(poll_interval, 1)))
 
 
+def task_max_polls(wait: int, timeout: int, options: RenderOptions) -> int:
+    """A task's poll limit: polls after its initial wait, or fallback checks with events."""
+    if options.completion == "event":
+        return max(1, math.ceil(timeout / max(options.fallback_seconds, 1)))
+    return max_polls(wait, timeout, options.poll_interval)
+
+
+def task_limits(plan: Plan, task: str, options: RenderOptions) -> tuple[int, int]:
+    """``(wait, max_polls)`` of one task: its ``wait=``/``timeout=`` or the defaults."""
+    spec = plan.tasks[task]
+    wait = spec.wait_seconds if spec.wait_seconds is not None else options.default_wait
+    timeout = spec.timeout_seconds or options.default_timeout
+    return wait, task_max_polls(wait, timeout, options)
+
+
 def _context(plan: Plan, strategy: str, options: RenderOptions) -> dict[str, object]:
     if strategy not in plan.stages:
         raise RenderError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
@@ -183,14 +253,12 @@ def _context(plan: Plan, strategy: str, options: RenderOptions) -> dict[str, obj
         prefix = f"S{number}"
         items = []
         for index, task in enumerate(stage.tasks):
-            spec = plan.tasks[task]
             pre_sql, sql = statements(plan, task)
-            wait = spec.wait_seconds if spec.wait_seconds is not None else options.default_wait
-            timeout = spec.timeout_seconds or options.default_timeout
+            wait, polls = task_limits(plan, task, options)
             result: dict[str, object] = {"sql": sql, "wait": wait}
             if pre_sql is not None:
                 result["pre_sql"] = pre_sql
-            result["max_polls"] = max_polls(wait, timeout, options.poll_interval)
+            result["max_polls"] = polls
             items.append(
                 {
                     "state": f"{prefix} SQL {index}: {task}"[:MAX_STATE_NAME],
@@ -219,6 +287,8 @@ def _context(plan: Plan, strategy: str, options: RenderOptions) -> dict[str, obj
         "poll_interval": options.poll_interval,
         "retry": options.retry,
         "target": options.target.parameters(),
+        "completion": options.completion,
+        "partition": options.partition,
     }
 
 
@@ -228,8 +298,7 @@ def render(
     """The ASL definition as a JSON string; raises RenderError if it would be invalid."""
     if options.max_concurrency < 0:
         raise RenderError("--max-concurrency must be >= 0 (0 = unlimited)")
-    if options.poll_interval < 1:
-        raise RenderError("--poll-interval must be >= 1 second")
+    options.validate()
     if not plan.level:
         raise RenderError("nothing to render: the plan has no tasks")
     env = jinja2.Environment(
@@ -247,6 +316,9 @@ def render(
             f"template {err.name} not found (set SFN_PATTERNS_DAG_TEMPLATES)"
         ) from None
     definition = json.loads(text)  # a template bug must fail loudly here, not in AWS
+    from sfn_patterns_cli.dag_aggregate.history import check_level_strategy
+
+    check_level_strategy(plan, strategy, options)
     if options.compact:
         out = json.dumps(definition, separators=(",", ":"), ensure_ascii=False)
     else:

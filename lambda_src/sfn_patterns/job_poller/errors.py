@@ -16,6 +16,18 @@ class JobTimeoutError(Exception):
     """
 
 
+class JobStillRunning(Exception):
+    """The job is still running (retry polling): the Get Status task's Retry polls again.
+
+    Raised instead of returning RUNNING when the state machine polls with
+    ``polling = "retry"``: the Task's own Retry (IntervalSeconds = the poll interval,
+    MaxAttempts = the wait count) then does the waiting, one transition per poll.
+    Once the retries are used up the error reaches the Catch, which routes it to the
+    loop's timeout exit. CloudWatch counts each one as a Lambda error: that is the
+    price of the cheaper loop.
+    """
+
+
 class RetryableJobError(Exception):
     """A transient failure talking to the job's service; the Task retries it with backoff."""
 

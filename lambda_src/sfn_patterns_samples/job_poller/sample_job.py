@@ -6,11 +6,17 @@ like the seed's runner writes ``status.txt`` to S3. What it does comes from the
 state input, so tests and demos steer it without redeploying::
 
     {"job": {"duration_seconds": 3, "outcome": "succeed" | "fail" | "unknown",
-             "status_errors": 1}}
+             "status_errors": 1, "emit_event": true}}
 
 ``jobs.<poller>`` overrides ``job`` for one poller when a machine has several.
 ``status_errors: n`` makes the first n status calls raise RetryableJobError, to
 show the Task's Retry at work.
+
+When the module waits for completion events (``completion = "event"``), the job
+announces its end as AWS services do: an EventBridge event on the default bus
+(source ``sfn-patterns.sample-job``, detail-type ``Sample Job State Change``,
+detail ``{"job_id", "state"}``, ``resources`` = this function's ARN).
+``emit_event: false`` keeps it quiet, to show the fallback check at work.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ LOG.setLevel(logging.INFO)
 
 OUTCOMES = {"succeed": SUCCEEDED, "fail": FAILED, "unknown": "MYSTERY_STATE"}
 MAX_DURATION_SECONDS = 600
+EVENT_SOURCE = "sfn-patterns.sample-job"
+EVENT_DETAIL_TYPE = "Sample Job State Change"
 
 
 def job_spec(state_input: Any, poller: str) -> dict[str, Any]:
@@ -54,6 +62,7 @@ def job_spec(state_input: Any, poller: str) -> dict[str, Any]:
         "duration_seconds": duration,
         "outcome": outcome,
         "status_errors": int(spec.get("status_errors", 0)),
+        "emit_event": bool(spec.get("emit_event", True)),
     }
 
 
@@ -95,11 +104,29 @@ def status(request: dict[str, Any], metadata: Any = None) -> dict[str, Any]:
     return {"status": document["status"], "reason": document.get("reason")}
 
 
-def runner_handler(event: dict[str, Any], context: Any, metadata: Any = None) -> dict:
-    """The job itself: run for ``duration_seconds``, then record the outcome.
+def announce(job_id: str, state: str, function_arn: str, events_client: Any = None) -> None:
+    """Publish the job's end on the default event bus, as an AWS service would."""
+    (events_client or boto3.client("events")).put_events(
+        Entries=[
+            {
+                "Source": EVENT_SOURCE,
+                "DetailType": EVENT_DETAIL_TYPE,
+                "Resources": [function_arn],
+                "Detail": json.dumps({"job_id": job_id, "state": state}),
+            }
+        ]
+    )
+
+
+def runner_handler(
+    event: dict[str, Any], context: Any, metadata: Any = None, events_client: Any = None
+) -> dict:
+    """The job itself: run for ``duration_seconds``, record the outcome, announce it.
 
     It never raises on a failed outcome: an async invoke that raises is retried
     by Lambda, which would run the job twice; the failure is data, not an error.
+    ``at`` is when the job ended: the benchmark measures how soon the state machine
+    noticed from it.
     """
     LOG.info("sample job: %s", json.dumps(event))
     metadata = metadata or _store()
@@ -110,6 +137,8 @@ def runner_handler(event: dict[str, Any], context: Any, metadata: Any = None) ->
     if final == FAILED:
         document["reason"] = "the sample job was asked to fail"
     metadata.put(key, poller, "status", document)
+    if os.environ.get("SAMPLE_JOB_EVENTS") == "1" and event.get("emit_event", True):
+        announce(f"{key}/{poller}", final, context.invoked_function_arn, events_client)
     return document
 
 

@@ -1,7 +1,8 @@
-# Test-only configuration: the module's Lambda variant with a wait-count timeout
-# and a DynamoDB store, plus a second machine that runs TWO poll loops in a row
-# (fast, then slow), each with its own timeout, counter and metadata keys, built
-# from the same templates and the module's Lambdas.
+# Test-only configuration: the module's Lambda variant with the loop of earlier
+# versions (polling = "loop"), a wait-count timeout and a DynamoDB store, plus a
+# second machine that runs TWO poll loops in a row (fast, then slow), each with its
+# own timeout, counter and metadata keys, built from the same templates and the
+# module's Lambdas.
 
 provider "aws" {
   region = "us-east-1"
@@ -16,6 +17,7 @@ module "poller" {
   poll_interval_seconds = var.poll_interval_seconds
   timeout_seconds       = var.timeout_seconds
   timeout_strategy      = "wait-count"
+  polling               = "loop"
   metadata_store        = "dynamodb"
   task_retry            = { interval_seconds = 1, max_attempts = 2, backoff_rate = 2 }
   tags                  = { Project = "sfn-patterns", Test = "job-poller" }
@@ -43,6 +45,7 @@ locals {
         }
       })
       run_job_handle_path    = "$.Payload"
+      entry_state            = "${name} Start"
       retry_errors           = local.vars.retry_errors
       retry_interval_seconds = local.vars.retry_interval_seconds
       retry_max_attempts     = local.vars.retry_max_attempts

@@ -34,6 +34,21 @@ output "via_lambda_store" {
 }
 
 output "definition" {
-  description = "The module's rendered definition, compared with the Python rendering."
+  description = "The module's rendered definition."
   value       = module.poller.definition
+}
+
+output "cost_model" {
+  description = "The module's cost model (loop), checked against the execution histories."
+  value       = module.poller.cost_model
+}
+
+output "fragment" {
+  description = "The module's poll loop fragment and what renders it, compared with Python's rendering of the same template."
+  value = {
+    json     = module.poller.poll_loop_fragment_json
+    template = module.poller.poll_loop_template
+    vars     = module.poller.poll_loop_template_vars
+    exits    = module.poller.poll_loop_exit_states
+  }
 }

@@ -1,0 +1,126 @@
+# Event completion: a token table, an EventBridge rule on the jobs' completion events
+# and one function that parks tokens and answers them (lambda_src/sfn_patterns/
+# event_completion). A task waiting for a job parks on a task token registered under
+# the job's id; the job's completion event resumes it. Events are best effort, so the
+# waiting task also times out every fallback_seconds and checks the job itself (the
+# callers' ASL: templates/job-poller/poll-event*.tftpl).
+
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+data "aws_caller_identity" "current" {}
+
+locals {
+  partition     = data.aws_partition.current.partition
+  region        = data.aws_region.current.region
+  account_id    = data.aws_caller_identity.current.account_id
+  table_name    = "${var.name}-tokens"
+  table_arn     = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${local.table_name}"
+  function_name = "${var.name}-completion"
+  function_arn  = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.function_name}"
+  rule_name     = "${var.name}-completion"
+}
+
+resource "aws_dynamodb_table" "tokens" {
+  #checkov:skip=CKV_AWS_28:Tokens and job ends live minutes to days and expire by TTL; a restore would bring back only tokens that no longer wait.
+  count = var.create ? 1 : 0
+
+  name         = local.table_name
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "pk"
+
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+
+  ttl {
+    attribute_name = "expires_at"
+    enabled        = true
+  }
+
+  server_side_encryption {
+    enabled     = true
+    kms_key_arn = var.kms_key_arn
+  }
+
+  tags = var.tags
+}
+
+module "function" {
+  source = "../lambda-function"
+
+  create        = var.create
+  function_name = local.function_name
+  source_path = [{
+    path     = "${path.module}/../../lambda_src"
+    patterns = ["sfn_patterns/__init__.py", "sfn_patterns/event_completion/**"]
+  }]
+  handler     = "sfn_patterns.event_completion.handler.handler"
+  runtime     = var.lambda_runtime
+  memory_size = var.lambda_memory_size
+  timeout     = 30
+  environment_variables = {
+    TOKEN_TABLE       = local.table_name
+    JOB_ID_PATH       = var.job_id_path
+    STATUS_PATH       = var.status_path
+    TERMINAL_STATUSES = jsonencode(var.terminal_statuses)
+    TOKEN_TTL_SECONDS = tostring(var.token_ttl_seconds)
+  }
+  policy_statements = concat(
+    [
+      {
+        sid       = "ParkAndCompleteTokens"
+        actions   = ["dynamodb:UpdateItem"]
+        resources = [local.table_arn]
+      },
+      {
+        sid       = "ResumeWaitingTasks"
+        actions   = ["states:SendTaskSuccess"]
+        resources = var.waiting_state_machine_arns
+      },
+    ],
+    var.kms_key_arn == null ? [] : [{
+      sid       = "UseTheKmsKey"
+      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+      resources = [var.kms_key_arn]
+    }],
+  )
+  kms_key_arn                       = var.kms_key_arn
+  cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
+  python_executable                 = var.python_executable
+  tags                              = var.tags
+}
+
+resource "aws_cloudwatch_event_rule" "completion" {
+  count = var.create ? 1 : 0
+
+  name          = local.rule_name
+  description   = "Completion events of the jobs whose tasks park in ${local.table_name}: resume them."
+  event_pattern = var.event_pattern
+  tags          = var.tags
+}
+
+resource "aws_cloudwatch_event_target" "completion" {
+  count = var.create ? 1 : 0
+
+  rule      = aws_cloudwatch_event_rule.completion[0].name
+  target_id = "completion"
+  arn       = module.function.function_arn
+
+  # A delivery that keeps failing is dropped; the waiting task's fallback check then
+  # finds the job's end within fallback_seconds.
+  retry_policy {
+    maximum_event_age_in_seconds = 3600
+    maximum_retry_attempts       = 20
+  }
+}
+
+resource "aws_lambda_permission" "completion" {
+  count = var.create ? 1 : 0
+
+  statement_id  = "AllowCompletionEvents"
+  action        = "lambda:InvokeFunction"
+  function_name = module.function.function_name
+  principal     = "events.amazonaws.com"
+  source_arn    = aws_cloudwatch_event_rule.completion[0].arn
+}

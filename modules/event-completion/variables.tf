@@ -1,0 +1,112 @@
+variable "create" {
+  description = "Whether to create any resources in this module."
+  type        = bool
+  default     = true
+}
+
+variable "name" {
+  description = "Prefix of the resource names: <name>-tokens (table), <name>-completion (function and rule)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_-]{1,50}$", var.name))
+    error_message = "name must be 1-50 letters, digits, hyphens and underscores (it prefixes a table, a function and a rule)."
+  }
+}
+
+variable "event_pattern" {
+  description = "EventBridge event pattern (JSON) of the jobs' completion events, for example the Redshift Data API's statement status changes."
+  type        = string
+
+  validation {
+    condition     = can(keys(jsondecode(var.event_pattern)))
+    error_message = "event_pattern must be a JSON object (use jsonencode), an EventBridge event pattern."
+  }
+}
+
+variable "job_id_path" {
+  description = "Dotted JSONPath of the job id in a completion event, for example $.detail.statementId."
+  type        = string
+
+  validation {
+    condition     = can(regex("^\\$(\\.[A-Za-z0-9_-]+)+$", var.job_id_path))
+    error_message = "job_id_path must be a dotted path from the event's root, such as $.detail.statementId."
+  }
+}
+
+variable "status_path" {
+  description = "Dotted JSONPath of the job's status in a completion event, for example $.detail.state."
+  type        = string
+
+  validation {
+    condition     = can(regex("^\\$(\\.[A-Za-z0-9_-]+)+$", var.status_path))
+    error_message = "status_path must be a dotted path from the event's root, such as $.detail.state."
+  }
+}
+
+variable "terminal_statuses" {
+  description = "Event statuses that mean the job ended (succeeded or failed); events with any other status are ignored."
+  type        = list(string)
+
+  validation {
+    condition     = length(var.terminal_statuses) > 0
+    error_message = "terminal_statuses needs at least one status, for example [\"FINISHED\", \"FAILED\", \"ABORTED\"]."
+  }
+}
+
+variable "waiting_state_machine_arns" {
+  description = "State machines whose tasks park on tokens in this table: the function may answer only their tokens."
+  type        = list(string)
+
+  validation {
+    condition     = length(var.waiting_state_machine_arns) > 0 && alltrue([for arn in var.waiting_state_machine_arns : can(regex("^arn:aws[a-z-]*:states:[a-z0-9-]+:[0-9]{12}:stateMachine:[A-Za-z0-9_-]+$", arn))])
+    error_message = "waiting_state_machine_arns must list at least one state machine ARN (arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME)."
+  }
+}
+
+variable "token_ttl_seconds" {
+  description = "Seconds a token or a recorded job end is kept before DynamoDB's TTL deletes it (longer than any job waits)."
+  type        = number
+  default     = 604800
+
+  validation {
+    condition     = var.token_ttl_seconds >= 3600 && floor(var.token_ttl_seconds) == var.token_ttl_seconds
+    error_message = "token_ttl_seconds must be a whole number of seconds, at least 3600."
+  }
+}
+
+variable "lambda_runtime" {
+  description = "Python runtime of the completion function."
+  type        = string
+  default     = "python3.12"
+}
+
+variable "lambda_memory_size" {
+  description = "Memory in MB of the completion function."
+  type        = number
+  default     = 128
+}
+
+variable "python_executable" {
+  description = "Python 3 interpreter that builds the function's zip at plan time."
+  type        = string
+  default     = "python3"
+}
+
+variable "kms_key_arn" {
+  description = "Customer managed KMS key for the table, the log group and the function's environment; null uses AWS managed keys."
+  type        = string
+  default     = null
+}
+
+variable "cloudwatch_logs_retention_in_days" {
+  description = "Retention of the function's log group in days."
+  type        = number
+  default     = 30
+}
+
+variable "tags" {
+  description = "Tags for every resource this module creates."
+  type        = map(string)
+  default     = {}
+}

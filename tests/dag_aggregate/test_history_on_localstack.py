@@ -1,0 +1,326 @@
+"""dag-aggregate tasks on LocalStack: event completion, its fallback, and the history formulas.
+
+tests/dag_aggregate/event_completion applies the event-completion building block the
+way modules/dag-aggregate configures it (the statements' "Redshift Data Statement
+Status Change" events, which the harness's Data API publishes as AWS does). Each
+scenario renders a definition with the planner, creates it directly and runs it on
+the DuckDB-backed Data API; ``/* sfnp:sleep=N */`` keeps a statement running N s.
+
+The history formulas the plan-time budget uses (``sfn_patterns_cli.dag_aggregate.
+history``) are checked here against real histories: the polls (or fallback checks)
+are counted in each history, and its length must be what the formula gives for them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import uuid
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sfn_patterns_cli.dag_aggregate import history
+from sfn_patterns_cli.dag_aggregate.dependency import plan_document, render_task_machine
+from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
+from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target, render
+from sfn_patterns_localstack.leftovers import leftovers
+from sfn_patterns_localstack.terraform import Workspace
+
+from .helpers import write_sql
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+CONFIG = Path(__file__).resolve().parent / "event_completion"
+SCENARIOS = (
+    "events",
+    "parent",
+    "polls",
+    "task-events",
+    "task-polls",
+    "failed",
+    "timeout",
+    "lost",
+)
+FALLBACK = 3
+TRUST = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "states.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+)
+# Three tasks on two levels: a (a reload: DELETE + INSERT in one batch) and c (a
+# statement that runs 4 s, longer than one fallback period) first, then b.
+DAG = {
+    "a": "SELECT 1 AS x",
+    "b": "-- sfn: mode=append\nSELECT x FROM agg.a",
+    "c": "-- sfn: mode=append\n/* sfnp:sleep=4 */ SELECT 2 AS x",
+}
+TASK_DONE = "def handler(event, context):\n    return {'recorded': event.get('task_id')}\n"
+
+
+@pytest.fixture(scope="module")
+def completion(
+    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    prefix = f"dagev-{int(time.time()) % 100000}"
+    account = aws("sts").get_caller_identity()["Account"]
+    machines = {
+        name: f"arn:aws:states:us-east-1:{account}:stateMachine:{prefix}-{name}"
+        for name in SCENARIOS
+    }
+    variables = {"name_prefix": prefix, "state_machine_arns": list(machines.values())}
+    workspace = Workspace(CONFIG, localstack_endpoint, tmp_path_factory.mktemp("dag-events"))
+    iam, lam = aws("iam"), aws("lambda")
+    role = iam.create_role(RoleName=f"{prefix}-sfn", AssumeRolePolicyDocument=TRUST)["Role"]
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("task_done.py", TASK_DONE)
+    task_done = lam.create_function(
+        FunctionName=f"{prefix}-task-done",
+        Runtime="python3.12",
+        Role=role["Arn"],
+        Handler="task_done.handler",
+        Code={"ZipFile": archive.getvalue()},
+    )["FunctionArn"]
+    lam.get_waiter("function_active_v2").wait(FunctionName=task_done)
+    created: list[str] = []
+    try:
+        with workspace.applied(variables) as outputs:
+            yield {
+                "prefix": prefix,
+                "function": outputs["function_arn"],
+                "rule": outputs["rule_name"],
+                "role": role["Arn"],
+                "task_done": task_done,
+                "created": created,
+            }
+    finally:
+        sfn = aws("stepfunctions")
+        for machine in created:
+            sfn.delete_state_machine(stateMachineArn=machine)
+        lam.delete_function(FunctionName=task_done)
+        logs = aws("logs")
+        for group in logs.describe_log_groups(logGroupNamePrefix=f"/aws/lambda/{prefix}-")[
+            "logGroups"
+        ]:
+            logs.delete_log_group(logGroupName=group["logGroupName"])
+        iam.delete_role(RoleName=role["RoleName"])
+    assert leftovers(aws, prefix) == {}
+
+
+def _warehouse(aws: Callable, tables: list[str]) -> str:
+    """A workgroup of its own with the agg tables the tasks write."""
+    workgroup = f"wg-{uuid.uuid4().hex[:6]}"
+    redshift = aws("redshift-data")
+    for sql in ["CREATE SCHEMA agg", *(f"CREATE TABLE agg.{t} (x INTEGER)" for t in tables)]:
+        statement = redshift.execute_statement(WorkgroupName=workgroup, Database="dev", Sql=sql)
+        while redshift.describe_statement(Id=statement["Id"])["Status"] != "FINISHED":
+            time.sleep(0.05)
+    return workgroup
+
+
+def _options(completion: dict[str, Any], workgroup: str, mode: str) -> RenderOptions:
+    return RenderOptions(
+        target=Target(database="dev", workgroup_name=workgroup),
+        completion=mode,
+        completion_function_arn=completion["function"],
+        fallback_seconds=FALLBACK,
+        poll_interval=1,
+        default_wait=1,
+        default_timeout=60,
+    )
+
+
+def _start(aws: Callable, completion: dict, scenario: str, definition: str, payload: dict) -> str:
+    sfn = aws("stepfunctions")
+    machine = sfn.create_state_machine(
+        name=f"{completion['prefix']}-{scenario}", definition=definition, roleArn=completion["role"]
+    )["stateMachineArn"]
+    completion["created"].append(machine)
+    return sfn.start_execution(stateMachineArn=machine, input=json.dumps(payload))["executionArn"]
+
+
+def _finish(aws: Callable, executions: dict[str, str], timeout: float = 120) -> dict[str, dict]:
+    """Wait for every execution; return scenario -> describe_execution + its whole history."""
+    sfn = aws("stepfunctions")
+    deadline, done = time.monotonic() + timeout, {}
+    while len(done) < len(executions):
+        assert time.monotonic() < deadline, f"still running: {set(executions) - set(done)}"
+        for name, arn in executions.items():
+            if (
+                name not in done
+                and (d := sfn.describe_execution(executionArn=arn))["status"] != "RUNNING"
+            ):
+                events, token = [], None
+                while True:
+                    page = sfn.get_execution_history(
+                        executionArn=arn, maxResults=1000, **({"nextToken": token} if token else {})
+                    )
+                    events += page["events"]
+                    if not (token := page.get("nextToken")):
+                        break
+                done[name] = {**d, "events": events}
+        time.sleep(0.5)
+    return done
+
+
+def _count(events: list[dict], event_type: str, state_suffix: str | None = None) -> int:
+    return sum(
+        1
+        for e in events
+        if e["type"] == event_type
+        and (state_suffix is None or e["stateEnteredEventDetails"]["name"].endswith(state_suffix))
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(completion: dict[str, Any], aws: Callable, tmp_path_factory) -> dict[str, Any]:
+    """Every scenario but the lost events, at once; then the lost events on their own."""
+    root = tmp_path_factory.mktemp("dag-sql")
+    plan = plan_from_dir(write_sql(root / "dag", DAG))
+    failing = plan_from_dir(write_sql(root / "failed", {"broken": "SELECT y FROM agg.missing"}))
+    slow = plan_from_dir(
+        write_sql(
+            root / "slow",
+            {"slow": "-- sfn: mode=append timeout=4\n/* sfnp:sleep=60 */ SELECT 1 AS x"},
+        )
+    )
+
+    def options(mode: str) -> RenderOptions:
+        # Each scenario writes its own warehouse: no two runs race on one table.
+        return _options(completion, _warehouse(aws, ["a", "b", "c", "slow", "broken"]), mode)
+
+    def task_input(mode_options: RenderOptions) -> dict[str, Any]:
+        task = plan_document(plan, mode_options)["tasks"]["c"]["task"]
+        return {"run_id": "r1", "task_id": "c", "attempt": 1, "task": task}
+
+    events, polls = options("event"), options("poll")
+    task_events, task_polls = options("event"), options("poll")
+    task_done = completion["task_done"]
+    started = {
+        "events": _start(aws, completion, "events", render(plan, "simple-level", events), {}),
+        "parent": _start(
+            aws, completion, "parent", render(plan, "parent-level", options("event")), {}
+        ),
+        "polls": _start(aws, completion, "polls", render(plan, "simple-level", polls), {}),
+        "task-events": _start(
+            aws,
+            completion,
+            "task-events",
+            render_task_machine(task_events, task_done),
+            task_input(task_events),
+        ),
+        "task-polls": _start(
+            aws,
+            completion,
+            "task-polls",
+            render_task_machine(task_polls, task_done),
+            task_input(task_polls),
+        ),
+        "failed": _start(
+            aws, completion, "failed", render(failing, "simple-level", options("event")), {}
+        ),
+        "timeout": _start(
+            aws, completion, "timeout", render(slow, "simple-level", options("event")), {}
+        ),
+    }
+    results = _finish(aws, started)
+    # Events lost: with the rule's target removed, only the fallback describe can see
+    # the end. (LocalStack 4.9.2 still delivers to a DISABLED rule.)
+    bus = aws("events")
+    targets = bus.list_targets_by_rule(Rule=completion["rule"])["Targets"]
+    bus.remove_targets(Rule=completion["rule"], Ids=[t["Id"] for t in targets])
+    try:
+        quick = plan_from_dir(write_sql(root / "lost", {"a": "-- sfn: mode=append\nSELECT 1 AS x"}))
+        lost = _start(aws, completion, "lost", render(quick, "simple-level", options("event")), {})
+        results.update(_finish(aws, {"lost": lost}))
+    finally:
+        bus.put_targets(Rule=completion["rule"], Targets=targets)
+    return {"results": results, "plan": plan, "events": events, "polls": polls}
+
+
+def test_events_resume_every_task_and_the_formula_holds(runs: dict[str, Any]) -> None:
+    run = runs["results"]["events"]
+    assert run["status"] == "SUCCEEDED", run
+    events = run["events"]
+    # c ran 4 s: one fallback describe (it was STARTED), then its event resumed it;
+    # a and b: their events resumed the first park.
+    fallbacks = _count(events, "TaskTimedOut")
+    assert fallbacks == 1
+    assert _count(events, "TaskStateEntered", "Poll Get Status") == fallbacks
+    plan: Plan = runs["plan"]
+    assert len(events) == history.level_history(plan, "simple-level", runs["events"], fallbacks)
+
+
+def test_the_parent_level_strategy_costs_what_the_formula_says(runs: dict[str, Any]) -> None:
+    run = runs["results"]["parent"]
+    assert run["status"] == "SUCCEEDED", run
+    plan: Plan = runs["plan"]
+    # Stages differ from simple-level's ([a], then [b, c]); the per-task counts do not.
+    assert [list(stage.tasks) for stage in plan.stages["parent-level"]] != [
+        list(stage.tasks) for stage in plan.stages["simple-level"]
+    ]
+    fallbacks = _count(run["events"], "TaskTimedOut")
+    assert len(run["events"]) == history.level_history(
+        plan, "parent-level", runs["events"], fallbacks
+    )
+
+
+def test_polls_cost_what_the_formula_says(runs: dict[str, Any]) -> None:
+    run = runs["results"]["polls"]
+    assert run["status"] == "SUCCEEDED", run
+    polls = _count(run["events"], "WaitStateEntered", "Poll Wait Poll")
+    assert polls >= 2  # c ran 4 s, polled every second after a 1-s wait
+    assert len(run["events"]) == history.level_history(
+        runs["plan"], "simple-level", runs["polls"], polls
+    )
+
+
+def test_task_executions_cost_what_the_formula_says(runs: dict[str, Any]) -> None:
+    with_events = runs["results"]["task-events"]
+    assert with_events["status"] == "SUCCEEDED", with_events
+    fallbacks = _count(with_events["events"], "TaskTimedOut")
+    assert fallbacks == 1
+    assert len(with_events["events"]) == history.task_execution_history(runs["events"], fallbacks)
+    polled = runs["results"]["task-polls"]
+    assert polled["status"] == "SUCCEEDED", polled
+    polls = _count(polled["events"], "WaitStateEntered", "Poll Wait Poll")
+    assert len(polled["events"]) == history.task_execution_history(runs["polls"], polls)
+
+
+def test_a_failed_statement_reports_its_error_after_its_event(runs: dict[str, Any]) -> None:
+    run = runs["results"]["failed"]
+    assert run["status"] == "FAILED"
+    cause = run.get("cause", "") + run.get("error", "")
+    assert "DagAggregate.StatementFailed" in cause
+    # The event carries no message; the describe after it does (DuckDB's, naming the table).
+    assert "missing" in cause
+
+
+def test_a_statement_past_its_timeout_is_cancelled(runs: dict[str, Any], aws: Callable) -> None:
+    run = runs["results"]["timeout"]
+    assert run["status"] == "FAILED"
+    assert "DagAggregate.TaskTimedOut" in run.get("error", "") + run.get("cause", "")
+    assert "still running at its timeout" in run.get("cause", "")
+    # timeout=4, fallback 3 s: two fallback checks, then the park raised JobTimeoutError.
+    assert _count(run["events"], "TaskTimedOut") == 2
+
+
+def test_without_events_the_fallback_describe_completes(runs: dict[str, Any]) -> None:
+    run = runs["results"]["lost"]
+    assert run["status"] == "SUCCEEDED", run
+    fallbacks = _count(run["events"], "TaskTimedOut")
+    assert fallbacks == 1
+    elapsed = (run["stopDate"] - run["startDate"]).total_seconds()
+    assert elapsed >= FALLBACK
