@@ -32,3 +32,8 @@ output "priorities" {
   description = "strategy = dependency: longest remaining path of each task."
   value       = module.dag.priorities
 }
+
+output "run_results_uri" {
+  description = "strategy = dependency: where each run's run_results.json is written."
+  value       = module.dag.run_results_uri
+}

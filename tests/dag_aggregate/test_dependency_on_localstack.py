@@ -1,9 +1,10 @@
-"""strategy = "dependency" on LocalStack: failure isolation, resume, and a 500-task DAG.
+"""strategy = "dependency" on LocalStack: failures, retry, selection, run documents, 500 tasks.
 
 One Terraform workspace (examples/dag-aggregate with its ``sql_dir`` variable) serves
-both tests: it is applied with the small failure DAG, then re-applied with the
+every test: it is applied with the small failure DAG, then re-applied with the
 synthetic one, which only replaces the plan document and the task definition. The SQL
-really runs on the DuckDB-backed Redshift Data API.
+really runs on the DuckDB-backed Redshift Data API. ``sfn-patterns dag run | retry |
+status`` are driven through click, against LocalStack.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from sfn_patterns_cli.dag_aggregate import runs
+from sfn_patterns_cli.dag_aggregate.cli import group
 from sfn_patterns_cli.dag_aggregate.synthetic import random_dag
 from sfn_patterns_localstack.terraform import Workspace
 
@@ -41,12 +45,35 @@ FAILURE_DAG = {
 class Deployment:
     """The applied example plus helpers to run SQL and coordinator executions."""
 
-    def __init__(self, aws: Callable[[str], Any], workspace: Workspace, workgroup: str) -> None:
+    def __init__(
+        self, aws: Callable[[str], Any], workspace: Workspace, workgroup: str, endpoint: str
+    ) -> None:
         self.aws = aws
         self.workspace = workspace
         self.workgroup = workgroup
+        self.endpoint = endpoint
         self.variables: dict[str, object] = {}
         self.outputs: dict[str, Any] = {}
+
+    def cli(self, *args: str) -> tuple[int, str, str]:
+        """``sfn-patterns dag <args> --state-machine-arn <coordinator>`` against LocalStack."""
+        result = CliRunner().invoke(
+            group,
+            [
+                *args,
+                "--state-machine-arn",
+                self.outputs["state_machine_arn"],
+                "--endpoint-url",
+                self.endpoint,
+                "--region",
+                "us-east-1",
+            ],
+            env={"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"},
+        )
+        return result.exit_code, result.stdout, result.stderr
+
+    def document(self, run_id: str) -> dict[str, Any]:
+        return runs.read_run_results(self.aws("s3"), self.outputs["run_results_uri"], run_id)
 
     def apply(self, sql_dir: Path, max_concurrency: int) -> None:
         self.variables = {
@@ -57,6 +84,7 @@ class Deployment:
             "redshift_workgroup_name": self.workgroup,
             "max_concurrency": max_concurrency,
             "sql_dir": str(sql_dir),
+            "external_tables": ["raw.*"],
         }
         self.workspace.apply(self.variables)
         self.outputs = self.workspace.outputs()
@@ -125,7 +153,7 @@ def deployment(
 ) -> Iterator[Deployment]:
     scratch = tmp_path_factory.mktemp("dependency")
     workspace = Workspace(EXAMPLE, localstack_endpoint, scratch / "tf")
-    deployment = Deployment(aws, workspace, f"wg-dep-{uuid.uuid4().hex[:6]}")
+    deployment = Deployment(aws, workspace, f"wg-dep-{uuid.uuid4().hex[:6]}", localstack_endpoint)
     try:
         workspace.init()
         yield deployment
@@ -153,9 +181,9 @@ def _history_length(aws: Callable[[str], Any], execution_arn: str) -> int:
     return sum(len(page["events"]) for page in pages)
 
 
-def test_a_failure_stops_only_its_descendants_and_a_rerun_resumes(
-    deployment: Deployment, tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def failure_dag(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
+    """The deployment applied with FAILURE_DAG (its tables created, raw.flag 'bad')."""
     for statement in (
         "CREATE SCHEMA IF NOT EXISTS raw",
         "CREATE SCHEMA IF NOT EXISTS agg",
@@ -164,9 +192,16 @@ def test_a_failure_stops_only_its_descendants_and_a_rerun_resumes(
         *(f"CREATE TABLE agg.{name} (x INTEGER)" for name in FAILURE_DAG),
     ):
         deployment.sql(statement)
-    deployment.apply(_write(tmp_path / "sql", FAILURE_DAG), max_concurrency=2)
+    deployment.apply(_write(tmp_path_factory.mktemp("failure") / "sql", FAILURE_DAG), 2)
+    return deployment
 
-    first = deployment.run("nightly-1", timeout=120)
+
+def test_a_failure_skips_only_its_descendants_and_a_retry_reruns_just_them(
+    failure_dag: Deployment,
+) -> None:
+    deployment = failure_dag
+    deployment.sql("UPDATE raw.flag SET v = 'bad'")
+    first = deployment.run("nightly-1", timeout=150)
     assert first["status"] == "FAILED", first
     sfn = deployment.aws("stepfunctions")
     history = sfn.get_execution_history(executionArn=first["executionArn"], reverseOrder=True)
@@ -188,12 +223,42 @@ def test_a_failure_stops_only_its_descendants_and_a_rerun_resumes(
     }
     assert deployment.count("agg.y") == 1 and deployment.count("agg.z") == 0
 
+    document = deployment.document("nightly-1")
+    results = {r["task"]: r for r in document["results"]}
+    assert {t: r["status"] for t, r in results.items()} == {
+        "a": "success",
+        "b": "error",
+        "c": "skipped",
+        "x": "success",
+        "y": "success",
+        "z": "skipped",
+    }
+    assert results["b"]["error"] == "DagAggregate.StatementFailed"
+    assert results["z"]["waiting_on"] == ["b"]
+    assert results["a"]["rows_affected"] == 1 and results["a"]["statement_id"]
+    assert document["failure"]["task"] == "b"
+    code, out, _ = deployment.cli("status", "nightly-1")
+    assert code == 0
+    assert out.startswith("run nightly-1: FAILED")
+    assert any(line.split()[:2] == ["c", "skipped"] for line in out.splitlines())
+
     deployment.sql("UPDATE raw.flag SET v = '7'")
-    second = deployment.run("nightly-1", timeout=120)
-    assert second["status"] == "SUCCEEDED", second
+    code, out, err = deployment.cli("retry", "nightly-1", "--wait")
+    assert code == 0, err
+    assert "retrying 3 task(s): b, c, z" in err
     rerun = sorted(deployment.task_of(e) for e in deployment.task_executions())
     assert sorted(set(rerun) - set(started)) == [("b", 2), ("c", 1), ("z", 1)]
     assert set(deployment.statuses("nightly-1").values()) == {"SUCCEEDED", "succeeded"}
+    retried = deployment.document("nightly-1")
+    assert retried["status"] == "SUCCEEDED" and retried["invocation"] == 2
+    assert {r["task"]: r["invocation"] for r in retried["results"]} == {
+        "a": 1,
+        "b": 2,
+        "c": 2,
+        "x": 1,
+        "y": 1,
+        "z": 2,
+    }
     # Each task wrote exactly once over both runs: a and y were not re-run.
     assert [deployment.count(f"agg.{t}") for t in ("a", "b", "c", "x", "y", "z")] == [
         1,
@@ -203,6 +268,37 @@ def test_a_failure_stops_only_its_descendants_and_a_rerun_resumes(
         1,
         2,
     ]
+    code, _, err = deployment.cli("retry", "nightly-1")
+    assert code == 0 and "nothing to retry" in err
+
+
+def test_a_selection_runs_only_the_chosen_tasks_in_dag_order(failure_dag: Deployment) -> None:
+    deployment = failure_dag
+    deployment.sql("UPDATE raw.flag SET v = '7'")
+    # +z is a, b, x, y, z; without x and y: a, b and z, z waiting for b (y is left out).
+    code, out, err = deployment.cli(
+        "run", "--run-id", "partial-1", "--select", "+z", "--exclude", "x y", "--wait"
+    )
+    assert code == 0, err
+    ran = sorted(
+        deployment.task_of(e)
+        for e in deployment.task_executions()
+        if e["name"].startswith("partial-1-")
+    )
+    assert ran == [("a", 1), ("b", 1), ("z", 1)]
+    document = deployment.document("partial-1")
+    assert document["selection"] == {"select": ["+z"], "exclude": ["x", "y"]}
+    assert sorted(r["task"] for r in document["results"]) == ["a", "b", "z"]
+    times = {r["task"]: (r["started_at"], r["finished_at"]) for r in document["results"]}
+    assert times["b"][1] <= times["z"][0]  # z started after b reported
+    assert "run partial-1: SUCCEEDED" in out
+    # A selector that matches nothing fails the execution at once, saying why.
+    code, arn, err = deployment.cli("run", "--select", "+nope")
+    assert code == 0, err
+    described = runs.wait(deployment.aws("stepfunctions"), arn.strip(), timeout=60, interval=0.5)
+    assert described["status"] == "FAILED"
+    assert described["error"] == "InvalidRunInputError", described
+    assert "matches no task" in described["cause"]
 
 
 def _synthetic_dir(directory: Path, n: int, seed: int) -> Path:

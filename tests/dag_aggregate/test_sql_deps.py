@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,15 @@ def test_missing_and_empty_directory(tmp_path: Path) -> None:
     (tmp_path / "empty" / "notes.txt").write_text("hi")
     with pytest.raises(SqlDirError, match=r"no \*\.sql files"):
         load_tasks(tmp_path / "empty")
+
+
+def test_example_reads_are_exactly_the_hand_declared_edges() -> None:
+    declared = json.loads((Path(__file__).with_name("example_edges.json")).read_text())
+    parents, external = dependencies(load_tasks(EXAMPLES), Rules())
+    assert {(p, c) for c, ps in parents.items() for p in ps} == {
+        tuple(edge) for edge in declared["edges"]
+    }
+    assert set().union(*external.values()) == set(declared["external"])
 
 
 def test_example_sql_dir_matches_its_documented_shape() -> None:
