@@ -128,6 +128,7 @@ module "dag_aggregate" {
 
   run_timeout_seconds                       = var.dag_aggregate.run_timeout_seconds
   task_execution_timeout_seconds            = var.dag_aggregate.task_execution_timeout_seconds
+  task_logging_level                        = var.dag_aggregate.task_logging_level
   run_results_expiration_days               = var.dag_aggregate.run_results_expiration_days
   runs_table_point_in_time_recovery_enabled = var.dag_aggregate.runs_table_point_in_time_recovery_enabled
 

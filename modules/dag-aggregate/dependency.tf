@@ -244,6 +244,8 @@ module "task_machine" {
   create     = local.create_dependency
   name       = local.task_machine_name
   definition = local.create_dependency ? local.task_definition : "{}"
+  # Thousands of executions per run: their outcomes are in the run document.
+  logging_level = var.task_logging_level
 
   policy_statements = concat(local.redshift_policy_statements, [{
     sid        = "ReportToTheRuntime"

@@ -154,6 +154,17 @@ variable "task_execution_timeout_seconds" {
   }
 }
 
+variable "task_logging_level" {
+  description = "strategy = dependency: execution log level of the task state machine (one execution per task, thousands per run): ERROR logs failed executions only, and each run's document in S3 holds every task's outcome; ALL logs every state."
+  type        = string
+  default     = "ERROR"
+
+  validation {
+    condition     = contains(["ALL", "ERROR", "FATAL", "OFF"], var.task_logging_level)
+    error_message = "task_logging_level must be ALL, ERROR, FATAL or OFF."
+  }
+}
+
 variable "run_results_expiration_days" {
   description = "strategy = dependency: days a run document (dag-aggregate/runs/<run id>/run_results.json in the plan bucket) is kept."
   type        = number

@@ -166,9 +166,12 @@ def route(event: Mapping[str, Any], scheduler: Scheduler) -> dict[str, Any]:
 
 
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda handler."""
+    """Lambda handler: one JSON log line per call, with its DynamoDB requests by operation."""
     begin = time.monotonic()
-    result = route(event, scheduler_from_env())
+    scheduler = scheduler_from_env()
+    scheduler.store.requests.clear()
+    result = route(event, scheduler)
     result["seconds"] = round(time.monotonic() - begin, 3)
+    result["dynamodb_requests"] = dict(scheduler.store.requests)
     log.info("%s", json.dumps(result))
     return result

@@ -26,6 +26,7 @@ Layout (``pk`` = run id, ``sk`` = ``run`` or ``task#<name>``):
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -294,8 +295,14 @@ class RunStore:
         self.client = client
         self.table = table
         self.sleep = sleep
+        # DynamoDB requests by operation (the handler logs them per invocation).
+        self.requests: Counter[str] = Counter()
 
     # --- plumbing ----------------------------------------------------------------------
+
+    def _call(self, operation: str, **kwargs: Any) -> Any:
+        self.requests[operation] += 1
+        return getattr(self.client, operation)(**kwargs)
 
     @staticmethod
     def _key(run_id: str, sk: str) -> dict[str, Any]:
@@ -304,7 +311,8 @@ class RunStore:
     def _update(self, run_id: str, sk: str, **kwargs: Any) -> dict[str, Any]:
         """UpdateItem returning the new item; :class:`ConditionFailed` carries the old one."""
         try:
-            return self.client.update_item(
+            return self._call(
+                "update_item",
                 TableName=self.table,
                 Key=self._key(run_id, sk),
                 ReturnValues="ALL_NEW",
@@ -320,8 +328,8 @@ class RunStore:
 
     def get_run(self, run_id: str) -> RunState | None:
         """The run item (strongly consistent), or None for a new run id."""
-        item = self.client.get_item(
-            TableName=self.table, Key=self._key(run_id, RUN_SK), ConsistentRead=True
+        item = self._call(
+            "get_item", TableName=self.table, Key=self._key(run_id, RUN_SK), ConsistentRead=True
         ).get("Item")
         return decode_run(run_id, item) if item else None
 
@@ -363,7 +371,8 @@ class RunStore:
             "started_at": _s(now),
         }
         try:
-            self.client.put_item(
+            self._call(
+                "put_item",
                 TableName=self.table,
                 Item=item,
                 ConditionExpression=condition,
@@ -538,7 +547,8 @@ class RunStore:
             checks.append(f"active.{ph}.a = :a{i}")
             values[f":a{i}"] = _n(attempt)
         try:
-            self.client.update_item(
+            self._call(
+                "update_item",
                 TableName=self.table,
                 Key=self._key(run_id, RUN_SK),
                 UpdateExpression="SET " + ", ".join(sets),
@@ -614,7 +624,8 @@ class RunStore:
 
     def mark_notified(self, run_id: str, now: str) -> None:
         """Record that the coordinator's token was answered (a resend is then skipped)."""
-        self.client.update_item(
+        self._call(
+            "update_item",
             TableName=self.table,
             Key=self._key(run_id, RUN_SK),
             UpdateExpression="SET notified = :t",
@@ -635,7 +646,7 @@ class RunStore:
             "ConsistentRead": True,
         }
         while True:
-            page = self.client.query(**kwargs)
+            page = self._call("query", **kwargs)
             yield from page.get("Items", [])
             if "LastEvaluatedKey" not in page:
                 return
@@ -647,7 +658,7 @@ class RunStore:
         for i in range(0, len(requests), _BATCH):
             pending: Mapping[str, Any] = {self.table: requests[i : i + _BATCH]}
             for attempt in range(10):
-                response = self.client.batch_write_item(RequestItems=pending)
+                response = self._call("batch_write_item", RequestItems=pending)
                 pending = response.get("UnprocessedItems") or {}
                 if not pending:
                     break
