@@ -160,8 +160,8 @@ variable "task_logging_level" {
   default     = "ERROR"
 
   validation {
-    condition     = contains(["ALL", "ERROR", "FATAL", "OFF"], var.task_logging_level)
-    error_message = "task_logging_level must be ALL, ERROR, FATAL or OFF."
+    condition     = contains(["ALL", "ERROR", "FATAL"], var.task_logging_level)
+    error_message = "task_logging_level must be ALL, ERROR or FATAL (logging stays on)."
   }
 }
 
