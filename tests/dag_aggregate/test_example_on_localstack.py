@@ -171,6 +171,16 @@ def test_example_matches_a_sequential_run(
             assert _table(redshift, workgroup, table) == expected[table], table
         if strategy == "dependency":
             _check_run_results(aws, outputs, described, redshift, workgroup)
+        else:  # the level strategies run every task: a selection is refused, not ignored
+            refused = sfn.start_execution(
+                stateMachineArn=outputs["state_machine_arn"], input='{"select": ["+kpi_overview"]}'
+            )["executionArn"]
+            while (ended := sfn.describe_execution(executionArn=refused))["status"] == "RUNNING":
+                time.sleep(0.2)
+            assert (ended["status"], ended.get("error")) == (
+                "FAILED",
+                "DagAggregate.SelectionUnsupported",
+            )
 
         code, output = workspace.plan_exit_code(variables)
         assert code == 0, f"second plan is not empty:\n{output}"
