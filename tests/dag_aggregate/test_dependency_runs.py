@@ -276,3 +276,41 @@ def test_step_functions_times_parse_on_every_python() -> None:
     assert parse_time("2026-01-01T00:00:00.1234567Z") is not None
     assert parse_time("2026-01-01T00:00:00Z") is not None
     assert parse_time("not a time") is None
+
+
+class ExpressionLimit:
+    """Fails a request whose expressions pass DynamoDB's 4 KB limit (moto does not check)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.longest = 0
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            for key in ("UpdateExpression", "ConditionExpression"):
+                size = len(kwargs.get(key, "").encode())
+                self.longest = max(self.longest, size)
+                assert size <= 4096, f"{name} {key} is {size} bytes"
+            return method(*args, **kwargs)
+
+        return call
+
+
+def test_a_wide_dag_stays_within_dynamodb_expression_limits(ddb: Any) -> None:
+    # 70 roots claimed at start, then 70 children made ready by one report at once.
+    parents = {f"r{i:02d}": set() for i in range(70)}
+    parents |= {"hub": set()} | {f"c{i:02d}": {"hub"} for i in range(70)}
+    limited = ExpressionLimit(ddb)
+    launcher = FakeLauncher()
+    sched = scheduler(limited, make_plan(parents), 200, launcher)
+    start(sched, "wide", "e", "t")
+    assert len(launcher.running) == 71  # every root started, in several claims
+    sched.task_done("wide", *launcher.take("hub"), ok())
+    assert sum(t.startswith("c") for t in launcher.running) == 70
+    drain(sched, launcher, "wide")
+    assert sorted(launcher.order()) == sorted(parents)
+    assert [r[0] for r in launcher.results] == ["success"]
+    assert len(launcher.names) == len(parents)  # no execution started twice
+    assert limited.longest > 500  # batched requests were checked, not only small ones

@@ -46,6 +46,7 @@ from typing import Any, Protocol
 from sfn_patterns.dag_aggregate.runtime import selection as sel
 from sfn_patterns.dag_aggregate.runtime.artifacts import ArtifactWriter, document, parse_time
 from sfn_patterns.dag_aggregate.runtime.store import (
+    EXPRESSION_BATCH,
     FAILED,
     MAX_CAUSE,
     PENDING,
@@ -70,7 +71,7 @@ log = logging.getLogger("sfn_patterns.dag_aggregate.runtime")
 
 GENERATOR = "sfn-patterns-runtime dag_aggregate"
 LAUNCH_GRACE = 30.0  # seconds before another dispatcher restarts an unmarked claim
-_MAX_ROUNDS = 8
+_MAX_RACES = 8  # lost claims in one dispatch before leaving it to the next report
 _PRIORITY_SCALE = 1000  # priorities are kept to the millisecond in the sort key
 _PRIORITY_CEILING = 10**14
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:=+@-]{0,127}$")
@@ -455,23 +456,47 @@ class Scheduler:
         recheck: set[str],
         failure: Failure | None,
     ) -> RunState | None:
-        for _ in range(3):
-            try:
-                return self.store.release(
-                    run_id, task, attempt, ready=ready, failure=failure, recheck=recheck
-                )
-            except ConditionFailed as lost:
-                if lost.item is None:
-                    return None
-                run = decode_run(run_id, lost.item)
-                slot = run.active.get(task)
-                if slot is None or slot.attempt != attempt:
-                    return run  # released by an earlier delivery
-                busy = {c for c in recheck if c in run.active}
-                for child in busy:  # already claimed: queueing it again would run it twice
-                    ready.pop(child, None)
-                recheck -= busy
-        raise RuntimeError(f"run {run_id}: could not release {task} attempt {attempt}")
+        """Queue the ready children (in batches) and free the slot, each write once.
+
+        Every batch but the last is queued while the slot is still held; the last one
+        frees it. A batch is retried only for itself (minus children found running),
+        so no entry is ever written twice.
+        """
+        items = list(ready.items())
+        batches = [
+            dict(items[i : i + EXPRESSION_BATCH]) for i in range(0, len(items), EXPRESSION_BATCH)
+        ] or [{}]
+        for index, batch in enumerate(batches):
+            last = index == len(batches) - 1
+            for _ in range(3):
+                try:
+                    run = self.store.release(
+                        run_id,
+                        task,
+                        attempt,
+                        ready=batch,
+                        failure=failure,
+                        recheck=recheck & batch.keys(),
+                        keep_slot=not last,
+                    )
+                    break
+                except ConditionFailed as lost:
+                    if lost.item is None:
+                        return None
+                    run = decode_run(run_id, lost.item)
+                    slot = run.active.get(task)
+                    if slot is None or slot.attempt != attempt:
+                        return run  # released by an earlier delivery
+                    busy = {c for c in recheck & batch.keys() if c in run.active}
+                    if not busy:
+                        raise
+                    for child in busy:  # already claimed: queueing it again would run it twice
+                        del batch[child]
+            else:
+                raise RuntimeError(f"run {run_id}: could not release {task} attempt {attempt}")
+            if last:
+                return run
+        return None  # pragma: no cover - the last batch returns
 
     # --- dispatch ------------------------------------------------------------------------
 
@@ -481,7 +506,9 @@ class Scheduler:
         Also finishes half-done starts and, when nothing runs and nothing is ready,
         ends the run. ``run`` is the freshest run item the caller has (no read here).
         """
-        for _ in range(_MAX_ROUNDS):
+        races = 0
+        launched: set[str] = set()  # started by this call (the image may not say so yet)
+        while True:
             if run.status != RUNNING:
                 if run.ended and not run.notified:
                     self._conclude(run)
@@ -490,30 +517,40 @@ class Scheduler:
             stale = {
                 t: s.attempt
                 for t, s in run.active.items()
-                if not s.launched and (s.by == claimer or now - s.claimed_at > LAUNCH_GRACE)
+                if not s.launched
+                and t not in launched
+                and (s.by == claimer or now - s.claimed_at > LAUNCH_GRACE)
             }
             if stale:
                 self._launch(run.run_id, stale)
+                launched |= stale.keys()
             free = self.max_concurrency - len(run.active)
             if free > 0 and run.ready:
-                ordered = sorted(run.ready.items(), key=lambda kv: kv[1].key)[:free]
-                picks = {task: entry.attempt for task, entry in ordered}
+                ordered = sorted(run.ready.items(), key=lambda kv: kv[1].key)
+                picks = {t: e.attempt for t, e in ordered[: min(free, EXPRESSION_BATCH)]}
                 try:
                     run = self.store.claim(run.run_id, picks, self.max_concurrency, claimer)
                 except ConditionFailed as lost:
                     if lost.item is None:
                         return
                     run = decode_run(run.run_id, lost.item)  # the winner's view: try again
+                    races += 1
+                    if races >= _MAX_RACES:
+                        break
                     continue
                 self._launch(run.run_id, picks)
-                return
+                launched |= picks.keys()
+                continue  # more slots and ready tasks than one request takes?
             if run.active or run.ready:
                 return  # a running task's report dispatches when it ends
             follow = self._finish_or_requeue(run)
             if follow is None:
                 return
             run = follow
-        log.warning("run %s: dispatch gave up after %s rounds of races", run.run_id, _MAX_ROUNDS)
+            races += 1  # a re-queue: bounded like a race
+            if races >= _MAX_RACES:
+                break
+        log.warning("run %s: dispatch gave up after %s lost races", run.run_id, _MAX_RACES)
 
     def _launch(self, run_id: str, tasks: Mapping[str, int]) -> None:
         """Start each task's execution (idempotent by name), then mark the slots launched."""

@@ -42,6 +42,9 @@ ENDED = (RUN_SUCCEEDED, RUN_FAILED)
 MAX_ERROR = 256
 MAX_CAUSE = 30_000  # SendTaskFailure allows 32,768 characters
 _BATCH = 25  # BatchWriteItem's limit
+# Map entries one request touches: a DynamoDB expression may be at most 4 KB, and each
+# entry costs about 60 characters of UpdateExpression and ConditionExpression.
+EXPRESSION_BATCH = 25
 
 
 class ConditionFailed(Exception):
@@ -458,6 +461,7 @@ class RunStore:
         ready: Mapping[str, ReadyEntry],
         failure: Failure | None,
         recheck: Iterable[str] = (),
+        keep_slot: bool = False,
     ) -> RunState:
         """Free a task's slot and queue the children it made ready, in one atomic write.
 
@@ -465,8 +469,12 @@ class RunStore:
         changes nothing. A child this task unblocked (its last parent) cannot have
         been queued by anyone else, so it is queued here without a check; a child in
         ``recheck`` (found ready while replaying a report) is queued only if it does
-        not hold a slot already.
+        not hold a slot already. At most EXPRESSION_BATCH children per call: with
+        ``keep_slot`` the call only queues them (still conditional on the slot), so a
+        wide fan-out is queued in several writes before the last one frees the slot.
         """
+        if len(ready) > EXPRESSION_BATCH:
+            raise ValueError(f"queue at most {EXPRESSION_BATCH} children per request")
         names = _Names()
         guards = [f"attribute_not_exists(active.{names(child)})" for child in recheck]
         sets = [f"ready.{names(child)} = :r{i}" for i, child in enumerate(ready)]
@@ -474,11 +482,13 @@ class RunStore:
             f":r{i}": _ready_value(entry) for i, entry in enumerate(ready.values())
         }
         values[":a"] = _n(attempt)
-        if failure is not None:
+        if failure is not None and not keep_slot:
             sets.append("failure = if_not_exists(failure, :f)")
             values[":f"] = _failure_value(failure)
         slot = names(task)
-        update = (f"SET {', '.join(sets)} " if sets else "") + f"REMOVE active.{slot}"
+        update = (f"SET {', '.join(sets)} " if sets else "") + (
+            "" if keep_slot else f"REMOVE active.{slot}"
+        )
         return decode_run(
             run_id,
             self._update(
@@ -497,8 +507,10 @@ class RunStore:
         """Move ready tasks (task -> attempt) into ``active`` if that many slots are free.
 
         ``size(active)`` counts the running tasks, so however many dispatchers race,
-        no claim can take the run past N.
+        no claim can take the run past N. At most EXPRESSION_BATCH tasks per call.
         """
+        if not tasks or len(tasks) > EXPRESSION_BATCH:
+            raise ValueError(f"claim 1 to {EXPRESSION_BATCH} tasks per request")
         names = _Names()
         sets, removes, checks = [], [], []
         values: dict[str, Any] = {
@@ -538,6 +550,11 @@ class RunStore:
         """
         if not tasks:
             return
+        if len(tasks) > EXPRESSION_BATCH:
+            items = list(tasks.items())
+            for i in range(0, len(items), EXPRESSION_BATCH):
+                self.mark_launched(run_id, dict(items[i : i + EXPRESSION_BATCH]))
+            return
         names = _Names()
         sets, checks = [], []
         values: dict[str, Any] = {":true": {"BOOL": True}}
@@ -567,6 +584,13 @@ class RunStore:
 
     def requeue(self, run_id: str, ready: Mapping[str, ReadyEntry]) -> RunState:
         """Put ready tasks lost by a crash back in the queue (only while the run runs)."""
+        if len(ready) > EXPRESSION_BATCH:
+            items = list(ready.items())
+            run = None
+            for i in range(0, len(items), EXPRESSION_BATCH):
+                run = self.requeue(run_id, dict(items[i : i + EXPRESSION_BATCH]))
+            assert run is not None
+            return run
         names = _Names()
         sets, checks = [], ["#s = :running"]
         values: dict[str, Any] = {":running": _s(RUNNING)}
