@@ -124,7 +124,7 @@ def scheduler(ddb: Any, plan: Plan, n: int, launcher: FakeLauncher, **kwargs: An
         plan=plan,
         max_concurrency=n,
         launcher=launcher,
-        **kwargs,
+        **{"pause": lambda seconds: None, **kwargs},
     )
 
 

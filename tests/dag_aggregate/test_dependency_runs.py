@@ -308,7 +308,9 @@ def test_a_wide_dag_stays_within_dynamodb_expression_limits(ddb: Any) -> None:
     start(sched, "wide", "e", "t")
     assert len(launcher.running) == 71  # every root started, in several claims
     sched.task_done("wide", *launcher.take("hub"), ok())
-    assert sum(t.startswith("c") for t in launcher.running) == 70
+    # All 70 children queued (in batches); the report hands over its slot and one spare.
+    assert sum(t.startswith("c") for t in launcher.running) == 2
+    assert len(item(ddb, "wide", "run")["ready"]["M"]) == 68
     drain(sched, launcher, "wide")
     assert sorted(launcher.order()) == sorted(parents)
     assert [r[0] for r in launcher.results] == ["success"]

@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import random
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -71,6 +72,7 @@ log = logging.getLogger("sfn_patterns.dag_aggregate.runtime")
 
 GENERATOR = "sfn-patterns-runtime dag_aggregate"
 LAUNCH_GRACE = 30.0  # seconds before another dispatcher restarts an unmarked claim
+REPORT_CLAIMS = 2  # a report claims at most this many tasks: its own slot, and one spare
 _MAX_RACES = 8  # lost claims in one dispatch before leaving it to the next report
 _PRIORITY_SCALE = 1000  # priorities are kept to the millisecond in the sort key
 _PRIORITY_CEILING = 10**14
@@ -111,10 +113,14 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+def ready_rank(priority: float) -> int:
+    """Inverted priority in milliseconds: ascending order = longest remaining path first."""
+    return _PRIORITY_CEILING - min(max(round(priority * _PRIORITY_SCALE), 0), _PRIORITY_CEILING)
+
+
 def ready_sort_key(priority: float, task: str) -> str:
-    """``<inverted priority>#task``: ascending order = longest remaining path first."""
-    inverted = _PRIORITY_CEILING - min(round(priority * _PRIORITY_SCALE), _PRIORITY_CEILING)
-    return f"{inverted:015d}#{task}"
+    """``<rank>#task``: the order ready tasks are claimed in (ties by task name)."""
+    return f"{ready_rank(priority):015d}#{task}"
 
 
 def execution_name(run_id: str, task: str, attempt: int) -> str:
@@ -252,6 +258,7 @@ class Scheduler:
     launcher: Launcher
     artifacts: ArtifactWriter | None = None
     clock: Callable[[], str] = field(default=now_iso)
+    pause: Callable[[float], None] = field(default=time.sleep)
 
     # --- start ---------------------------------------------------------------------------
 
@@ -380,7 +387,7 @@ class Scheduler:
         self.dispatch(run, request.claimer)
 
     def _ready_entry(self, task: str, attempt: int) -> ReadyEntry:
-        return ReadyEntry(ready_sort_key(self.plan.priority(task), task), attempt)
+        return ReadyEntry(ready_rank(self.plan.priority(task)), attempt)
 
     # --- task_done -----------------------------------------------------------------------
 
@@ -418,7 +425,7 @@ class Scheduler:
             )
         run = self._release(run_id, task, attempt, ready=ready, recheck=recheck, failure=failure)
         if run is not None:
-            self.dispatch(run, f"{task}#{attempt}")
+            self.dispatch(run, f"{task}#{attempt}", want=REPORT_CLAIMS)
 
     def _unblock_children(
         self, run_id: str, recorded: TaskState, *, replaying: bool
@@ -500,12 +507,16 @@ class Scheduler:
 
     # --- dispatch ------------------------------------------------------------------------
 
-    def dispatch(self, run: RunState, claimer: str) -> None:
+    def dispatch(self, run: RunState, claimer: str, want: int | None = None) -> None:
         """Start ready tasks, longest remaining path first, while a slot is free.
 
         Also finishes half-done starts and, when nothing runs and nothing is ready,
         ends the run. ``run`` is the freshest run item the caller has (no read here).
+        ``want``: most tasks this call claims in all (a report hands over the slot it
+        freed and one spare, so concurrent reports do not all race for every free
+        slot; the start fills them all), at most EXPRESSION_BATCH per request.
         """
+        budget = want if want is not None else self.max_concurrency
         races = 0
         launched: set[str] = set()  # started by this call (the image may not say so yet)
         while True:
@@ -524,10 +535,9 @@ class Scheduler:
             if stale:
                 self._launch(run.run_id, stale)
                 launched |= stale.keys()
-            free = self.max_concurrency - len(run.active)
+            free = min(self.max_concurrency - len(run.active), budget)
             if free > 0 and run.ready:
-                ordered = sorted(run.ready.items(), key=lambda kv: kv[1].key)
-                picks = {t: e.attempt for t, e in ordered[: min(free, EXPRESSION_BATCH)]}
+                picks = self._picks(run, min(free, EXPRESSION_BATCH), races)
                 try:
                     run = self.store.claim(run.run_id, picks, self.max_concurrency, claimer)
                 except ConditionFailed as lost:
@@ -537,9 +547,14 @@ class Scheduler:
                     races += 1
                     if races >= _MAX_RACES:
                         break
+                    self.pause(random.uniform(0, 0.01 * races))  # desynchronise the racers
                     continue
-                self._launch(run.run_id, picks)
+                attempts = {task: entry.attempt for task, entry in picks.items()}
+                self._launch(run.run_id, attempts)
                 launched |= picks.keys()
+                budget -= len(picks)
+                if budget <= 0:
+                    return  # the other free slots are for other reports to fill
                 continue  # more slots and ready tasks than one request takes?
             if run.active or run.ready:
                 return  # a running task's report dispatches when it ends
@@ -551,6 +566,22 @@ class Scheduler:
             if races >= _MAX_RACES:
                 break
         log.warning("run %s: dispatch gave up after %s lost races", run.run_id, _MAX_RACES)
+
+    @staticmethod
+    def _picks(run: RunState, count: int, races: int) -> dict[str, ReadyEntry]:
+        """The ``count`` ready tasks to claim: the top ones by priority.
+
+        After a lost race, a random choice among the top ``count * (2 + 2 * races)``:
+        concurrent reports that all wanted the same top task spread out instead of
+        colliding on it again (priority order bends only among near-top tasks).
+        """
+        ordered = sorted(run.ready.items(), key=lambda kv: (kv[1].rank, kv[0]))
+        if races:
+            window = ordered[: count * (2 + 2 * races)]
+            chosen = random.sample(window, min(count, len(window)))
+        else:
+            chosen = ordered[:count]
+        return dict(chosen)
 
     def _launch(self, run_id: str, tasks: Mapping[str, int]) -> None:
         """Start each task's execution (idempotent by name), then mark the slots launched."""

@@ -12,10 +12,14 @@ Layout (``pk`` = run id, ``sk`` = ``run`` or ``task#<name>``):
 
 * the **run item**: ``status`` (STARTING, RUNNING, SUCCEEDED, FAILED), the coordinator
   ``execution`` and its ``token``, ``invocation`` (how many times the run id was
-  (re)started), ``selection``, the first ``failure``, and two maps: ``ready`` (task ->
-  ``{k: priority sort key, a: attempt}``: tasks whose parents all succeeded) and
-  ``active`` (task -> ``{a: attempt, by: claimer, t: claimed at, l: launched}``: the
-  tasks holding one of the N slots);
+  (re)started), ``selection``, the first ``failure``, and three maps: ``ready`` (task
+  -> ``rank * 1000 + attempt``, one number: tasks whose parents all succeeded; rank
+  = inverted priority in ms, so ascending is longest remaining path first),
+  ``active`` (task -> attempt: the tasks holding one of the N slots) and
+  ``unlaunched`` (task -> ``"<claimed at>|<claimer>"`` until its execution started).
+  Entries are plain numbers and strings on purpose: the run item is written on
+  every report, and nested maps of hundreds of entries cost far more to update
+  (moto, DynamoDB's item size) than flat ones;
 * one **task item** per selected task: ``status`` (pending, succeeded, failed),
   ``attempt`` (the attempt the task runs as next or now, which names its execution),
   ``waiting_on`` (parents in this run not yet succeeded; absent once all did),
@@ -55,12 +59,19 @@ class ConditionFailed(Exception):
         self.item = item
 
 
+MAX_ATTEMPT = 999  # ready entries keep the attempt in their last three digits
+
+
 @dataclass(frozen=True)
 class ReadyEntry:
     """A task whose parents all succeeded, waiting for a slot."""
 
-    key: str  # ascending = longest remaining path first
+    rank: int  # inverted priority: ascending = longest remaining path first
     attempt: int
+
+    def number(self) -> int:
+        """The map value: rank and attempt in one number."""
+        return self.rank * 1000 + min(self.attempt, MAX_ATTEMPT)
 
 
 @dataclass(frozen=True)
@@ -179,19 +190,23 @@ def _strings(value: Mapping[str, Any] | None) -> tuple[str, ...]:
 
 def decode_run(run_id: str, item: Mapping[str, Any]) -> RunState:
     """The run item as a :class:`RunState`."""
-    ready = {
-        task: ReadyEntry(entry["M"]["k"]["S"], _int(entry["M"], "a"))
-        for task, entry in item.get("ready", {}).get("M", {}).items()
+    ready = {}
+    for task, value in item.get("ready", {}).get("M", {}).items():
+        number = int(value["N"])
+        ready[task] = ReadyEntry(number // 1000, number % 1000)
+    unlaunched = {
+        task: value["S"].split("|", 1)
+        for task, value in item.get("unlaunched", {}).get("M", {}).items()
     }
-    active = {
-        task: Slot(
-            attempt=_int(entry["M"], "a"),
-            by=_str(entry["M"], "by"),
-            claimed_at=float(entry["M"]["t"]["N"]) if "t" in entry["M"] else 0.0,
-            launched=bool(entry["M"].get("l", {}).get("BOOL")),
+    active = {}
+    for task, value in item.get("active", {}).get("M", {}).items():
+        claim = unlaunched.get(task)
+        active[task] = Slot(
+            attempt=int(value["N"]),
+            by=claim[1] if claim else "",
+            claimed_at=float(claim[0]) if claim else 0.0,
+            launched=claim is None,
         )
-        for task, entry in item.get("active", {}).get("M", {}).items()
-    }
     failure = None
     if "failure" in item:
         f = item["failure"]["M"]
@@ -237,7 +252,7 @@ def decode_task(item: Mapping[str, Any]) -> TaskState:
 
 
 def _ready_value(entry: ReadyEntry) -> dict[str, Any]:
-    return {"M": {"k": _s(entry.key), "a": _n(entry.attempt)}}
+    return _n(entry.number())
 
 
 def _failure_value(failure: Failure) -> dict[str, Any]:
@@ -370,6 +385,7 @@ class RunStore:
             "invocation": _n(invocation),
             "active": {"M": {}},
             "ready": {"M": {}},
+            "unlaunched": {"M": {}},
             "max_concurrency": _n(max_concurrency),
             "started_at": _s(now),
         }
@@ -437,7 +453,8 @@ class RunStore:
                 run_id,
                 RUN_SK,
                 UpdateExpression="SET #s = :running, active = :empty, ready = :ready, "
-                "selection = :sel, tasks = :n REMOVE failure, finished_at, counts, notified",
+                "unlaunched = :empty, selection = :sel, tasks = :n "
+                "REMOVE failure, finished_at, counts, notified",
                 ConditionExpression="#s = :starting AND execution = :e",
                 ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues={
@@ -487,7 +504,7 @@ class RunStore:
             values[":f"] = _failure_value(failure)
         slot = names(task)
         update = (f"SET {', '.join(sets)} " if sets else "") + (
-            "" if keep_slot else f"REMOVE active.{slot}"
+            "" if keep_slot else f"REMOVE active.{slot}, unlaunched.{slot}"
         )
         return decode_run(
             run_id,
@@ -495,16 +512,16 @@ class RunStore:
                 run_id,
                 RUN_SK,
                 UpdateExpression=update,
-                ConditionExpression=" AND ".join([f"active.{slot}.a = :a", *guards]),
+                ConditionExpression=" AND ".join([f"active.{slot} = :a", *guards]),
                 ExpressionAttributeNames=names.names,
                 ExpressionAttributeValues=values,
             ),
         )
 
     def claim(
-        self, run_id: str, tasks: Mapping[str, int], max_concurrency: int, by: str
+        self, run_id: str, tasks: Mapping[str, ReadyEntry], max_concurrency: int, by: str
     ) -> RunState:
-        """Move ready tasks (task -> attempt) into ``active`` if that many slots are free.
+        """Move ready tasks into ``active`` if that many slots are free (and still ready).
 
         ``size(active)`` counts the running tasks, so however many dispatchers race,
         no claim can take the run past N. At most EXPRESSION_BATCH tasks per call.
@@ -517,16 +534,15 @@ class RunStore:
             ":running": _s(RUNNING),
             ":max": _n(max_concurrency - len(tasks)),
         }
-        claimed_at = _n(round(time.time(), 3))
-        for i, (task, attempt) in enumerate(tasks.items()):
+        claim = _s(f"{time.time():.3f}|{by}")
+        values[":claim"] = claim
+        for i, (task, entry) in enumerate(tasks.items()):
             ph = names(task)
-            values[f":a{i}"] = _n(attempt)
-            values[f":s{i}"] = {
-                "M": {"a": _n(attempt), "by": _s(by), "t": claimed_at, "l": {"BOOL": False}}
-            }
-            sets.append(f"active.{ph} = :s{i}")
+            values[f":a{i}"] = _n(entry.attempt)
+            values[f":r{i}"] = _ready_value(entry)
+            sets.append(f"active.{ph} = :a{i}, unlaunched.{ph} = :claim")
             removes.append(f"ready.{ph}")
-            checks.append(f"ready.{ph}.a = :a{i}")
+            checks.append(f"ready.{ph} = :r{i}")
         names.names["#s"] = "status"
         return decode_run(
             run_id,
@@ -556,19 +572,19 @@ class RunStore:
                 self.mark_launched(run_id, dict(items[i : i + EXPRESSION_BATCH]))
             return
         names = _Names()
-        sets, checks = [], []
-        values: dict[str, Any] = {":true": {"BOOL": True}}
+        removes, checks = [], []
+        values: dict[str, Any] = {}
         for i, (task, attempt) in enumerate(tasks.items()):
             ph = names(task)
-            sets.append(f"active.{ph}.l = :true")
-            checks.append(f"active.{ph}.a = :a{i}")
+            removes.append(f"unlaunched.{ph}")
+            checks.append(f"active.{ph} = :a{i}")
             values[f":a{i}"] = _n(attempt)
         try:
             self._call(
                 "update_item",
                 TableName=self.table,
                 Key=self._key(run_id, RUN_SK),
-                UpdateExpression="SET " + ", ".join(sets),
+                UpdateExpression="REMOVE " + ", ".join(removes),
                 ConditionExpression=" AND ".join(checks),
                 ExpressionAttributeNames=names.names,
                 ExpressionAttributeValues=values,
