@@ -247,7 +247,8 @@ def scale(
     events = max(h[0] for h in histories)
     payload = max(h[1] for h in histories)
     time.sleep(2)  # the last log lines reach CloudWatch Logs
-    requests = _dynamodb_requests(logs, f"/aws/lambda/{outputs['runtime_function_name']}", since)
+    runtime = outputs.get("runtime_function_name") or f"{args.name_prefix}-dependency-runtime"
+    requests = _dynamodb_requests(logs, f"/aws/lambda/{runtime}", since)
     within = wall <= 600
     print(f"\n(2) scale: dependency strategy, zero-duration statements, seed {args.seed}\n")
     print(

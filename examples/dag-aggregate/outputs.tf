@@ -37,3 +37,8 @@ output "run_results_uri" {
   description = "strategy = dependency: where each run's run_results.json is written."
   value       = module.dag.run_results_uri
 }
+
+output "runtime_function_name" {
+  description = "strategy = dependency: the runtime Lambda (its log has one line per call, with its DynamoDB requests)."
+  value       = module.dag.runtime_function_name
+}

@@ -11,9 +11,12 @@ module decides what to write when. The protocol, and why it is safe:
 * **claim**: one conditional update of the run item moves ready tasks into
   ``active`` if ``size(active) + k <= N``: at most N tasks ever run, however many
   reports race. Then each child execution starts (named run + task + attempt, so a
-  repeated start is a no-op) and the slots are marked ``launched``. A claimer that
-  died in between leaves ``launched`` false; its own retry, or anyone after
-  ``LAUNCH_GRACE`` seconds, starts the execution again (idempotent by name).
+  repeated start is a no-op) and the claims leave ``unlaunched``. A claimer that
+  died in between leaves its claim there; its own retry, or anyone after
+  ``LAUNCH_GRACE`` seconds, starts the execution again (idempotent by name). A
+  report claims its own slot and one spare; after a lost claim a dispatcher picks
+  among the near-top ready tasks at random, so concurrent reports do not collide on
+  the same task over and over.
 * **task_done**: the outcome is written on the task item, once (only a pending
   item of that attempt takes it; a loser gets the recorded item back in the same
   call and replays the follow-up steps, so a redelivered report is harmless). On
@@ -28,7 +31,7 @@ module decides what to write when. The protocol, and why it is safe:
 
 DynamoDB requests per task, without failures or races: one outcome write, one
 ``waiting_on`` update per incoming edge, one slot release, at most one claim and
-one ``launched`` mark (shared by every task claimed in the same dispatch); no reads.
+one launched mark (shared by every task claimed in the same dispatch); no reads.
 """
 
 from __future__ import annotations
