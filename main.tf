@@ -131,8 +131,14 @@ module "dag_aggregate" {
   max_concurrency = var.dag_aggregate.max_concurrency
   redshift        = var.dag_aggregate.redshift
   poll            = var.dag_aggregate.poll
+  external_tables = var.dag_aggregate.external_tables
+  search_path     = var.dag_aggregate.search_path
+  parse_cache_dir = var.dag_aggregate.parse_cache_dir
 
   run_timeout_seconds                       = var.dag_aggregate.run_timeout_seconds
+  task_execution_timeout_seconds            = var.dag_aggregate.task_execution_timeout_seconds
+  task_logging_level                        = var.dag_aggregate.task_logging_level
+  run_results_expiration_days               = var.dag_aggregate.run_results_expiration_days
   runs_table_point_in_time_recovery_enabled = var.dag_aggregate.runs_table_point_in_time_recovery_enabled
 
   kms_key_arn                       = var.kms_key_arn

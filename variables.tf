@@ -262,7 +262,13 @@ variable "dag_aggregate" {
       poll_interval_seconds = optional(number, 10)
       timeout_seconds       = optional(number, 3600)
     }), {})
+    external_tables                           = optional(list(string), [])
+    search_path                               = optional(list(string), ["$user", "public"])
+    parse_cache_dir                           = optional(string)
     run_timeout_seconds                       = optional(number, 86400)
+    task_execution_timeout_seconds            = optional(number)
+    task_logging_level                        = optional(string, "ERROR")
+    run_results_expiration_days               = optional(number, 90)
     runs_table_point_in_time_recovery_enabled = optional(bool, true)
   })
   default  = {}

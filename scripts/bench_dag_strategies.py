@@ -1,28 +1,36 @@
 #!/usr/bin/env python3
-"""Measured makespans and per-task costs of the three dag-aggregate strategies on LocalStack.
+"""The dag-aggregate strategies measured on LocalStack, and the dependency strategy at scale.
 
-The example DAG (examples/dag-aggregate/sql, 12 tasks, 4 levels) is copied with each
-task's statement slowed by a ``/* sfnp:sleep=N */`` comment, N drawn from a seeded
-lognormal and scaled so that the lower bound max(critical path, total work / N) is
-``--target`` seconds. Each task also gets ``duration=N`` (the dependency strategy's
-priority estimate) and ``wait=N`` (with polls, its first status poll lands when it
-should be done; later polls every second). Then the example is applied once per
-strategy and completion mode (``event``: each statement's status-change event resumes
-its task; ``poll``: describeStatement polls) in one workspace and run. The makespan is
-the execution's start-to-stop time as Step Functions records it, so it includes every
-overhead (child executions, Lambda calls, polls, events), and is printed next to the
-simulated makespan and the lower bound.
+(1) Makespans and per-task costs. The example DAG (examples/dag-aggregate/sql, 12
+    tasks, 4 levels) is copied with each task's statement slowed by a
+    ``/* sfnp:sleep=N */`` comment, N drawn from a seeded lognormal and scaled so that
+    the lower bound max(critical path, total work / N) is ``--target`` seconds. Each
+    task also gets ``duration=N`` (the dependency strategy's priority estimate) and
+    ``wait=N`` (with polls, its first status poll lands when it should be done; later
+    polls every second). The example is applied once per strategy and completion mode
+    (``event``: each statement's status-change event resumes its task; ``poll``:
+    describeStatement polls) in one workspace and run. The makespan is the execution's
+    start-to-stop time as Step Functions records it, so it includes every overhead
+    (child executions, Lambda calls, polls, events), printed next to the simulated
+    makespan and the lower bound. Per task, from the execution histories: billed state
+    transitions (states entered plus task retries) and history events, for the level
+    strategies the run's single execution divided by its 12 tasks (stage overhead
+    included), for the dependency strategy the mean over its task executions (the
+    coordinator's few events left out). Each history's length is also checked against
+    the plan-time budget's formula (``sfn_patterns_cli.dag_aggregate.history``) for the
+    polls it shows; the script exits 1 on any difference.
+(2) Scale. A generated DAG of ``--scale-tasks`` tasks whose statements take no time
+    (each reads up to three earlier tasks) runs with the dependency strategy. Printed:
+    wall time, tasks per second, each task execution's own time (start to report),
+    the runtime's DynamoDB requests per task (from its log lines), the longest
+    execution history and the largest state payload seen (coordinator, and the task
+    executions with the largest SQL), against the 25,000-event and 256 KB limits.
 
-Per task, from the execution histories: billed state transitions (states entered plus
-task retries) and history events, for the level strategies the run's single
-execution divided by its 12 tasks (stage overhead included), for the dependency
-strategy the mean over its 12 task executions (the coordinator's few events left
-out). Each history's length is also checked against the plan-time budget's formula
-(``sfn_patterns_cli.dag_aggregate.history``) for the polls it shows; the script
-exits 1 on any difference.
+LOCALSTACK_ENDPOINT (or --endpoint) uses that LocalStack, else one is started; what
+is applied is destroyed. ``--smoke``: parent-level and dependency with events on a
+short target, and a 30-task scale run (every column filled, a few minutes).
 
-Run: .venv/bin/python scripts/bench_dag_strategies.py [--target 45] [--smoke]
-(LOCALSTACK_ENDPOINT=URL to use a running LocalStack; what is applied is destroyed.)
+Run: .venv/bin/python scripts/bench_dag_strategies.py [--target 45] [--scale-tasks 2000]
 """
 
 from __future__ import annotations
@@ -41,19 +49,19 @@ from typing import Any
 
 import boto3
 
-from sfn_patterns_cli.dag_aggregate import ddl, history
+from sfn_patterns_cli.dag_aggregate import ddl, history, runs
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
 from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.simulate import critical_path, lower_bound, simulate
-from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations
+from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
 from sfn_patterns_localstack.terraform import Workspace
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "dag-aggregate"
 STRATEGIES = ("simple-level", "parent-level", "dependency")
 COMPLETIONS = ("event", "poll")
-_CONFIG = re.compile(r"^\s*--\s*sfn:(.*)$")
 # With 1-s polls the level strategies' history budget allows short task timeouts only.
 POLL_TASK_TIMEOUT = 120
+_CONFIG = re.compile(r"^\s*--\s*sfn:(.*)$")
 
 
 def slowed_copy(source: Path, target: Path, durations: dict[str, int]) -> None:
@@ -94,6 +102,15 @@ def run_sql(client: Any, workgroup: str, sql: str) -> None:
 def statements(sql_dir: Path) -> list[str]:
     """The example's set-up script plus one CREATE TABLE per task."""
     return ddl.setup_statements((EXAMPLE / "setup.sql").read_text(), plan_from_dir(sql_dir))
+
+
+def _wait(sfn: Any, arn: str, timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while (described := sfn.describe_execution(executionArn=arn))["status"] == "RUNNING":
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{arn} still runs after {timeout:.0f} s")
+        time.sleep(0.5)
+    return described
 
 
 def history_of(sfn: Any, arn: str) -> list[dict[str, Any]]:
@@ -138,8 +155,14 @@ def task_costs(
             problems.append(f"{strategy}: {measured['events']} history events, formula {expected}")
         tasks = len(plan.level)
         return measured["transitions"] / tasks, measured["events"] / tasks, problems
-    runs = sfn.list_executions(stateMachineArn=outputs["task_state_machine_arn"])["executions"]
-    per_task = [costs(history_of(sfn, r["executionArn"]), options.completion) for r in runs]
+    executions = [
+        e
+        for page in sfn.get_paginator("list_executions").paginate(
+            stateMachineArn=outputs["task_state_machine_arn"]
+        )
+        for e in page["executions"]
+    ]
+    per_task = [costs(history_of(sfn, e["executionArn"]), options.completion) for e in executions]
     for measured in per_task:
         expected = history.task_execution_history(options, measured["polls"])
         if measured["events"] != expected:
@@ -151,16 +174,13 @@ def task_costs(
     )
 
 
-def run(args: argparse.Namespace, endpoint: str, destroy: bool) -> int:
-    """Apply the example once per strategy and completion mode, run it, print the table."""
-    session = boto3.Session(
-        aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1"
-    )
+def makespans(
+    args: argparse.Namespace, aws: Any, workspace: Workspace, scratch: Path
+) -> tuple[dict, list[str]]:
+    """Part (1): apply and run the example per strategy and completion mode.
 
-    def aws(service: str) -> Any:
-        return session.client(service, endpoint_url=endpoint)
-
-    scratch = Path(tempfile.mkdtemp(prefix="bench-dag-"))
+    Returns the variables applied last and every history that disagrees with its formula.
+    """
     plan = plan_from_dir(EXAMPLE / "sql")
     durations = scaled_durations(
         sorted(plan.tasks), plan.reduced, args.max_concurrency, args.target, args.seed
@@ -168,76 +188,63 @@ def run(args: argparse.Namespace, endpoint: str, destroy: bool) -> int:
     sql_dir = scratch / "sql"
     slowed_copy(EXAMPLE / "sql", sql_dir, durations)
     slowed = plan_from_dir(sql_dir)
-
     floor = lower_bound(plan.reduced, durations, args.max_concurrency)
     simulated = simulate(plan.reduced, plan.stages, durations, args.max_concurrency)["makespan"]
-    workspace = Workspace(EXAMPLE, endpoint, scratch / "tf", log=lambda line: None)
-    variables: dict[str, object] = {}
     rows: dict[tuple[str, str], dict[str, float]] = {}
     problems: list[str] = []
-    try:
-        workspace.init()
-        for completion in args.completions:
-            for strategy in args.strategies:
-                # A warehouse per run: each starts from the example's empty tables.
-                workgroup = f"wg-bench-{uuid.uuid4().hex[:6]}"
-                for statement in statements(sql_dir):
-                    run_sql(aws("redshift-data"), workgroup, statement)
-                timeout = 600 if completion == "event" else POLL_TASK_TIMEOUT
-                variables = {
-                    "name_prefix": f"bench-{uuid.uuid4().hex[:5]}",
-                    "strategy": strategy,
-                    "redshift_workgroup_name": workgroup,
-                    "max_concurrency": args.max_concurrency,
-                    "sql_dir": str(sql_dir),
-                    "completion": completion,
-                    "task_timeout_seconds": timeout,
-                }
-                # Same workspace: the apply replaces the previous run's resources.
-                workspace.apply(variables)
-                outputs = workspace.outputs()
-                sfn = aws("stepfunctions")
-                execution = sfn.start_execution(
-                    stateMachineArn=outputs["state_machine_arn"], input=json.dumps({})
-                )
-                while (described := sfn.describe_execution(executionArn=execution["executionArn"]))[
-                    "status"
-                ] == "RUNNING":
-                    time.sleep(0.5)
-                if described["status"] != "SUCCEEDED":
-                    raise RuntimeError(f"{strategy}, {completion}: {described['status']}")
-                options = RenderOptions(
-                    target=Target(database="dev", workgroup_name=workgroup),
-                    completion=completion,
-                    completion_function_arn="arn:aws:lambda:us-east-1:000000000000:function:x",
-                    default_wait=1,
-                    poll_interval=1,
-                    default_timeout=timeout,
-                )
-                transitions, events, mismatches = task_costs(
-                    sfn, outputs, strategy, execution=described, options=options, plan=slowed
-                )
-                problems += mismatches
-                measured = (described["stopDate"] - described["startDate"]).total_seconds()
-                rows[(strategy, completion)] = {
-                    "measured": measured,
-                    "transitions": transitions,
-                    "events": events,
-                }
-                print(
-                    f"  {strategy}, {completion}: {measured:.1f} s, {transitions:.1f} "
-                    f"transitions and {events:.1f} history events per task",
-                    file=sys.stderr,
-                )
-    finally:
-        try:
-            if variables and destroy:
-                workspace.destroy(variables)
-        finally:
-            workspace.close()
+    variables: dict[str, object] = {}
+    for completion in args.completions:
+        for strategy in args.strategies:
+            # A warehouse per run: each starts from the example's empty tables.
+            workgroup = f"wg-bench-{uuid.uuid4().hex[:6]}"
+            for statement in statements(sql_dir):
+                run_sql(aws("redshift-data"), workgroup, statement)
+            timeout = 600 if completion == "event" else POLL_TASK_TIMEOUT
+            variables = {
+                "name_prefix": args.name_prefix,
+                "strategy": strategy,
+                "redshift_workgroup_name": workgroup,
+                "max_concurrency": args.max_concurrency,
+                "sql_dir": str(sql_dir),
+                "completion": completion,
+                "task_timeout_seconds": timeout,
+            }
+            # Same workspace: the apply replaces the previous run's resources.
+            workspace.apply(variables)
+            outputs = workspace.outputs()
+            sfn = aws("stepfunctions")
+            execution = sfn.start_execution(
+                stateMachineArn=outputs["state_machine_arn"], input=json.dumps({})
+            )
+            described = _wait(sfn, execution["executionArn"], 600)
+            if described["status"] != "SUCCEEDED":
+                raise RuntimeError(f"{strategy}, {completion}: {described['status']}")
+            options = RenderOptions(
+                target=Target(database="dev", workgroup_name=workgroup),
+                completion=completion,
+                completion_function_arn="arn:aws:lambda:us-east-1:000000000000:function:x",
+                default_wait=1,
+                poll_interval=1,
+                default_timeout=timeout,
+            )
+            transitions, events, mismatches = task_costs(
+                sfn, outputs, strategy, execution=described, options=options, plan=slowed
+            )
+            problems += mismatches
+            measured = (described["stopDate"] - described["startDate"]).total_seconds()
+            rows[(strategy, completion)] = {
+                "measured": measured,
+                "transitions": transitions,
+                "events": events,
+            }
+            print(
+                f"  {strategy}, {completion}: {measured:.1f} s, {transitions:.1f} "
+                f"transitions and {events:.1f} history events per task",
+                file=sys.stderr,
+            )
 
     print(
-        f"example DAG, 12 tasks, max_concurrency {args.max_concurrency}, seed {args.seed}; "
+        f"(1) example DAG, 12 tasks, max_concurrency {args.max_concurrency}, seed {args.seed}; "
         f"durations (s): {json.dumps(durations, sort_keys=True)}"
     )
     print(
@@ -254,37 +261,197 @@ def run(args: argparse.Namespace, endpoint: str, destroy: bool) -> int:
             f"| {strategy} | {completion} | {simulated[strategy]:.1f} | {row['measured']:.1f} | "
             f"{row['measured'] / floor:.2f} | {row['transitions']:.1f} | {row['events']:.1f} |"
         )
+    return variables, problems
+
+
+def scale_sql(directory: Path, n: int, seed: int) -> list[str]:
+    """Zero-duration tasks (each reads up to three earlier ones); returns their DDL."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, deps in random_dag(n, seed=seed, max_parents=3, window=60).items():
+        reads = " UNION ALL ".join(f"SELECT n FROM agg.{p}" for p in sorted(deps))
+        body = f"SELECT COUNT(*) AS n FROM ({reads}) AS r" if deps else "SELECT 1 AS n"
+        (directory / f"{name}.sql").write_text(f"-- sfn: mode=append wait=0\n{body}\n")
+    return [f"CREATE TABLE agg.{p.stem} (n BIGINT)" for p in sorted(directory.glob("*.sql"))]
+
+
+def _history(sfn: Any, arn: str) -> tuple[int, int]:
+    """(events, largest input/output in bytes) of one execution."""
+    events, largest = 0, 0
+    for page in sfn.get_paginator("get_execution_history").paginate(executionArn=arn):
+        for event in page["events"]:
+            events += 1
+            for details in event.values():
+                if isinstance(details, dict):
+                    for key in ("input", "output"):
+                        largest = max(largest, len(str(details.get(key) or "").encode()))
+    return events, largest
+
+
+def _dynamodb_requests(logs: Any, group: str, since_ms: int) -> int:
+    """Sum of the runtime's per-invocation ``dynamodb_requests`` log counts."""
+    total = 0
+    for page in logs.get_paginator("filter_log_events").paginate(
+        logGroupName=group, startTime=since_ms
+    ):
+        for event in page["events"]:
+            found = _REQUESTS.search(event["message"])
+            if found:
+                total += sum(int(v) for v in re.findall(r": (\d+)", found.group(1)))
+    return total
+
+
+_REQUESTS = re.compile(r'"dynamodb_requests": \{([^}]*)\}')
+
+
+def scale(
+    args: argparse.Namespace, aws: Any, workspace: Workspace, scratch: Path
+) -> dict[str, object]:
+    """Part (2): a DAG of --scale-tasks zero-duration tasks with the dependency strategy."""
+    n = args.scale_tasks
+    sql_dir = scratch / "scale-sql"
+    ddl_statements = scale_sql(sql_dir, n, args.seed)
+    workgroup = f"wg-scale-{uuid.uuid4().hex[:6]}"
+    redshift = aws("redshift-data")
+    run_sql(redshift, workgroup, "CREATE SCHEMA agg")
+    for i in range(0, len(ddl_statements), 40):
+        batch = ddl_statements[i : i + 40]
+        sid = redshift.batch_execute_statement(WorkgroupName=workgroup, Database="dev", Sqls=batch)[
+            "Id"
+        ]
+        while (status := redshift.describe_statement(Id=sid)["Status"]) not in (
+            "FINISHED",
+            "FAILED",
+        ):
+            time.sleep(0.05)
+        if status != "FINISHED":
+            raise RuntimeError("scale set-up failed")
+    variables: dict[str, object] = {
+        "name_prefix": args.name_prefix,
+        "strategy": "dependency",
+        "redshift_workgroup_name": workgroup,
+        "max_concurrency": args.scale_concurrency,
+        "sql_dir": str(sql_dir),
+    }
+    workspace.apply(variables)
+    outputs = workspace.outputs()
+    sfn, logs = aws("stepfunctions"), aws("logs")
+    since = int(time.time() * 1000) - 1000
+    run_id = f"scale-{uuid.uuid4().hex[:6]}"
+    print(f"  scale: {n} tasks, max_concurrency {args.scale_concurrency}...", file=sys.stderr)
+    arn = sfn.start_execution(
+        stateMachineArn=outputs["state_machine_arn"], input=json.dumps({"run_id": run_id})
+    )["executionArn"]
+    described = _wait(sfn, arn, args.scale_timeout)
+    wall = (described["stopDate"] - described["startDate"]).total_seconds()
+    if described["status"] != "SUCCEEDED":
+        raise RuntimeError(f"scale run {described['status']}: {described.get('cause')}")
+    document = runs.read_run_results(aws("s3"), outputs["run_results_uri"], run_id)
+    times = sorted(r["execution_time"] for r in document["results"])
+    if len(times) != n or document["counts"]["success"] != n:
+        raise RuntimeError(f"scale run: {document['counts']}")
+    # Histories and payloads: the coordinator, and the task executions with the most SQL.
+    size = {p.stem: p.stat().st_size for p in sql_dir.glob("*.sql")}
+    biggest = sorted(document["results"], key=lambda r: (-size[r["task"]], r["task"]))
+    sample = [r["execution_name"] for r in biggest[: args.scale_sample]]
+    task_machine = outputs["task_state_machine_arn"].replace(":stateMachine:", ":execution:")
+    histories = [_history(sfn, arn)] + [_history(sfn, f"{task_machine}:{e}") for e in sample]
+    events = max(h[0] for h in histories)
+    payload = max(h[1] for h in histories)
+    time.sleep(2)  # the last log lines reach CloudWatch Logs
+    runtime = outputs.get("runtime_function_name") or f"{args.name_prefix}-dependency-runtime"
+    requests = _dynamodb_requests(logs, f"/aws/lambda/{runtime}", since)
+    within = wall <= 600
+    print(f"\n(2) scale: dependency strategy, zero-duration statements, seed {args.seed}\n")
+    print(
+        "| tasks | max concurrency | wall (s) | tasks/s | task execution median (s) "
+        "| p90 (s) | DynamoDB requests / task | longest history (events) "
+        "| largest payload (bytes) | within 10 min |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print(
+        f"| {n:,} | {args.scale_concurrency} | {wall:.0f} | {n / wall:.2f} "
+        f"| {statistics.median(times):.2f} | {times[int(0.9 * (n - 1))]:.2f} "
+        f"| {requests / n:.1f} | {events:,} of 25,000 | {payload:,} of 262,144 "
+        f"| {'yes' if within else 'no'} |"
+    )
+    if events >= 25_000 * 0.8 or payload >= 262_144 * 0.8:
+        raise RuntimeError("an execution history or payload is near its limit")
+    return variables
+
+
+def run(args: argparse.Namespace, endpoint: str) -> int:
+    """Both parts in one workspace (each apply replaces the previous resources)."""
+    session = boto3.Session(
+        aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1"
+    )
+
+    def aws(service: str) -> Any:
+        return session.client(service, endpoint_url=endpoint)
+
+    scratch = Path(tempfile.mkdtemp(prefix="bench-dag-"))
+    workspace = Workspace(EXAMPLE, endpoint, scratch / "tf", log=lambda line: None)
+    print(f"load average before: {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    variables: dict[str, object] = {}
+    problems: list[str] = []
+    try:
+        workspace.init()
+        if args.strategies:
+            variables, problems = makespans(args, aws, workspace, scratch)
+        if args.scale_tasks:
+            variables = scale(args, aws, workspace, scratch)
+    finally:
+        try:
+            if variables:
+                workspace.destroy(variables)
+        finally:
+            workspace.close()
+    print(f"\nload average after: {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
     for problem in problems:
         print(f"MISMATCH {problem}", file=sys.stderr)
     return 1 if problems else 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse arguments, start LocalStack unless LOCALSTACK_ENDPOINT is set, run."""
+def main() -> int:
+    """Parse arguments, start LocalStack unless one is given, run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--endpoint",
+        default=os.environ.get("LOCALSTACK_ENDPOINT"),
+        help="an existing LocalStack (default: $LOCALSTACK_ENDPOINT, else start one)",
+    )
     parser.add_argument("--target", type=float, default=45, help="lower bound to aim for (s)")
     parser.add_argument("--max-concurrency", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=STRATEGIES)
+    parser.add_argument("--strategies", nargs="*", default=list(STRATEGIES), choices=STRATEGIES)
     parser.add_argument("--completions", nargs="+", default=list(COMPLETIONS), choices=COMPLETIONS)
     parser.add_argument(
-        "--smoke", action="store_true", help="a 6-s DAG, parent-level and dependency, events"
+        "--scale-tasks", type=int, default=2000, help="tasks of the scale run (0: skip it)"
     )
-    args = parser.parse_args(argv)
+    parser.add_argument("--scale-concurrency", type=int, default=40)
+    parser.add_argument(
+        "--scale-timeout", type=float, default=1800, help="give the scale run up after (s)"
+    )
+    parser.add_argument(
+        "--scale-sample", type=int, default=50, help="task executions whose history is read"
+    )
+    parser.add_argument("--name-prefix", default=f"bench-{uuid.uuid4().hex[:5]}")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="parent-level and dependency with events, short target, 30-task scale run",
+    )
+    args = parser.parse_args()
     if args.smoke:
-        args.target, args.strategies, args.completions = (
-            6,
-            ["parent-level", "dependency"],
-            ["event"],
-        )
-    endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
-    if endpoint:
-        return run(args, endpoint.rstrip("/"), destroy=True)
+        args.strategies, args.target, args.scale_tasks = ["parent-level", "dependency"], 6, 30
+        args.completions = ["event"]
+        args.scale_concurrency, args.scale_sample = 10, 10
+    if args.endpoint:
+        return run(args, args.endpoint.rstrip("/"))
     from sfn_patterns_localstack import server
 
     instance = server.start()
     try:
-        return run(args, instance.endpoint, destroy=False)
+        return run(args, instance.endpoint)
     finally:
         instance.stop()
 

@@ -17,6 +17,9 @@ module "dag" {
   sql_dir         = coalesce(var.sql_dir, "${path.module}/sql")
   strategy        = var.strategy
   max_concurrency = var.max_concurrency
+  external_tables = var.external_tables
+
+  task_execution_timeout_seconds = var.task_execution_timeout_seconds
 
   redshift = {
     database       = var.redshift_database

@@ -37,3 +37,13 @@ output "completion_rule_name" {
   description = "completion = event: the rule on the tasks' statement status-change events."
   value       = module.dag.completion_rule_name
 }
+
+output "run_results_uri" {
+  description = "strategy = dependency: where each run's run_results.json is written."
+  value       = module.dag.run_results_uri
+}
+
+output "runtime_function_name" {
+  description = "strategy = dependency: the runtime Lambda (its log has one line per call, with its DynamoDB requests)."
+  value       = module.dag.runtime_function_name
+}

@@ -38,6 +38,18 @@ variable "sql_dir" {
   default     = null
 }
 
+variable "external_tables" {
+  description = "Table patterns the SQL may read besides the tasks (the example's files declare raw.events themselves)."
+  type        = list(string)
+  default     = []
+}
+
+variable "task_execution_timeout_seconds" {
+  description = "strategy = dependency: TimeoutSeconds of each task execution; null derives it from the poll settings."
+  type        = number
+  default     = null
+}
+
 variable "redshift_workgroup_name" {
   description = "Redshift Serverless workgroup the SQL runs on."
   type        = string

@@ -485,6 +485,48 @@ def spans_from_statements(
     return spans
 
 
+def spans_from_run_results(document: dict[str, Any], started: datetime) -> list[TaskSpan]:
+    """Per-task start/end from a dependency run's document (run_results.json, v1).
+
+    The runtime records when each task execution started and when it reported, so
+    the chart needs neither the execution history nor the Data API.
+    """
+    from sfn_patterns.dag_aggregate.runtime.artifacts import SCHEMA_VERSION, parse_time
+
+    if document.get("metadata", {}).get("schema_version") != SCHEMA_VERSION:
+        return []
+    spans = []
+    for result in document.get("results", []):
+        begin, end = (
+            parse_time(result.get("started_at") or ""),
+            parse_time(result.get("finished_at") or ""),
+        )
+        if begin is None or end is None:
+            continue  # skipped, or never reported
+        spans.append(
+            TaskSpan(
+                task=result["task"],
+                start=(begin - started).total_seconds(),
+                end=(end - started).total_seconds(),
+                stage=f"attempt {result['attempt']}",
+                status="SUCCEEDED" if result["status"] == "success" else "FAILED",
+            )
+        )
+    return spans
+
+
+def _run_document(aws: Aws, location: str | None, run_id: str) -> dict[str, Any] | None:
+    """A dependency run's document from S3, or None (not that strategy, or not written)."""
+    if not location:
+        return None
+    from sfn_patterns_cli.dag_aggregate.runs import RunError, read_run_results
+
+    try:
+        return read_run_results(aws("s3"), location, run_id)
+    except RunError:
+        return None
+
+
 def _run_sql(redshift: Any, workgroup: str, database: str, sql: str) -> None:
     statement = redshift.execute_statement(WorkgroupName=workgroup, Database=database, Sql=sql)
     deadline = time.monotonic() + 60
@@ -502,8 +544,11 @@ def run_dag_aggregate(outputs: dict[str, Any], aws: Aws, progress: Progress) -> 
     """Run every strategy's state machine on a freshly set-up warehouse; time each task.
 
     Outputs: ``state_machines`` (strategy -> ARN), ``workgroup``, ``database``,
-    ``sql_dir`` (the task SQL, for the DAG picture and the agg tables' DDL) and
-    ``setup_sql`` (a script creating the raw tables the tasks read).
+    ``sql_dir`` (the task SQL, for the DAG picture and the agg tables' DDL),
+    ``setup_sql`` (a script creating the raw tables the tasks read) and
+    ``run_results`` (strategy -> s3:// location of run documents, dependency only).
+    Task timings come from the Map iterations, else the run document, else the
+    Data API statements.
     """
     from sfn_patterns_cli.dag_aggregate import ddl, draw
     from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
@@ -526,6 +571,12 @@ def run_dag_aggregate(outputs: dict[str, Any], aws: Aws, progress: Progress) -> 
         events = history(sfn, execution)
         spans = spans_from_history(events, described["startDate"])
         source = "the execution history (Map iterations)"
+        document = _run_document(
+            aws, outputs.get("run_results", {}).get(strategy), described["name"]
+        )
+        if not spans and document is not None:
+            spans = spans_from_run_results(document, described["startDate"])
+            source = "the run document (run_results.json)"
         if not spans:
             spans = spans_from_statements(redshift, described)
             source = "Redshift Data API statements"
@@ -615,6 +666,9 @@ def pattern_outputs(
             "database": warehouse["database"],
             "sql_dir": warehouse["sql_dir"],
             "setup_sql": warehouse["setup_sql"],
+            "run_results": {dag_strategy: dag["run_results_uri"]}
+            if dag.get("run_results_uri")
+            else {},
         },
         "status-table": outputs["status_table"],
     }

@@ -9,8 +9,11 @@
 locals {
   create_dependency = var.create && local.dependency
 
-  dependency_document = local.create_dependency ? jsondecode(data.local_command.dependency_plan[0].stdout) : null
+  dependency_document = local.create_dependency ? local.planned.dependency : null
+  task_definition     = local.create_dependency ? local.planned.task_definition : null
   plan_key            = local.create_dependency ? "dag-aggregate/plans/${local.dependency_document.sha256}.json" : null
+  run_results_prefix  = "dag-aggregate/runs/"
+  run_results_uri     = local.create_dependency ? "s3://${aws_s3_bucket.plan[0].id}/${local.run_results_prefix}" : null
 
   runtime_function_name = "${var.name}-runtime"
   task_machine_name     = "${var.name}-task"
@@ -18,7 +21,6 @@ locals {
   coordinator_arn       = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${var.name}"
   task_machine_arn      = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${local.task_machine_name}"
   runs_table_arn        = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table:${var.name}-runs"
-
 
   # Errors worth another try of the start Lambda (it is idempotent); a run id that is
   # already running (RunAlreadyRunningError) fails the execution at once.
@@ -28,19 +30,9 @@ locals {
   ]
 
   coordinator_definition = jsonencode({
-    Comment = "dag-aggregate dependency strategy: one run (input {\"run_id\": ...}; default: the execution name). Re-running a run id skips its succeeded tasks."
-    StartAt = "Run id?"
+    Comment = "dag-aggregate dependency strategy: one run per execution. Input (all optional): run_id (default: the execution name; re-running a run id skips its succeeded tasks), select and exclude (graph selectors: t, +t, t+, @t, tag:x), retry (true: re-run what failed or was skipped)."
+    StartAt = "Run"
     States = {
-      "Run id?" = {
-        Type    = "Choice"
-        Choices = [{ Variable = "$.run_id", IsString = true, Next = "Run" }]
-        Default = "Default run id"
-      }
-      "Default run id" = {
-        Type       = "Pass"
-        Parameters = { "run_id.$" = "$$.Execution.Name" }
-        Next       = "Run"
-      }
       Run = {
         Type     = "Task"
         Comment  = "Records the run and starts the first tasks; the runtime sends this token back once nothing runs and nothing can start: success, or the first failed task's error."
@@ -49,7 +41,7 @@ locals {
           FunctionName = local.runtime_function_arn
           Payload = {
             action        = "start"
-            "run_id.$"    = "$.run_id"
+            "input.$"     = "$"
             "execution.$" = "$$.Execution.Id"
             "token.$"     = "$$.Task.Token"
           }
@@ -68,34 +60,12 @@ locals {
   })
 }
 
-data "local_command" "dependency_plan" {
-  count = local.create_dependency ? 1 : 0
-
-  command = var.python_executable
-  arguments = concat(
-    [local.planner, "dependency-plan", "--sql-dir", var.sql_dir, "--schema", var.sql_schema],
-    local.wait_args,
-  )
-}
-
-data "local_command" "task_definition" {
-  count = local.create_dependency ? 1 : 0
-
-  command = var.python_executable
-  arguments = concat(
-    [local.planner, "render-task", "--task-done-arn", local.runtime_function_arn],
-    local.wait_args,
-    local.target_args,
-  )
-}
-
 # --- The plan document --------------------------------------------------------------
 
 resource "aws_s3_bucket" "plan" {
-  #checkov:skip=CKV2_AWS_61:Its only objects are plan documents Terraform manages; an expiration rule would delete the live plan.
-  #checkov:skip=CKV_AWS_21:Each plan is a new key (its SHA-256), so versions would add nothing; Terraform re-creates the document from sql_dir.
-  #checkov:skip=CKV_AWS_18:Only the runtime Lambda reads the plan document; access logging would need a second bucket.
-  #checkov:skip=CKV_AWS_144:The plan document is rebuilt from sql_dir by any apply: cross-region replication protects nothing.
+  #checkov:skip=CKV_AWS_21:Each plan is a new key (its SHA-256) and run documents are rewritten from the runs table; versions would add nothing.
+  #checkov:skip=CKV_AWS_18:Only the runtime Lambda and the caller's tools read these objects; access logging would need a second bucket.
+  #checkov:skip=CKV_AWS_144:The plan document is rebuilt from sql_dir by any apply, run documents from the runs table: cross-region replication protects nothing.
   #checkov:skip=CKV2_AWS_62:Nothing consumes object events: the runtime reads the key named in its environment.
   #checkov:skip=CKV_AWS_145:Encrypted with SSE-KMS and the caller's key when kms_key_arn is set, with SSE-S3 (AES256) when it is null.
   count = local.create_dependency ? 1 : 0
@@ -126,6 +96,33 @@ resource "aws_s3_bucket_server_side_encryption_configuration" "plan" {
       kms_master_key_id = var.kms_key_arn
     }
     bucket_key_enabled = var.kms_key_arn != null
+  }
+}
+
+# Run documents (dag-aggregate/runs/<run id>/run_results.json) expire; plan documents
+# are Terraform's and stay.
+resource "aws_s3_bucket_lifecycle_configuration" "plan" {
+  count = local.create_dependency ? 1 : 0
+
+  bucket = aws_s3_bucket.plan[0].id
+  rule {
+    id     = "expire-run-results"
+    status = "Enabled"
+    filter {
+      prefix = local.run_results_prefix
+    }
+    expiration {
+      days = var.run_results_expiration_days
+    }
+  }
+  # Nothing uploads in parts; a stray multipart upload should not linger.
+  rule {
+    id     = "abort-incomplete-uploads"
+    status = "Enabled"
+    filter {}
+    abort_incomplete_multipart_upload {
+      days_after_initiation = 1
+    }
   }
 }
 
@@ -190,6 +187,7 @@ module "runtime" {
     PLAN_KEY               = aws_s3_object.plan[0].key
     TASK_STATE_MACHINE_ARN = local.task_machine_arn
     MAX_CONCURRENCY        = tostring(var.max_concurrency)
+    RUN_RESULTS_BUCKET     = aws_s3_bucket.plan[0].id
   } : {}
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
@@ -207,6 +205,11 @@ module "runtime" {
         sid       = "ReadPlan"
         actions   = ["s3:GetObject"]
         resources = [for arn in aws_s3_bucket.plan[*].arn : "${arn}/dag-aggregate/plans/*"]
+      },
+      {
+        sid       = "WriteRunResults"
+        actions   = ["s3:PutObject"]
+        resources = [for arn in aws_s3_bucket.plan[*].arn : "${arn}/${local.run_results_prefix}*"]
       },
       {
         sid       = "StartTasks"
@@ -240,7 +243,9 @@ module "task_machine" {
 
   create     = local.create_dependency
   name       = local.task_machine_name
-  definition = local.create_dependency ? data.local_command.task_definition[0].stdout : "{}"
+  definition = local.create_dependency ? local.task_definition : "{}"
+  # Thousands of executions per run: their outcomes are in the run document.
+  logging_level = var.task_logging_level
 
   policy_statements = concat(local.redshift_policy_statements, [{
     sid        = "ReportToTheRuntime"
@@ -270,7 +275,8 @@ module "coordinator" {
 
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
-  tags                              = var.tags
+  # `sfn-patterns dag status|retry --state-machine-arn` find the run documents here.
+  tags = merge(var.tags, local.create_dependency ? { "sfn-patterns:run-results" = local.run_results_uri } : {})
 }
 
 # --- Task executions that end without reporting (aborted, timed out, crashed) ---------

@@ -1,8 +1,11 @@
 # dag-aggregate: SQL files -> dependency DAG -> one Map state per stage, rendered
 # at plan time by the Python planner (cli/sfn_patterns_cli/dag_aggregate, run by
 # planner.py, which first checks python_executable has its dependencies) from
-# the Jinja templates in templates/dag-aggregate. A cycle, invalid SQL or a table
-# produced twice fails the plan with the planner's message.
+# the Jinja templates in templates/dag-aggregate. ONE planner call per plan, for
+# every strategy (`planner.py module-data`): it reads the SQL once (unchanged files
+# come from its parse cache) and prints the plan and every definition the strategy
+# needs. A cycle, invalid SQL, a table produced twice or a read that is neither a
+# task nor a declared external table fails the plan with the planner's message.
 
 data "aws_partition" "current" {}
 data "aws_region" "current" {}
@@ -32,7 +35,7 @@ locals {
   # status-change event with a fallback describe (completion.tf), or polls.
   event_completion        = var.poll.completion == "event"
   completion_function_arn = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${var.name}-completion"
-  wait_args = concat(
+  poll_args = concat(
     [
       "--default-wait", tostring(var.poll.initial_wait_seconds),
       "--poll-interval", tostring(var.poll.poll_interval_seconds),
@@ -43,9 +46,23 @@ locals {
     ],
     local.event_completion ? ["--completion-function-arn", local.completion_function_arn] : [],
   )
+  planner_args = concat(
+    [local.planner, "module-data",
+      "--sql-dir", var.sql_dir, "--schema", var.sql_schema,
+      "--strategy", var.strategy, "--max-concurrency", tostring(var.max_concurrency),
+    "--search-path", join(",", var.search_path)],
+    flatten([for pattern in var.external_tables : ["--external", pattern]]),
+    var.parse_cache_dir == null ? [] : ["--cache-dir", var.parse_cache_dir],
+    local.poll_args,
+    local.target_args,
+    local.dependency ? ["--task-done-arn", local.runtime_function_arn] : [],
+    local.dependency && var.task_execution_timeout_seconds != null ? ["--task-timeout", tostring(var.task_execution_timeout_seconds)] : [],
+  )
 
-  plan       = var.create ? jsondecode(data.local_command.plan[0].stdout) : null
-  definition = var.create && !local.dependency ? data.local_command.render[0].stdout : null
+  # {plan, definition (level strategies), dependency {sha256, document}, task_definition}
+  planned    = var.create ? jsondecode(data.local_command.planner[0].stdout) : null
+  plan       = var.create ? local.planned.plan : null
+  definition = var.create && !local.dependency ? local.planned.definition : null
 
   cluster_arn = var.redshift.cluster_identifier == null ? null : "arn:${local.partition}:redshift:${local.region}:${local.account_id}:cluster:${var.redshift.cluster_identifier}"
 }
@@ -94,25 +111,11 @@ locals {
   )
 }
 
-data "local_command" "plan" {
+data "local_command" "planner" {
   count = var.create ? 1 : 0
 
   command   = var.python_executable
-  arguments = [local.planner, "plan", "--sql-dir", var.sql_dir, "--schema", var.sql_schema]
-}
-
-data "local_command" "render" {
-  count = var.create && !local.dependency ? 1 : 0
-
-  command = var.python_executable
-  arguments = concat(
-    [local.planner, "render",
-      "--sql-dir", var.sql_dir, "--schema", var.sql_schema,
-      "--strategy", var.strategy, "--max-concurrency", tostring(var.max_concurrency),
-    "--compact"],
-    local.wait_args,
-    local.target_args,
-  )
+  arguments = local.planner_args
 }
 
 module "state_machine" {

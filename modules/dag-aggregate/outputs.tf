@@ -34,7 +34,7 @@ output "stages" {
 }
 
 output "external_sources" {
-  description = "Tables the SQL reads that no task produces (they must exist before a run)."
+  description = "External tables the SQL actually reads (each matched a declared pattern; they must exist before a run)."
   value       = try(keys(local.plan.external_sources), null)
 }
 
@@ -50,7 +50,7 @@ output "task_state_machine_arn" {
 
 output "task_definition" {
   description = "strategy = dependency: the task state machine's ASL definition."
-  value       = one(data.local_command.task_definition[*].stdout)
+  value       = local.task_definition
 }
 
 output "runtime_function_name" {
@@ -76,6 +76,11 @@ output "runs_table_arn" {
 output "plan_bucket" {
   description = "strategy = dependency: S3 bucket holding the plan document."
   value       = one(aws_s3_bucket.plan[*].id)
+}
+
+output "run_results_uri" {
+  description = "strategy = dependency: S3 location of the run documents (<uri><run id>/run_results.json; schema in the README), also the coordinator's sfn-patterns:run-results tag."
+  value       = local.run_results_uri
 }
 
 output "plan_key" {

@@ -1,7 +1,9 @@
 """Run the dag-aggregate planner at ``terraform plan`` time, with whatever python3 is there.
 
-The module calls ``python3 planner.py plan|render ...``. This file uses the standard
-library only and checks the interpreter before importing the planner, so a CI image
+The module calls ``python3 planner.py module-data ...`` once per ``terraform plan``
+(the plan and every definition its strategy needs, from one read of the SQL). This
+file uses the standard library only and checks the interpreter before importing the
+planner, so a CI image
 whose ``python3`` lacks a dependency (or has one too old) fails the plan with one
 line that names what is missing and the one command that fixes it, never a Python
 traceback inside Terraform's error.

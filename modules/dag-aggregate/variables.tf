@@ -45,6 +45,34 @@ variable "sql_schema" {
   }
 }
 
+variable "external_tables" {
+  description = "Tables the SQL may read that no task produces, as patterns (schema.table or db.schema.table, wildcards * ? []), e.g. [\"raw.*\", \"public.dim_*\"]; any other read of a non-task table fails the plan."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for p in var.external_tables : can(regex("^[A-Za-z0-9_$*?\\[\\]-]+(\\.[A-Za-z0-9_$*?\\[\\]-]+){1,2}$", p))])
+    error_message = "Each external_tables entry must be a pattern schema.table or db.schema.table (wildcards * ? []), such as \"raw.*\"."
+  }
+}
+
+variable "search_path" {
+  description = "Schemas that unqualified table names resolve through, in order (Redshift's search_path); \"$user\" is redshift.db_user when set and is skipped otherwise."
+  type        = list(string)
+  default     = ["$user", "public"]
+
+  validation {
+    condition     = alltrue([for s in var.search_path : can(regex("^([a-z_][a-z0-9_$]*|\\$user)$", s))])
+    error_message = "search_path entries must be lower-case schema names or \"$user\"."
+  }
+}
+
+variable "parse_cache_dir" {
+  description = "Directory of the planner's parse cache (an unchanged SQL file is never parsed twice); null uses $SFN_PATTERNS_DAG_CACHE or ~/.cache/sfn-patterns/dag-parse of the user running terraform."
+  type        = string
+  default     = null
+}
+
 variable "strategy" {
   description = "Execution order: simple-level (one Map per DAG level), parent-level (one Map per earliest-child level) or dependency (each task starts when its parents succeed; resumable)."
   type        = string
@@ -127,6 +155,39 @@ variable "run_timeout_seconds" {
   }
 }
 
+variable "task_execution_timeout_seconds" {
+  description = "strategy = dependency: TimeoutSeconds of each task execution (a stuck one ends TIMED_OUT and fails its task); null: the longest task's wait and polls plus 600 s."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.task_execution_timeout_seconds == null || (try(var.task_execution_timeout_seconds >= 1 && floor(var.task_execution_timeout_seconds) == var.task_execution_timeout_seconds, false))
+    error_message = "task_execution_timeout_seconds must be a whole number of seconds >= 1, or null."
+  }
+}
+
+variable "task_logging_level" {
+  description = "strategy = dependency: execution log level of the task state machine (one execution per task, thousands per run): ERROR logs failed executions only, and each run's document in S3 holds every task's outcome; ALL logs every state."
+  type        = string
+  default     = "ERROR"
+
+  validation {
+    condition     = contains(["ALL", "ERROR", "FATAL"], var.task_logging_level)
+    error_message = "task_logging_level must be ALL, ERROR or FATAL (logging stays on)."
+  }
+}
+
+variable "run_results_expiration_days" {
+  description = "strategy = dependency: days a run document (dag-aggregate/runs/<run id>/run_results.json in the plan bucket) is kept."
+  type        = number
+  default     = 90
+
+  validation {
+    condition     = var.run_results_expiration_days >= 1 && floor(var.run_results_expiration_days) == var.run_results_expiration_days
+    error_message = "run_results_expiration_days must be a whole number of days >= 1."
+  }
+}
+
 variable "runs_table_point_in_time_recovery_enabled" {
   description = "strategy = dependency: whether the runs table (task statuses per run id) has point-in-time recovery."
   type        = bool
@@ -134,7 +195,7 @@ variable "runs_table_point_in_time_recovery_enabled" {
 }
 
 variable "python_executable" {
-  description = "Python 3.11+ with networkx, sqlglot, jinja2 and click, which plans the DAG and renders the ASL at plan time."
+  description = "Python 3.9+ with networkx, sqlglot, jinja2 and click, which plans the DAG and renders the ASL at plan time."
   type        = string
   default     = "python3"
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -98,6 +99,19 @@ def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
             "unknown strategy 'fastest'",
         ),
         (["graph", "--sql-dir", str(EXAMPLES), "-o", str(tmp / "x.png")], "must end in .svg"),
+        (
+            ["plan", "--sql-dir", str(write_sql(tmp / "typo", {"a": "SELECT 1 FROM agg.aa"}))],
+            "a.sql:1: unresolved table agg.aa: no task produces agg.aa (did you mean agg.a?)",
+        ),
+        (["plan", "--sql-dir", str(EXAMPLES), "--external", "raw"], "must be schema.table"),
+        (
+            ["select", "--sql-dir", str(EXAMPLES), "--select", "+kpi_overveiw"],
+            "did you mean kpi_overview",
+        ),
+        (
+            ["module-data", "--sql-dir", str(EXAMPLES), "--strategy", "dependency", *render_args],
+            "--strategy dependency needs --task-done-arn",
+        ),
     ]
 
 
@@ -111,8 +125,124 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
         assert "Traceback" not in err
 
 
+def test_module_data_is_everything_terraform_needs_in_one_call() -> None:
+    # 1-min polls: with the default 10 s the one-hour timeout exceeds the history budget.
+    common = ["--sql-dir", str(EXAMPLES), "--database", "d", "--workgroup-name", "w", "--no-cache"]
+    common += ["--poll-interval", "60"]
+    code, out, _ = run("module-data", "--strategy", "parent-level", *common)
+    assert code == 0
+    level = json.loads(out)
+    assert level["dependency"] is None and level["task_definition"] is None
+    assert json.loads(level["definition"])["StartAt"] == "Level strategy input?"
+    assert len(level["plan"]["tasks"]) == 12
+    code, out, _ = run(
+        "module-data", "--strategy", "dependency", "--task-done-arn", "arn:x", *common
+    )
+    assert code == 0
+    dependency = json.loads(out)
+    assert dependency["definition"] is None
+    assert dependency["plan"] == level["plan"]
+    document = json.loads(dependency["dependency"]["document"])
+    assert sorted(document["tasks"]) == level["plan"]["tasks"]
+    task_machine = json.loads(dependency["task_definition"])
+    assert task_machine["TimeoutSeconds"] > 3600  # the default task timeout, plus the margin
+
+
+def test_select_prints_the_chosen_tasks_in_an_execution_order() -> None:
+    code, out, _ = run(
+        "select", "--sql-dir", str(EXAMPLES), "--no-cache",
+        "--select", "+revenue_stats", "--exclude", "daily_events",
+    )  # fmt: skip
+    assert code == 0
+    assert out.split() == ["daily_revenue", "revenue_stats"]
+    code, out, _ = run("select", "--sql-dir", str(EXAMPLES), "--select", "user_segments+")
+    assert out.split() == ["user_segments", "segment_summary", "kpi_overview"]
+
+
+def test_run_refuses_a_level_strategy_state_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI checks the state machine before starting anything (no execution is made)."""
+    from sfn_patterns_cli.dag_aggregate import cli
+
+    class LevelMachine:
+        started: ClassVar[list[object]] = []
+
+        def describe_state_machine(self, stateMachineArn: str) -> dict:
+            definition = {"Comment": "dag-aggregate parent-level: 12 tasks", "States": {}}
+            return {"definition": json.dumps(definition)}
+
+        def start_execution(self, **kwargs: object) -> dict:
+            self.started.append(kwargs)
+            return {"executionArn": "arn:x"}
+
+    monkeypatch.setattr(cli, "_clients", lambda endpoint, region: (LevelMachine(), None))
+    code, _, err = run("run", "--state-machine-arn", "arn:levels", "--select", "a")
+    assert code == 2
+    assert 'selection and retry need modules/dag-aggregate with strategy = "dependency"' in err
+    assert LevelMachine.started == []
+
+
+def test_status_prints_each_task_from_the_run_document(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from moto import mock_aws
+
+    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    document = {
+        "metadata": {"schema_version": "sfn-patterns/dag-aggregate/run-results/v1"},
+        "run_id": "n/1",
+        "status": "FAILED",
+        "invocation": 1,
+        "elapsed_time": 12.5,
+        "counts": {"success": 1, "error": 1, "skipped": 1, "pending": 0, "running": 0},
+        "failure": {"task": "b", "error": "Boom", "cause": "b broke"},
+        "results": [
+            {"task": "a", "status": "success", "attempt": 1, "started_at": "t0",
+             "execution_time": 1.25, "rows_affected": 7, "statement_id": "s-a",
+             "error": None, "waiting_on": []},
+            {"task": "b", "status": "error", "attempt": 1, "started_at": "t1",
+             "execution_time": 2.0, "rows_affected": None, "statement_id": "s-b",
+             "error": "Boom", "waiting_on": []},
+            {"task": "c", "status": "skipped", "attempt": 1, "started_at": None,
+             "execution_time": None, "rows_affected": None, "statement_id": None,
+             "error": None, "waiting_on": ["b"]},
+        ],
+    }  # fmt: skip
+    with mock_aws():
+        import boto3
+
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="plans")
+        s3.put_object(
+            Bucket="plans",
+            Key="dag-aggregate/runs/n%2F1/run_results.json",
+            Body=json.dumps(document).encode(),
+        )
+        code, out, err = run(
+            "status", "n/1", "--state-machine-arn", "arn:unused",
+            "--run-results", "s3://plans/dag-aggregate/runs/", "--region", "us-east-1",
+        )  # fmt: skip
+        missing = run(
+            "status", "other", "--state-machine-arn", "arn:unused",
+            "--run-results", "s3://plans/dag-aggregate/runs/", "--region", "us-east-1",
+        )  # fmt: skip
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == (
+        "run n/1: FAILED (invocation 1; success 1, error 1, skipped 1; elapsed 12.5 s)"
+    )
+    assert lines[1] == "first failure: b: Boom: b broke"
+    rows = {line.split()[0]: line.split() for line in lines[3:]}
+    assert rows["a"][:3] == ["a", "success", "1"] and "7" in rows["a"]
+    assert rows["c"][1] == "skipped" and "(waiting on b)" in lines[-1]
+    assert missing[0] == 2 and "no run results for run 'other'" in missing[2]
+
+
 def test_help_texts() -> None:
-    for command in ([], ["plan"], ["render"], ["simulate"], ["graph"]):
+    for command in ([], ["plan"], ["render"], ["simulate"], ["graph"], ["select"], ["run"],
+                    ["retry"], ["status"], ["module-data"]):  # fmt: skip
         code, out, _ = run(*command, "--help")
         assert code == 0
         assert "Usage:" in out

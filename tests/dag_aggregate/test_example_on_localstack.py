@@ -1,9 +1,11 @@
-"""examples/dag-aggregate on LocalStack: both strategies compute what a sequential run computes.
+"""examples/dag-aggregate on LocalStack: every strategy computes what a sequential run computes.
 
 The SQL really runs: the harness serves the Redshift Data API from DuckDB. Each
-strategy's state machine runs the 12 tasks in its stage order through
-executeStatement / batchExecuteStatement and a describeStatement poll loop, and
-every agg table must then equal a sequential reference run in a fresh DuckDB.
+strategy's state machine runs the 12 tasks through executeStatement /
+batchExecuteStatement and a describeStatement poll loop. The oracles are independent
+of the planner: ``example_edges.json`` lists, by hand, what each SQL file reads; every
+statement must start after the statements of the tables it reads have finished, and
+every agg table must equal a sequential run in that order in a fresh DuckDB.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
 DATABASE = "dev"
+DECLARED = json.loads((Path(__file__).with_name("example_edges.json")).read_text())
+EDGES = [tuple(edge) for edge in DECLARED["edges"]]
 
 
 def _setup(plan: Plan) -> list[str]:
@@ -45,13 +49,34 @@ def _normalize(rows: list[tuple]) -> list[tuple]:
     return sorted((tuple(value(v) for v in row) for row in rows), key=repr)
 
 
+def _declared_order(tasks: list[str]) -> list[str]:
+    graph = nx.DiGraph(EDGES)
+    graph.add_nodes_from(tasks)
+    return list(nx.lexicographical_topological_sort(graph))
+
+
 def _reference(plan: Plan) -> dict[str, list[tuple]]:
+    """Each task's table after running the SQL once, in the hand-declared order."""
     con = duckdb.connect()
     for statement in _setup(plan):
         con.execute(statement)
-    for name in nx.topological_sort(plan.reduced):
+    for name in _declared_order(sorted(plan.tasks)):
         con.execute(f"INSERT INTO {plan.schema}.{name} {plan.tasks[name].select_sql}")
     return {n: _normalize(con.execute(f"SELECT * FROM agg.{n}").fetchall()) for n in plan.tasks}
+
+
+def _statement_windows(client, workgroup: str) -> dict[str, tuple]:
+    """Task -> (created, finished) of its Data API statement (named 'sfn-dag <task>')."""
+    windows = {}
+    for page in client.get_paginator("list_statements").paginate(
+        StatementName="sfn-dag ", Status="ALL", WorkgroupName=workgroup
+    ):
+        for statement in page["Statements"]:
+            assert statement["Status"] == "FINISHED", statement
+            task = statement["StatementName"][len("sfn-dag ") :]
+            assert task not in windows, f"{task} ran twice"
+            windows[task] = (statement["CreatedAt"], statement["UpdatedAt"])
+    return windows
 
 
 def _run_sql(client, workgroup: str, sql: str) -> dict:
@@ -64,6 +89,32 @@ def _run_sql(client, workgroup: str, sql: str) -> dict:
             return described
         time.sleep(0.1)
     raise AssertionError(f"statement did not finish: {sql}")
+
+
+def _check_run_results(aws: Callable, outputs: dict, described: dict, redshift, workgroup) -> None:
+    """The run document: every task a success, with its statement and its rows written."""
+    from sfn_patterns_cli.dag_aggregate import runs
+
+    run_id = described["name"]
+    location = runs.run_results_location(aws("stepfunctions"), outputs["state_machine_arn"])
+    document = runs.read_run_results(aws("s3"), location, run_id)
+    assert document["status"] == "SUCCEEDED" and document["run_id"] == run_id
+    by_task = {r["task"]: r for r in document["results"]}
+    assert sorted(by_task) == sorted(p.stem for p in (EXAMPLE / "sql").glob("*.sql"))
+    statements = {
+        s["StatementName"][len("sfn-dag ") :]: s["Id"]
+        for page in redshift.get_paginator("list_statements").paginate(
+            StatementName="sfn-dag ", Status="ALL", WorkgroupName=workgroup
+        )
+        for s in page["Statements"]
+    }
+    for task, result in by_task.items():
+        assert result["status"] == "success", result
+        assert result["statement_id"] == statements[task], result
+        assert result["execution_time"] is not None and result["execution_time"] >= 0, result
+        rows = _run_sql(redshift, workgroup, f"SELECT COUNT(*) FROM agg.{task}")
+        counted = redshift.get_statement_result(Id=rows["Id"])["Records"][0][0]["longValue"]
+        assert result["rows_affected"] == counted, (task, result["rows_affected"], counted)
 
 
 def _field(field: dict) -> object:
@@ -110,9 +161,26 @@ def test_example_matches_a_sequential_run(
             time.sleep(1)
         assert described["status"] == "SUCCEEDED", json.dumps(described, default=str)
 
+        windows = _statement_windows(redshift, workgroup)
+        assert sorted(windows) == sorted(plan.tasks)
+        for parent, child in EDGES:  # a child starts only after what it reads is written
+            assert windows[parent][1] <= windows[child][0], (parent, child, windows)
+
         expected = _reference(plan)
         for table in sorted(plan.tasks):
             assert _table(redshift, workgroup, table) == expected[table], table
+        if strategy == "dependency":
+            _check_run_results(aws, outputs, described, redshift, workgroup)
+        else:  # the level strategies run every task: a selection is refused, not ignored
+            refused = sfn.start_execution(
+                stateMachineArn=outputs["state_machine_arn"], input='{"select": ["+kpi_overview"]}'
+            )["executionArn"]
+            while (ended := sfn.describe_execution(executionArn=refused))["status"] == "RUNNING":
+                time.sleep(0.2)
+            assert (ended["status"], ended.get("error")) == (
+                "FAILED",
+                "DagAggregate.SelectionUnsupported",
+            )
 
         code, output = workspace.plan_exit_code(variables)
         assert code == 0, f"second plan is not empty:\n{output}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,29 +14,38 @@ from sfn_patterns_cli.dag_aggregate.errors import (
     TaskConfigError,
 )
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
-from sfn_patterns_cli.dag_aggregate.sql_deps import dependencies, load_tasks
+from sfn_patterns_cli.dag_aggregate.resolve import Rules, resolve
+from sfn_patterns_cli.dag_aggregate.sql_deps import load_tasks
 
 from .helpers import EXAMPLES, write_sql
 
+RAW = Rules(external=("raw.*",))
 
-def deps_of(tmp_path: Path, files: dict[str, str]) -> tuple[dict, dict]:
-    return dependencies(load_tasks(write_sql(tmp_path / "sql", files)))
+
+def dependencies(tasks: dict, rules: Rules = RAW) -> tuple[dict, dict]:
+    resolution = resolve(tasks, rules)
+    return resolution.parents, resolution.external
+
+
+def deps_of(tmp_path: Path, files: dict[str, str], rules: Rules = RAW) -> tuple[dict, dict]:
+    return dependencies(load_tasks(write_sql(tmp_path / "sql", files)), rules)
 
 
 BASE = {"a": "SELECT 1 AS x", "b": "SELECT 2 AS x", "c": "SELECT 3 AS x"}
 
 
-def test_qualified_reads_are_dependencies_other_tables_external(tmp_path: Path) -> None:
+def test_qualified_reads_are_dependencies_declared_tables_external(tmp_path: Path) -> None:
     parents, external = deps_of(
         tmp_path,
         {
             **BASE,
             "d": "SELECT a.x FROM agg.a AS a JOIN agg.b ON TRUE "
-            "JOIN raw.events e ON TRUE JOIN agg.unknown u ON TRUE",
+            "JOIN raw.events e ON TRUE JOIN agg.made_elsewhere u ON TRUE",
         },
+        Rules(external=("raw.*", "agg.made_elsewhere")),
     )
     assert parents["d"] == {"a", "b"}
-    assert external["d"] == {"raw.events", "agg.unknown"}
+    assert external["d"] == {"raw.events", "agg.made_elsewhere"}
     assert parents["a"] == set()
 
 
@@ -60,15 +70,11 @@ def test_subqueries_unions_and_case_folding(tmp_path: Path) -> None:
     assert parents["d"] == {"a", "b", "c"}
 
 
-def test_unqualified_table_is_external_not_a_dependency(tmp_path: Path) -> None:
-    parents, external = deps_of(tmp_path, {**BASE, "d": "SELECT x FROM a"})
-    assert parents["d"] == set()
-    assert external["d"] == {"a"}
-
-
 def test_schema_option_changes_what_counts(tmp_path: Path) -> None:
     directory = write_sql(tmp_path / "sql", {**BASE, "d": "SELECT x FROM mart.a, agg.b"})
-    parents, external = dependencies(load_tasks(directory, schema="mart"))
+    parents, external = dependencies(
+        load_tasks(directory, schema="mart"), Rules(external=("agg.*",))
+    )
     assert parents["d"] == {"a"}
     assert external["d"] == {"agg.b"}
 
@@ -89,8 +95,8 @@ def test_append_self_read_is_dropped_not_a_cycle(tmp_path: Path) -> None:
 
 
 def test_reload_self_read_is_rejected(tmp_path: Path) -> None:
-    with pytest.raises(TaskConfigError, match=r"d\.sql: reads its own table agg\.d"):
-        load_tasks(write_sql(tmp_path / "sql", {"d": "SELECT x FROM agg.d"}))
+    with pytest.raises(TaskConfigError, match=r"d\.sql:1: reads its own table agg\.d"):
+        resolve(load_tasks(write_sql(tmp_path / "sql", {"d": "SELECT x FROM agg.d"})))
 
 
 def test_sidecar_overrides_comment(tmp_path: Path) -> None:
@@ -105,6 +111,8 @@ def test_sidecar_overrides_comment(tmp_path: Path) -> None:
     [
         ("mode=upsert", "mode must be one of reload, append"),
         ("speed=3", "unknown key 'speed'"),
+        ("tags=a,b/c", "bad tags entry 'b/c'"),
+        ("external=raw", "bad external entry 'raw'"),
         ("wait=soon", "wait must be a number"),
         ("append", "expected key=value"),
     ],
@@ -166,6 +174,15 @@ def test_missing_and_empty_directory(tmp_path: Path) -> None:
     (tmp_path / "empty" / "notes.txt").write_text("hi")
     with pytest.raises(SqlDirError, match=r"no \*\.sql files"):
         load_tasks(tmp_path / "empty")
+
+
+def test_example_reads_are_exactly_the_hand_declared_edges() -> None:
+    declared = json.loads((Path(__file__).with_name("example_edges.json")).read_text())
+    parents, external = dependencies(load_tasks(EXAMPLES), Rules())
+    assert {(p, c) for c, ps in parents.items() for p in ps} == {
+        tuple(edge) for edge in declared["edges"]
+    }
+    assert set().union(*external.values()) == set(declared["external"])
 
 
 def test_example_sql_dir_matches_its_documented_shape() -> None:

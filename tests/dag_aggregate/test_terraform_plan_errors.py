@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,11 @@ variable "python_executable" {{
   type = string
 }}
 
+variable "external_tables" {{
+  type    = list(string)
+  default = []
+}}
+
 module "dag" {{
   source            = "{module}"
   name              = "plan-errors"
@@ -43,6 +50,7 @@ module "dag" {{
   strategy          = var.strategy
   max_concurrency   = var.max_concurrency
   python_executable = var.python_executable
+  external_tables   = var.external_tables
   redshift = {{
     database           = "dev"
     cluster_identifier = "local"
@@ -87,6 +95,46 @@ def test_a_cycle_fails_the_plan_naming_the_cycle(workspace: Workspace, tmp_path:
     code, output = _plan_output(workspace, sql_dir=sql_dir)
     assert code == 1
     assert "cycle: a -> c -> b -> a" in output
+
+
+def test_a_misspelled_table_fails_the_plan_naming_file_line_table_and_closest_task(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    sql_dir = _sql_dir(
+        tmp_path / "sql",
+        {
+            "daily_revenue": "SELECT 1 AS x",
+            "kpi": "SELECT x\nFROM raw.events, agg.daily_revnue",
+        },
+    )
+    code, output = _plan_output(workspace, sql_dir=sql_dir, external_tables=["raw.*"])
+    assert code == 1
+    assert "kpi.sql:2: unresolved table agg.daily_revnue" in output
+    assert "did you mean agg.daily_revenue?" in output
+    # Declared, the same read is an external source and the plan goes through.
+    code, output = _plan_output(
+        workspace, sql_dir=sql_dir, external_tables=["raw.*", "agg.daily_revnue"]
+    )
+    assert code == 2, output
+
+
+def test_terraform_plan_calls_the_planner_once_for_every_strategy(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    calls = tmp_path / "calls.log"
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\necho "$1 $2" >> {calls}\nexec {sys.executable} "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IXUSR)
+    sql_dir = _sql_dir(tmp_path / "sql", {"a": "SELECT 1 AS x", "b": "SELECT x FROM agg.a"})
+    for strategy in ("simple-level", "parent-level", "dependency"):
+        calls.write_text("")
+        code, output = _plan_output(
+            workspace, sql_dir=sql_dir, strategy=strategy, python_executable=str(python)
+        )
+        assert code == 2, output
+        planner = [line for line in calls.read_text().splitlines() if "planner.py" in line]
+        assert len(planner) == 1, (strategy, planner)
+        assert planner[0].endswith("planner.py module-data"), planner
 
 
 def test_invalid_sql_fails_the_plan_naming_file_and_position(

@@ -39,7 +39,10 @@ from sfn_patterns_cli.dag_aggregate.simulate import remaining_path
 
 TASK_TEMPLATE = "dependency_task.asl.json.j2"
 DEFAULT_DURATION = 1.0
-PLAN_VERSION = 1
+PLAN_VERSION = 2  # 2: per-task tags (selection); the runtime reads 1 too
+# A task execution may outlive its statement's timeout by Data API retries (throttling
+# backoff) and its report's retries; past this margin it is stuck and is stopped.
+TASK_TIMEOUT_MARGIN = 600
 
 
 def priorities(graph: nx.DiGraph, durations: Mapping[str, float]) -> dict[str, float]:
@@ -71,6 +74,7 @@ def plan_document(plan: Plan, options: RenderOptions) -> dict[str, object]:
     priority = priorities(graph, durations)
     tasks: dict[str, object] = {}
     for name in sorted(plan.level):
+        spec = plan.tasks[name]
         pre_sql, sql = statements(plan, name)
         wait, polls = task_limits(plan, name, options)
         task: dict[str, object] = {"sql": sql, "wait": wait}
@@ -82,6 +86,7 @@ def plan_document(plan: Plan, options: RenderOptions) -> dict[str, object]:
             "children": sorted(graph.successors(name)),
             "duration": durations[name],
             "priority": priority[name],
+            "tags": sorted(set(spec.tags)),
             "task": task,
         }
     from sfn_patterns_cli.dag_aggregate.history import check_task_executions
@@ -106,14 +111,36 @@ def document_sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def task_execution_timeout(plan: Plan, options: RenderOptions) -> int:
+    """Seconds a task execution may run: the longest task's wait + polls, plus a margin.
+
+    The wait gives up on a statement first (and cancels it); this bound only
+    ends an execution that is stuck elsewhere, which the runtime then hears about as
+    TIMED_OUT (EventBridge) and records as the task's failure.
+    """
+    longest = 0
+    for name in plan.tasks:
+        wait, polls = task_limits(plan, name, options)
+        if options.completion == "event":  # parked from the start, a check per period
+            longest = max(longest, polls * options.fallback_seconds)
+        else:
+            longest = max(longest, wait + polls * options.poll_interval)
+    return longest + TASK_TIMEOUT_MARGIN
+
+
 def render_task_machine(
-    options: RenderOptions, task_done_arn: str, templates_dir: Path | None = None
+    options: RenderOptions,
+    task_done_arn: str,
+    templates_dir: Path | None = None,
+    timeout_seconds: int | None = None,
 ) -> str:
     """The task state machine's ASL: execute, poll, report to ``task_done``.
 
-    The execution input is ``{"run_id", "task_id", "attempt", "task": {...}}`` where
-    ``task`` is the plan document's per-task object, so one definition serves every
-    task and the definition size does not grow with the DAG.
+    The execution input is ``{"run_id", "task_id", "attempt", "task": {...},
+    "statement": {"id": null}, "result": {"rows": null}}`` where ``task`` is the plan
+    document's per-task object, so one definition serves every task and the
+    definition size does not grow with the DAG. ``timeout_seconds`` becomes the
+    definition's ``TimeoutSeconds`` (see :func:`task_execution_timeout`).
     """
     options.validate()
     env = jinja2.Environment(
@@ -137,6 +164,8 @@ def render_task_machine(
             f"template {err.name} not found (set SFN_PATTERNS_DAG_TEMPLATES)"
         ) from None
     definition = json.loads(text)
+    if timeout_seconds is not None:
+        definition["TimeoutSeconds"] = int(timeout_seconds)
     if options.compact:
         out = json.dumps(definition, separators=(",", ":"), ensure_ascii=False)
     else:

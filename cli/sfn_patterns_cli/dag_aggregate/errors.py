@@ -30,6 +30,28 @@ class SqlParseError(PlanError):
         super().__init__(f"{path}:{line}:{column}: invalid SQL: {detail}")
 
 
+class UnresolvedTableError(PlanError):
+    """A task reads a table that is neither a task nor a declared external table.
+
+    One line: file, line, table, why, and what to do (the closest task name, or the
+    declaration that would allow it); ``more`` lists further unresolved reads.
+    """
+
+    def __init__(
+        self, path: Path, line: int, table: str, detail: str, more: Sequence[str] = ()
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.table = table
+        self.detail = detail
+        self.more = list(more)
+        message = f"{path}:{line}: unresolved table {table}: {detail}"
+        if self.more:
+            shown = ", ".join(self.more[:3]) + (" ..." if len(self.more) > 3 else "")
+            message += f" (and {len(self.more)} more unresolved: {shown})"
+        super().__init__(message)
+
+
 class TaskConfigError(PlanError):
     """A ``-- sfn:`` config comment (or sidecar) holds an unknown key or a bad value."""
 

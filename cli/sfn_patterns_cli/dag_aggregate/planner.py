@@ -13,7 +13,9 @@ from pathlib import Path
 import networkx as nx
 
 from sfn_patterns_cli.dag_aggregate import graph as g
-from sfn_patterns_cli.dag_aggregate.sql_deps import TaskSpec, dependencies, load_tasks
+from sfn_patterns_cli.dag_aggregate.parse_cache import ParseCache
+from sfn_patterns_cli.dag_aggregate.resolve import Rules, resolve
+from sfn_patterns_cli.dag_aggregate.sql_deps import TaskSpec, load_tasks
 from sfn_patterns_cli.dag_aggregate.strategies import STRATEGIES, Stage, stages_for
 
 
@@ -29,6 +31,9 @@ class Plan:
     external_sources: dict[str, list[str]] = field(default_factory=dict)
     tasks: dict[str, TaskSpec] = field(default_factory=dict)
     schema: str = "agg"
+    # How the SQL was read (files parsed vs taken from the parse cache); not in to_json,
+    # so the plan document does not depend on the cache.
+    parse_stats: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         """The ``plan`` command's JSON document."""
@@ -61,16 +66,33 @@ def plan_from_dependencies(parents: Mapping[str, Iterable[str]], *, fast: bool =
     )
 
 
-def plan_from_dir(sql_dir: Path, schema: str = "agg") -> Plan:
-    """Plan from a directory of ``<table>.sql`` files (see ``sql_deps``)."""
-    tasks = load_tasks(sql_dir, schema)
-    parents, external = dependencies(tasks)
-    plan = plan_from_dependencies(parents)
-    plan.tasks = tasks
+def plan_from_dir(
+    sql_dir: Path,
+    schema: str = "agg",
+    *,
+    rules: Rules | None = None,
+    cache_dir: Path | None = None,
+    workers: int | None = None,
+) -> Plan:
+    """Plan from a directory of ``<table>.sql`` files (see ``sql_deps`` and ``resolve``).
+
+    ``cache_dir``: where parse results are kept between calls (None: parse every
+    file); ``workers``: parsing processes (None: the CPUs available).
+    """
+    cache = ParseCache(cache_dir, sql_dir) if cache_dir is not None else None
+    tasks = load_tasks(sql_dir, schema, cache=cache, workers=workers)
+    resolution = resolve(tasks, rules)
+    plan = plan_from_dependencies(resolution.parents)
+    plan.tasks = resolution.tasks
     plan.schema = schema.lower()
     sources: dict[str, list[str]] = {}
-    for task, tables in external.items():
+    for task, tables in resolution.external.items():
         for table in tables:
             sources.setdefault(table, []).append(task)
     plan.external_sources = {t: sorted(sources[t]) for t in sorted(sources)}
+    plan.parse_stats = {
+        "files": len(tasks),
+        "parsed": cache.misses if cache is not None else len(tasks),
+        "cached": cache.hits if cache is not None else 0,
+    }
     return plan

@@ -1,3 +1,4 @@
+-- sfn: external=raw.events
 -- Distinct active users per day.
 SELECT
     CAST(created_at AS DATE) AS event_day,

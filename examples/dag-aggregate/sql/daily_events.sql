@@ -1,3 +1,4 @@
+-- sfn: external=raw.events
 -- Per day and event type: how many events and how much money moved.
 SELECT
     CAST(e.created_at AS DATE) AS event_day,

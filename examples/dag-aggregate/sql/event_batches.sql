@@ -1,4 +1,4 @@
--- sfn: mode=append wait=2
+-- sfn: mode=append wait=2 external=raw.events
 -- Incremental: each run appends one row summarising the events that arrived since the
 -- previous run. Reading its own table is a self-read (append mode), not a cycle.
 SELECT

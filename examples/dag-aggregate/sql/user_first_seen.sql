@@ -1,3 +1,4 @@
+-- sfn: external=raw.events
 -- First and last activity of every user.
 SELECT
     user_id,

@@ -1,3 +1,4 @@
+-- sfn: external=raw.events
 -- Purchases per user. Mentions of agg.daily_revenue in this comment, or in the string
 -- literal below, must not make this task depend on it.
 WITH purchases AS (

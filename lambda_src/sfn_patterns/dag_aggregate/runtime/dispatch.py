@@ -1,39 +1,37 @@
-"""Dependency-driven scheduling on one DynamoDB table: start, task_done, dispatch, finish.
+"""Dependency-driven scheduling: start, task_done, dispatch and finish of a run.
 
-Table layout (``pk`` = run id, ``sk`` = ``run`` or ``task#<name>``):
+The table's layout and every expression live in :mod:`.store` (``RunStore``); this
+module decides what to write when. The protocol, and why it is safe:
 
-* the **run item** is the single arbiter of the run: its status (STARTING, RUNNING,
-  SUCCEEDED, FAILED), the coordinator execution and its task token, the first
-  ``failure``, and two maps: ``ready`` (task -> priority sort key and next attempt:
-  tasks whose parents all succeeded) and ``active`` (task -> attempt and whether its
-  child execution was started: the tasks holding one of the N slots);
-* one **task item** per task, the record of the run: ``status`` (pending,
-  in_progress, succeeded, failed), ``attempt`` (names the child execution),
-  ``waiting_on`` (string set of parents not yet succeeded; absent once all did) and
-  ``queued`` (it was put in the run item's ``ready`` map).
+* **start** records the run item for the coordinator execution and one task item
+  per selected task (tasks a previous invocation of the run id already succeeded
+  are kept), then claims and starts the first tasks. A coordinator whose run id is
+  RUNNING under an *ended* coordinator (aborted, timed out) **adopts** the run as
+  it is: running tasks keep their slots and report to it, nothing runs twice.
+* **claim**: one conditional update of the run item moves ready tasks into
+  ``active`` if ``size(active) + k <= N``: at most N tasks ever run, however many
+  reports race. Then each child execution starts (named run + task + attempt, so a
+  repeated start is a no-op) and the claims leave ``unlaunched``. A claimer that
+  died in between leaves its claim there; its own retry, or anyone after
+  ``LAUNCH_GRACE`` seconds, starts the execution again (idempotent by name). A
+  report claims its own slot and one spare; after a lost claim a dispatcher picks
+  among the near-top ready tasks at random, so concurrent reports do not collide on
+  the same task over and over.
+* **task_done**: the outcome is written on the task item, once (only a pending
+  item of that attempt takes it; a loser gets the recorded item back in the same
+  call and replays the follow-up steps, so a redelivered report is harmless). On
+  success each child loses the task from ``waiting_on`` (conditional on it being
+  there, so exactly one caller sees the set become empty). Then **one** update
+  of the run item frees the slot *and* queues the children that became ready;
+  its new image says what to dispatch, without another read.
+* **finish**: when nothing is active or ready, a consistent read of the task items
+  re-queues a ready task lost by a crash (defensive: the protocol above cannot lose
+  one), else one conditional update (RUNNING, nothing active or ready) ends the
+  run, so exactly one caller writes the run artifact and answers the token.
 
-Every step is one conditional single-item write, so each is atomic and a redelivered
-call changes nothing (no transactions: they cost double on DynamoDB, and moto copies
-the whole table for each one):
-
-* **claim**: run ``SET active.T, REMOVE ready.T`` if ``size(active) < N`` and T is
-  ready and the run is RUNNING. ``size(active)`` is the number of running tasks, so it
-  can never exceed N, however many task_done calls race. Then the task item goes
-  in_progress, the child execution starts (its name is run + task + attempt, so a
-  repeated start is a no-op) and ``active.T.launched`` is set. A dispatcher that died
-  in between leaves ``launched = false``; the next dispatch finishes the start.
-* **complete**: for a success, each child first loses T from ``waiting_on`` (a set
-  DELETE, idempotent); a child whose set is empty is marked ``queued`` (once) and put
-  in ``ready``. Then the task item records the outcome, and last ``REMOVE active.T``
-  (with ``failure`` if it is the first) releases the slot, conditional on the attempt.
-  So once ``active`` is empty, every finished task has already queued its children.
-* **finish**: when ``active`` and ``ready`` are empty, a consistent read of the run's
-  items checks that no task is pending and ready (such a task, lost by a crash between
-  ``queued`` and ``ready``, is queued again); then one conditional update
-  (RUNNING, nothing active or ready) ends the run, so one caller sends the token.
-
-The run item holds one map entry per ready or running task (about 60 bytes), far
-below DynamoDB's 400 KB item limit for runs of thousands of tasks.
+DynamoDB requests per task, without failures or races: one outcome write, one
+``waiting_on`` update per incoming edge, one slot release, at most one claim and
+one launched mark (shared by every task claimed in the same dispatch); no reads.
 """
 
 from __future__ import annotations
@@ -41,29 +39,56 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import random
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from botocore.exceptions import ClientError
+from sfn_patterns.dag_aggregate.runtime import selection as sel
+from sfn_patterns.dag_aggregate.runtime.artifacts import ArtifactWriter, document, parse_time
+from sfn_patterns.dag_aggregate.runtime.store import (
+    EXPRESSION_BATCH,
+    FAILED,
+    MAX_CAUSE,
+    PENDING,
+    RUN_FAILED,
+    RUN_SUCCEEDED,
+    RUNNING,
+    STARTING,
+    SUCCEEDED,
+    ConditionFailed,
+    Failure,
+    Outcome,
+    ReadyEntry,
+    RunState,
+    RunStore,
+    Selection,
+    TaskState,
+    decode_run,
+    decode_task,
+)
 
 log = logging.getLogger("sfn_patterns.dag_aggregate.runtime")
 
-RUN_SK = "run"
-TASK_PREFIX = "task#"
-PENDING, IN_PROGRESS, SUCCEEDED, FAILED = "pending", "in_progress", "succeeded", "failed"
-STARTING, RUNNING = "STARTING", "RUNNING"
-RUN_SUCCEEDED, RUN_FAILED = "SUCCEEDED", "FAILED"
-_MAX_CAUSE = 30_000  # SendTaskFailure allows 32,768 characters
+GENERATOR = "sfn-patterns-runtime dag_aggregate"
+LAUNCH_GRACE = 30.0  # seconds before another dispatcher restarts an unmarked claim
+REPORT_CLAIMS = 2  # a report claims at most this many tasks: its own slot, and one spare
+_MAX_RACES = 8  # lost claims in one dispatch before leaving it to the next report
 _PRIORITY_SCALE = 1000  # priorities are kept to the millisecond in the sort key
 _PRIORITY_CEILING = 10**14
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:=+@-]{0,127}$")
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 class RunAlreadyRunningError(Exception):
     """Another coordinator execution is running the same run id."""
+
+
+class InvalidRunInputError(Exception):
+    """The coordinator's input cannot start a run (bad run id, selection or retry)."""
 
 
 class Launcher(Protocol):
@@ -87,17 +112,18 @@ class Launcher(Protocol):
 
 
 def now_iso() -> str:
-    """UTC timestamp with milliseconds, for the items' started_at/finished_at."""
+    """UTC timestamp with milliseconds, for the items' and documents' times."""
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+def ready_rank(priority: float) -> int:
+    """Inverted priority in milliseconds: ascending order = longest remaining path first."""
+    return _PRIORITY_CEILING - min(max(round(priority * _PRIORITY_SCALE), 0), _PRIORITY_CEILING)
+
+
 def ready_sort_key(priority: float, task: str) -> str:
-    """``<inverted priority>#task``: ascending order = longest remaining path first."""
-    inverted = _PRIORITY_CEILING - min(round(priority * _PRIORITY_SCALE), _PRIORITY_CEILING)
-    return f"{inverted:015d}#{task}"
-
-
-_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+    """``<rank>#task``: the order ready tasks are claimed in (ties by task name)."""
+    return f"{ready_rank(priority):015d}#{task}"
 
 
 def execution_name(run_id: str, task: str, attempt: int) -> str:
@@ -113,352 +139,322 @@ def execution_name(run_id: str, task: str, attempt: int) -> str:
 
 @dataclass
 class Plan:
-    """The plan document's runtime view (see ``dag_aggregate.dependency.plan_document``)."""
+    """The plan document's runtime view (see ``sfn_patterns_cli...dependency``)."""
 
     tasks: dict[str, dict[str, Any]]
+    key: str = ""
+    _graph: sel.Graph | None = field(default=None, repr=False)
+    _selected: dict[Selection, frozenset[str]] = field(default_factory=dict, repr=False)
+    _edges: dict[Selection, dict[str, set[str]]] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_document(cls, document: Mapping[str, Any]) -> Plan:
-        """Validate the parts the runtime relies on."""
+    def from_document(cls, document: Mapping[str, Any], key: str = "") -> Plan:
+        """Validate the parts the runtime relies on (version 1 documents have no tags)."""
         tasks = dict(document["tasks"])
         for name, spec in tasks.items():
-            for key in ("parents", "children", "priority", "task"):
-                if key not in spec:
-                    raise ValueError(f"plan document: task {name!r} has no {key!r}")
-        return cls(tasks=tasks)
+            for needed in ("parents", "children", "priority", "task"):
+                if needed not in spec:
+                    raise ValueError(f"plan document: task {name!r} has no {needed!r}")
+        return cls(tasks=tasks, key=key)
 
     def priority(self, task: str) -> float:
         """Longest remaining path of a task (its sort key in the run's ready map)."""
         return float(self.tasks[task]["priority"])
 
+    def graph(self) -> sel.Graph:
+        """Edges and tags for selection (built once per container)."""
+        if self._graph is None:
+            self._graph = sel.Graph.from_tasks(self.tasks)
+        return self._graph
 
-def _num(value: Any) -> int:
-    return int(value["N"])
+    def selected(self, selection: Selection) -> frozenset[str]:
+        """The tasks a selection covers (cached: every report of a run asks the same)."""
+        if selection not in self._selected:
+            self._selected[selection] = frozenset(
+                sel.select(self.graph(), selection.select, selection.exclude)
+            )
+        return self._selected[selection]
+
+    def run_parents(self, selection: Selection) -> dict[str, set[str]]:
+        """Each selected task's parents within the selection (nearest selected ancestors)."""
+        if selection not in self._edges:
+            self._edges[selection] = sel.run_edges(self.graph(), self.selected(selection))
+        return self._edges[selection]
 
 
-def _item_status(item: Mapping[str, Any]) -> str:
-    return item.get("status", {}).get("S", "")
+@dataclass(frozen=True)
+class StartRequest:
+    """The coordinator's start call: who runs which run id, over which tasks."""
+
+    run_id: str
+    execution: str
+    token: str
+    selection: Selection | None = None  # None: not given (a resume keeps the run's own)
+    retry: bool = False
+
+    @classmethod
+    def from_event(cls, event: Mapping[str, Any]) -> StartRequest:
+        """From the start payload: ``input`` (the execution input), ``execution``, ``token``.
+
+        The run id defaults to the execution's name. ``select``/``exclude`` take dbt
+        style selectors; ``retry: true`` re-runs what failed or was skipped.
+        """
+        execution = str(event["execution"])
+        given = event.get("input")
+        data: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        if given is not None and not isinstance(given, Mapping):
+            raise InvalidRunInputError("the execution input must be a JSON object")
+        run_id = data.get("run_id", event.get("run_id")) or execution.rsplit(":", 1)[-1]
+        if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+            raise InvalidRunInputError(
+                f"run_id must be 1-128 characters of letters, digits and ._:=+@- "
+                f"starting with a letter or digit, got {run_id!r}"
+            )
+        unknown = sorted(set(data) - {"run_id", "select", "exclude", "retry"})
+        if unknown:
+            raise InvalidRunInputError(
+                f"unknown input field(s) {', '.join(unknown)}; the input takes run_id, "
+                "select, exclude and retry"
+            )
+        retry = data.get("retry", False)
+        if not isinstance(retry, bool):
+            raise InvalidRunInputError(f"retry must be true or false, got {retry!r}")
+        try:
+            select = sel.normalize(data.get("select"), "select")
+            exclude = sel.normalize(data.get("exclude"), "exclude")
+            for text in (*select, *exclude):
+                for part in text.split(","):
+                    if part:
+                        sel.parse_selector(part)
+        except sel.SelectionError as err:
+            raise InvalidRunInputError(str(err)) from None
+        given_selection = "select" in data or "exclude" in data
+        if retry and given_selection:
+            raise InvalidRunInputError(
+                "retry re-runs the failed and skipped tasks of the run's own selection; "
+                "drop select/exclude, or start a new run id with them"
+            )
+        return cls(
+            run_id=run_id,
+            execution=execution,
+            token=str(event["token"]),
+            selection=Selection(select, exclude) if given_selection else None,
+            retry=retry,
+        )
+
+    @property
+    def claimer(self) -> str:
+        """Identity of this start's claims (its retry re-launches them at once)."""
+        return f"start#{self.execution}"
 
 
 @dataclass
 class Scheduler:
     """The run's state machine on the table; every method is safe to call again.
 
-    ``client`` is a boto3 DynamoDB client, ``launcher`` does the Step Functions calls.
+    ``artifacts`` writes the run document to S3 (None: no documents, e.g. in tests).
     """
 
-    client: Any
-    table: str
+    store: RunStore
     plan: Plan
     max_concurrency: int
     launcher: Launcher
-    sleep: Callable[[float], None] = field(default=time.sleep)
+    artifacts: ArtifactWriter | None = None
+    clock: Callable[[], str] = field(default=now_iso)
+    pause: Callable[[float], None] = field(default=time.sleep)
 
-    # --- small helpers ---------------------------------------------------------------
+    # --- start ---------------------------------------------------------------------------
 
-    def _key(self, run_id: str, sk: str) -> dict[str, Any]:
-        return {"pk": {"S": run_id}, "sk": {"S": sk}}
+    def start(self, request: StartRequest) -> None:
+        """Begin, resume, retry or adopt the run ``request.run_id`` (see the module doc)."""
+        run = self.store.get_run(request.run_id)
+        if run is None:
+            if request.retry:
+                raise InvalidRunInputError(f"nothing to retry: run {request.run_id!r} never ran")
+            self._begin(request, None, 1, request.selection or Selection())
+            return
+        if run.status in (STARTING, RUNNING):
+            self._restart_unfinished(request, run)
+            return
+        selection = request.selection if request.selection is not None else run.selection
+        self._begin(request, run.execution, run.invocation + 1, selection)
 
-    def _get(self, run_id: str, sk: str) -> dict[str, Any] | None:
-        return self.client.get_item(
-            TableName=self.table, Key=self._key(run_id, sk), ConsistentRead=True
-        ).get("Item")
-
-    def _update(self, run_id: str, sk: str, **kwargs: Any) -> dict[str, Any] | None:
-        """UpdateItem; None when the condition failed, else the returned attributes."""
-        try:
-            return self.client.update_item(
-                TableName=self.table, Key=self._key(run_id, sk), **kwargs
-            ).get("Attributes", {})
-        except ClientError as err:
-            if err.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return None
-            raise
-
-    def _query_run(self, run_id: str) -> Iterator[dict[str, Any]]:
-        """Every item of the run, strongly consistent (the final check relies on it)."""
-        kwargs: dict[str, Any] = {
-            "TableName": self.table,
-            "KeyConditionExpression": "pk = :r",
-            "ExpressionAttributeValues": {":r": {"S": run_id}},
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self.client.query(**kwargs)
-            yield from page.get("Items", [])
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-    def _ready_entry(self, task: str, next_attempt: int) -> dict[str, Any]:
-        return {
-            "M": {
-                "k": {"S": ready_sort_key(self.plan.priority(task), task)},
-                "a": {"N": str(next_attempt)},
-            }
-        }
-
-    # --- start -----------------------------------------------------------------------
-
-    def start(self, run_id: str, execution: str, token: str) -> None:
-        """Record the run (resuming a previous one with this id) and start the first tasks.
-
-        Succeeded tasks of a previous run with the same id are kept; failed and
-        never-started ones go back to pending. A redelivered start of the same coordinator
-        execution only refreshes the token and dispatches.
-        """
-        run = self._get(run_id, RUN_SK)
-        if run is not None:
-            status = run["status"]["S"]
-            owner = run.get("execution", {}).get("S")
-            if status in (STARTING, RUNNING) and owner != execution:
-                if self.launcher.execution_running(owner or ""):
-                    raise RunAlreadyRunningError(
-                        f"run {run_id!r} is being run by {owner}; wait for it or use another id"
-                    )
-                log.warning("taking over run %s from ended coordinator %s", run_id, owner)
-            elif status == RUNNING and owner == execution:
-                self._update(
-                    run_id,
-                    RUN_SK,
-                    UpdateExpression="SET #t = :t",
-                    ConditionExpression="execution = :e",
-                    ExpressionAttributeNames={"#t": "token"},
-                    ExpressionAttributeValues={":t": {"S": token}, ":e": {"S": execution}},
-                )
-                self.dispatch(run_id)
-                return
-        self._claim_run(run_id, execution, token, run)
-        ready = self._reset_tasks(run_id)
-        started = self._update(
-            run_id,
-            RUN_SK,
-            UpdateExpression="SET #s = :running, active = :empty, ready = :ready",
-            ConditionExpression="#s = :starting AND execution = :e",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={
-                ":running": {"S": RUNNING},
-                ":starting": {"S": STARTING},
-                ":empty": {"M": {}},
-                ":ready": {"M": ready},
-                ":e": {"S": execution},
-            },
-        )
-        if started is None:
-            raise RunAlreadyRunningError(f"run {run_id!r} was taken over while starting")
-        self.dispatch(run_id)
-
-    def _claim_run(
-        self, run_id: str, execution: str, token: str, previous: Mapping[str, Any] | None
-    ) -> None:
-        """Put the run item as STARTING for this execution (conditional: no one else owns it)."""
-        condition = "attribute_not_exists(pk) OR #s IN (:ok, :failed) OR execution = :e"
-        values: dict[str, Any] = {
-            ":ok": {"S": RUN_SUCCEEDED},
-            ":failed": {"S": RUN_FAILED},
-            ":e": {"S": execution},
-        }
-        if previous is not None and previous.get("execution"):
-            # Taking over from an ended coordinator: only if it is still the owner we saw.
-            condition += " OR execution = :old"
-            values[":old"] = previous["execution"]
-        item = {
-            **self._key(run_id, RUN_SK),
-            "status": {"S": STARTING},
-            "execution": {"S": execution},
-            "token": {"S": token},
-            "active": {"M": {}},
-            "ready": {"M": {}},
-            "max_concurrency": {"N": str(self.max_concurrency)},
-            "started_at": {"S": now_iso()},
-        }
-        try:
-            self.client.put_item(
-                TableName=self.table,
-                Item=item,
-                ConditionExpression=condition,
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues=values,
+    def _restart_unfinished(self, request: StartRequest, run: RunState) -> None:
+        own = run.execution == request.execution
+        if not own and self.launcher.execution_running(run.execution):
+            raise RunAlreadyRunningError(
+                f"run {request.run_id!r} is being run by {run.execution}; "
+                "wait for it or use another run id"
             )
-        except ClientError as err:
-            if err.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                raise RunAlreadyRunningError(
-                    f"run {run_id!r} was claimed by another coordinator execution"
-                ) from None
-            raise
-
-    def _reset_tasks(self, run_id: str) -> dict[str, Any]:
-        """One pending item per plan task, except tasks a previous run already succeeded.
-
-        Returns the ``ready`` map of the new run: tasks none of whose parents is left.
-        """
-        existing = {
-            item["sk"]["S"][len(TASK_PREFIX) :]: item
-            for item in self._query_run(run_id)
-            if item["sk"]["S"].startswith(TASK_PREFIX)
-        }
-        done = {name for name, item in existing.items() if _item_status(item) == SUCCEEDED}
-        puts = []
-        ready: dict[str, Any] = {}
-        for name, spec in self.plan.tasks.items():
-            if name in done:
-                continue
-            previous = existing.get(name)
-            # Attempts only grow, so a re-run never reuses a closed child execution's name.
-            attempt = _num(previous["attempt"]) if previous and "attempt" in previous else 0
-            item: dict[str, Any] = {
-                **self._key(run_id, TASK_PREFIX + name),
-                "status": {"S": PENDING},
-                "attempt": {"N": str(attempt)},
-                "priority": {"N": repr(self.plan.priority(name))},
-            }
-            waiting = sorted(set(spec["parents"]) - done)
-            if waiting:
-                item["waiting_on"] = {"SS": waiting}
+        if run.status == STARTING:  # its starter died while writing the task items
+            selection = request.selection if request.selection is not None else run.selection
+            self._begin(request, run.execution, max(run.invocation, 1), selection)
+            return
+        if request.selection is not None and request.selection != run.selection:
+            raise InvalidRunInputError(
+                f"run {request.run_id!r} is still running with selection "
+                f"{list(run.selection.select)} / exclude {list(run.selection.exclude)}; "
+                "a takeover continues it as it is"
+            )
+        try:
+            if own:
+                run = self.store.refresh_token(request.run_id, request.execution, request.token)
             else:
-                item["queued"] = {"BOOL": True}
-                ready[name] = self._ready_entry(name, attempt + 1)
-            puts.append({"PutRequest": {"Item": item}})
-        for i in range(0, len(puts), 25):
-            self._batch_write(puts[i : i + 25])
-        return ready
+                log.warning(
+                    "run %s: adopting it from ended coordinator %s", request.run_id, run.execution
+                )
+                run = self.store.adopt_run(
+                    request.run_id, request.execution, request.token, run.execution
+                )
+        except ConditionFailed as lost:
+            winner = decode_run(request.run_id, lost.item or {}).execution or "another execution"
+            raise RunAlreadyRunningError(
+                f"run {request.run_id!r} was taken over by {winner}"
+            ) from None
+        self.dispatch(run, request.claimer)
 
-    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
-        pending = {self.table: requests}
-        for attempt in range(10):
-            response = self.client.batch_write_item(RequestItems=pending)
-            pending = response.get("UnprocessedItems") or {}
-            if not pending:
-                return
-            self.sleep(min(0.05 * 2**attempt, 2))
-        raise RuntimeError("BatchWriteItem kept returning unprocessed items")
-
-    # --- task_done ---------------------------------------------------------------------
-
-    def task_done(
+    def _begin(
         self,
-        run_id: str,
-        task: str,
-        attempt: int,
-        *,
-        ok: bool,
-        error: str | None = None,
-        cause: str | None = None,
+        request: StartRequest,
+        previous: str | None,
+        invocation: int,
+        selection: Selection,
     ) -> None:
+        """Claim the run item, reset the selected tasks that did not succeed, dispatch."""
+        try:
+            chosen = self.plan.selected(selection)
+            run_parents = self.plan.run_parents(selection)
+        except sel.SelectionError as err:
+            raise InvalidRunInputError(str(err)) from None
+        try:
+            self.store.create_run(
+                request.run_id,
+                request.execution,
+                request.token,
+                invocation=invocation,
+                max_concurrency=self.max_concurrency,
+                previous_execution=previous,
+                now=self.clock(),
+            )
+        except ConditionFailed as lost:
+            winner = decode_run(request.run_id, lost.item or {}).execution or "another execution"
+            raise RunAlreadyRunningError(
+                f"run {request.run_id!r} was claimed by {winner}"
+            ) from None
+        existing = self.store.tasks(request.run_id)
+        done = {n for n in chosen if n in existing and existing[n].status == SUCCEEDED}
+        children: dict[str, list[str]] = {n: [] for n in chosen}
+        for child in sorted(chosen):
+            for parent in run_parents[child]:
+                children[parent].append(child)
+        reset: list[TaskState] = []
+        ready: dict[str, ReadyEntry] = {}
+        for name in sorted(chosen - done):
+            before = existing.get(name)
+            # A failed attempt's execution name is used up: the re-run takes the next
+            # one. A task still pending in an ended (or never opened) run never started.
+            attempt = 1 if before is None else before.attempt + (before.status == FAILED)
+            task = TaskState(
+                name=name,
+                status=PENDING,
+                attempt=attempt,
+                invocation=invocation,
+                waiting_on=frozenset(run_parents[name] - done),
+                children=tuple(sorted(children[name])),
+            )
+            reset.append(task)
+            if not task.waiting_on:
+                ready[name] = self._ready_entry(name, attempt)
+        self.store.put_tasks(request.run_id, reset)
+        try:
+            run = self.store.open_run(
+                request.run_id,
+                request.execution,
+                ready=ready,
+                selection=selection,
+                task_count=len(chosen),
+            )
+        except ConditionFailed:
+            raise RunAlreadyRunningError(
+                f"run {request.run_id!r} was taken over while starting"
+            ) from None
+        log.info(
+            "run %s invocation %s: %s tasks selected, %s already succeeded, %s ready",
+            request.run_id,
+            invocation,
+            len(chosen),
+            len(done),
+            len(ready),
+        )
+        self._write_artifact(run, {**existing, **{t.name: t for t in reset}})
+        self.dispatch(run, request.claimer)
+
+    def _ready_entry(self, task: str, attempt: int) -> ReadyEntry:
+        return ReadyEntry(ready_rank(self.plan.priority(task)), attempt)
+
+    # --- task_done -----------------------------------------------------------------------
+
+    def task_done(self, run_id: str, task: str, attempt: int, outcome: Outcome) -> None:
         """Record a task's outcome, queue its children, and start what can start.
 
         Safe to deliver twice (the task state machine retries it, and the EventBridge
-        rule may report an execution that already reported): every write is conditional
-        on the attempt, so only the first report of attempt ``attempt`` counts.
+        rule may report an execution that already reported): only the first report of
+        attempt ``attempt`` is recorded, and a later one replays the recorded outcome.
         """
         if task not in self.plan.tasks:
             log.warning("task_done for unknown task %s in run %s: ignored", task, run_id)
             return
-        item = self._get(run_id, TASK_PREFIX + task)
-        if item is None or _num(item["attempt"]) != attempt:
-            log.warning("stale report for %s attempt %s in run %s: ignored", task, attempt, run_id)
-            return
-        status = _item_status(item)
-        if status == IN_PROGRESS:
-            if ok:  # before the slot is released: see the module docstring
-                self._queue_children(run_id, task)
-            if not self._record(run_id, task, attempt, ok=ok, error=error, cause=cause):
-                item = self._get(run_id, TASK_PREFIX + task) or item  # a racing report won
-                status = _item_status(item)
-            else:
-                status = SUCCEEDED if ok else FAILED
-        # The outcome that counts is the recorded one (a late failure event after a
-        # recorded success must not fail the run); repeat the idempotent steps.
-        if status == SUCCEEDED:
-            self._queue_children(run_id, task)
-            self._release(run_id, task, attempt, ok=True, error=None, cause=None)
-        elif status == FAILED:
-            self._release(
-                run_id,
-                task,
-                attempt,
-                ok=False,
-                error=item.get("error", {}).get("S", error),
-                cause=item.get("cause", {}).get("S", cause),
+        if not outcome.finished_at:
+            outcome = replace(outcome, finished_at=self.clock())
+        replaying = False
+        try:
+            recorded = self.store.record(run_id, task, attempt, outcome)
+        except ConditionFailed as lost:
+            if lost.item is None:
+                log.warning("task_done for %s of unknown run %s: ignored", task, run_id)
+                return
+            recorded = decode_task(lost.item)
+            if recorded.attempt != attempt or recorded.status == PENDING:
+                log.warning(
+                    "stale report for %s attempt %s in run %s: ignored", task, attempt, run_id
+                )
+                return
+            replaying = True  # the outcome that counts is the recorded one
+        ready, recheck = self._unblock_children(run_id, recorded, replaying=replaying)
+        failure = None
+        if recorded.status == FAILED:
+            failure = Failure(
+                task, recorded.error or "DagAggregate.TaskFailed", recorded.cause or "-"
             )
-        self.dispatch(run_id)
+        run = self._release(run_id, task, attempt, ready=ready, recheck=recheck, failure=failure)
+        if run is not None:
+            self.dispatch(run, f"{task}#{attempt}", want=REPORT_CLAIMS)
 
-    def _queue_children(self, run_id: str, task: str) -> None:
-        for child in self.plan.tasks[task]["children"]:
-            new = self._update(
-                run_id,
-                TASK_PREFIX + child,
-                UpdateExpression="DELETE waiting_on :p",
-                ConditionExpression="#s = :pending",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={":p": {"SS": [task]}, ":pending": {"S": PENDING}},
-                ReturnValues="ALL_NEW",
-            )
-            if new is None or "waiting_on" in new or "queued" in new:
-                continue  # not pending, still waiting, or already queued
-            self._queue(run_id, child)
+    def _unblock_children(
+        self, run_id: str, recorded: TaskState, *, replaying: bool
+    ) -> tuple[dict[str, ReadyEntry], set[str]]:
+        """Remove a succeeded task from its children's ``waiting_on``; return the ready ones.
 
-    def _queue(self, run_id: str, task: str) -> None:
-        """Mark a ready task queued (once) and add it to the run's ``ready`` map."""
-        marked = self._update(
-            run_id,
-            TASK_PREFIX + task,
-            UpdateExpression="SET queued = :t",
-            ConditionExpression="#s = :pending AND attribute_not_exists(waiting_on) "
-            "AND attribute_not_exists(queued)",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={":t": {"BOOL": True}, ":pending": {"S": PENDING}},
-            ReturnValues="ALL_NEW",
-        )
-        if marked is None:
-            return
-        self._update(
-            run_id,
-            RUN_SK,
-            UpdateExpression="SET ready.#t = :r",
-            ConditionExpression="#s = :running AND attribute_not_exists(active.#t)",
-            ExpressionAttributeNames={"#s": "status", "#t": task},
-            ExpressionAttributeValues={
-                ":r": self._ready_entry(task, _num(marked["attempt"]) + 1),
-                ":running": {"S": RUNNING},
-            },
-        )
-
-    def _record(
-        self,
-        run_id: str,
-        task: str,
-        attempt: int,
-        *,
-        ok: bool,
-        error: str | None,
-        cause: str | None,
-    ) -> bool:
-        """Write the outcome on the task item; False if another report was recorded first."""
-        values: dict[str, Any] = {
-            ":in_progress": {"S": IN_PROGRESS},
-            ":a": {"N": str(attempt)},
-            ":done": {"S": SUCCEEDED if ok else FAILED},
-            ":t": {"S": now_iso()},
-        }
-        names = {"#s": "status"}
-        update = "SET #s = :done, finished_at = :t"
-        if not ok:
-            update += ", #e = :err, #c = :cause"
-            names |= {"#e": "error", "#c": "cause"}
-            values[":err"] = {"S": (error or "DagAggregate.TaskFailed")[:256]}
-            values[":cause"] = {"S": (cause or "-")[:_MAX_CAUSE]}
-        return (
-            self._update(
-                run_id,
-                TASK_PREFIX + task,
-                UpdateExpression=update,
-                ConditionExpression="#s = :in_progress AND attempt = :a",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
-            is not None
-        )
+        ``recheck``: children found ready while replaying a report (our first delivery
+        may have crashed before queueing them); they are queued only if not running.
+        """
+        ready: dict[str, ReadyEntry] = {}
+        recheck: set[str] = set()
+        if recorded.status != SUCCEEDED:
+            return ready, recheck
+        for child in recorded.children:
+            try:
+                unblocked = self.store.unblock(run_id, child, recorded.name)
+            except ConditionFailed as lost:
+                if not replaying or lost.item is None:
+                    continue
+                unblocked = decode_task(lost.item)
+                if unblocked.status != PENDING or unblocked.waiting_on:
+                    continue
+                recheck.add(child)
+            if not unblocked.waiting_on:
+                ready[child] = self._ready_entry(child, unblocked.attempt)
+        return ready, recheck
 
     def _release(
         self,
@@ -466,227 +462,257 @@ class Scheduler:
         task: str,
         attempt: int,
         *,
-        ok: bool,
-        error: str | None,
-        cause: str | None,
-    ) -> None:
-        """Free the task's slot (and record the run's first failure), once per attempt."""
-        update = "REMOVE active.#t"
-        values: dict[str, Any] = {":a": {"N": str(attempt)}}
-        if not ok:
-            update = "SET failure = if_not_exists(failure, :f) " + update
-            values[":f"] = {
-                "M": {
-                    "task": {"S": task},
-                    "error": {"S": (error or "DagAggregate.TaskFailed")[:256]},
-                    "cause": {"S": (cause or "-")[:_MAX_CAUSE]},
-                }
-            }
-        self._update(
-            run_id,
-            RUN_SK,
-            UpdateExpression=update,
-            ConditionExpression="active.#t.a = :a",
-            ExpressionAttributeNames={"#t": task},
-            ExpressionAttributeValues=values,
-        )
+        ready: dict[str, ReadyEntry],
+        recheck: set[str],
+        failure: Failure | None,
+    ) -> RunState | None:
+        """Queue the ready children (in batches) and free the slot, each write once.
 
-    # --- dispatch ----------------------------------------------------------------------
+        Every batch but the last is queued while the slot is still held; the last one
+        frees it. A batch is retried only for itself (minus children found running),
+        so no entry is ever written twice.
+        """
+        items = list(ready.items())
+        batches = [
+            dict(items[i : i + EXPRESSION_BATCH]) for i in range(0, len(items), EXPRESSION_BATCH)
+        ] or [{}]
+        for index, batch in enumerate(batches):
+            last = index == len(batches) - 1
+            for _ in range(3):
+                try:
+                    run = self.store.release(
+                        run_id,
+                        task,
+                        attempt,
+                        ready=batch,
+                        failure=failure,
+                        recheck=recheck & batch.keys(),
+                        keep_slot=not last,
+                    )
+                    break
+                except ConditionFailed as lost:
+                    if lost.item is None:
+                        return None
+                    run = decode_run(run_id, lost.item)
+                    slot = run.active.get(task)
+                    if slot is None or slot.attempt != attempt:
+                        return run  # released by an earlier delivery
+                    busy = {c for c in recheck & batch.keys() if c in run.active}
+                    if not busy:
+                        raise
+                    for child in busy:  # already claimed: queueing it again would run it twice
+                        del batch[child]
+            else:
+                raise RuntimeError(f"run {run_id}: could not release {task} attempt {attempt}")
+            if last:
+                return run
+        return None  # pragma: no cover - the last batch returns
 
-    def dispatch(self, run_id: str) -> None:
+    # --- dispatch ------------------------------------------------------------------------
+
+    def dispatch(self, run: RunState, claimer: str, want: int | None = None) -> None:
         """Start ready tasks, longest remaining path first, while a slot is free.
 
-        Also finishes half-done starts (``launched`` false) and, when nothing runs and
-        nothing is ready, ends the run.
+        Also finishes half-done starts and, when nothing runs and nothing is ready,
+        ends the run. ``run`` is the freshest run item the caller has (no read here).
+        ``want``: most tasks this call claims in all (a report hands over the slot it
+        freed and one spare, so concurrent reports do not all race for every free
+        slot; the start fills them all), at most EXPRESSION_BATCH per request.
         """
-        for _ in range(3):  # a census that re-queues lost tasks dispatches once more
-            run = self._get(run_id, RUN_SK)
-            if run is None or run["status"]["S"] != RUNNING:
-                if run is not None:
-                    self._notify_if_needed(run_id, run)
+        budget = want if want is not None else self.max_concurrency
+        races = 0
+        launched: set[str] = set()  # started by this call (the image may not say so yet)
+        while True:
+            if run.status != RUNNING:
+                if run.ended and not run.notified:
+                    self._conclude(run)
                 return
-            active = run.get("active", {}).get("M", {})
-            for task, entry in active.items():
-                if not entry["M"].get("launched", {}).get("BOOL"):
-                    self._launch(run_id, task, _num(entry["M"]["a"]))
-            ready = sorted(
-                run.get("ready", {}).get("M", {}).items(), key=lambda kv: kv[1]["M"]["k"]["S"]
+            now = time.time()
+            stale = {
+                t: s.attempt
+                for t, s in run.active.items()
+                if not s.launched
+                and t not in launched
+                and (s.by == claimer or now - s.claimed_at > LAUNCH_GRACE)
+            }
+            if stale:
+                self._launch(run.run_id, stale)
+                launched |= stale.keys()
+            free = min(self.max_concurrency - len(run.active), budget)
+            if free > 0 and run.ready:
+                picks = self._picks(run, min(free, EXPRESSION_BATCH), races)
+                try:
+                    run = self.store.claim(run.run_id, picks, self.max_concurrency, claimer)
+                except ConditionFailed as lost:
+                    if lost.item is None:
+                        return
+                    run = decode_run(run.run_id, lost.item)  # the winner's view: try again
+                    races += 1
+                    if races >= _MAX_RACES:
+                        break
+                    self.pause(random.uniform(0, 0.01 * races))  # desynchronise the racers
+                    continue
+                attempts = {task: entry.attempt for task, entry in picks.items()}
+                self._launch(run.run_id, attempts)
+                launched |= picks.keys()
+                budget -= len(picks)
+                if budget <= 0:
+                    return  # the other free slots are for other reports to fill
+                continue  # more slots and ready tasks than one request takes?
+            if run.active or run.ready:
+                return  # a running task's report dispatches when it ends
+            follow = self._finish_or_requeue(run)
+            if follow is None:
+                return
+            run = follow
+            races += 1  # a re-queue: bounded like a race
+            if races >= _MAX_RACES:
+                break
+        log.warning("run %s: dispatch gave up after %s lost races", run.run_id, _MAX_RACES)
+
+    @staticmethod
+    def _picks(run: RunState, count: int, races: int) -> dict[str, ReadyEntry]:
+        """The ``count`` ready tasks to claim: the top ones by priority.
+
+        After a lost race, a random choice among the top ``count * (2 + 2 * races)``:
+        concurrent reports that all wanted the same top task spread out instead of
+        colliding on it again (priority order bends only among near-top tasks).
+        """
+        ordered = sorted(run.ready.items(), key=lambda kv: (kv[1].rank, kv[0]))
+        if races:
+            window = ordered[: count * (2 + 2 * races)]
+            chosen = random.sample(window, min(count, len(window)))
+        else:
+            chosen = ordered[:count]
+        return dict(chosen)
+
+    def _launch(self, run_id: str, tasks: Mapping[str, int]) -> None:
+        """Start each task's execution (idempotent by name), then mark the slots launched."""
+        for task, attempt in tasks.items():
+            self.launcher.start_task(
+                execution_name(run_id, task, attempt),
+                {
+                    "run_id": run_id,
+                    "task_id": task,
+                    "attempt": attempt,
+                    "task": self.plan.tasks[task]["task"],
+                    # Defaults the task machine overwrites; its report reads them.
+                    "statement": {"id": None},
+                    "result": {"rows": None},
+                },
             )
-            free = self.max_concurrency - len(active)
-            for task, entry in ready:
-                if free <= 0:
-                    return  # a running task's task_done will dispatch when it ends
-                attempt = _num(entry["M"]["a"])
-                outcome = self._claim(run_id, task, attempt)
-                if outcome == "full":
-                    return
-                if outcome == "claimed":
-                    free -= 1
-                    self._launch(run_id, task, attempt)
-            if active or ready:
-                return
-            if not self._finish_or_requeue(run_id):
-                return
-
-    def _claim(self, run_id: str, task: str, attempt: int) -> str:
-        """Take a slot for a ready task: one conditional update of the run item."""
-        claimed = self._update(
-            run_id,
-            RUN_SK,
-            UpdateExpression="SET active.#t = :entry REMOVE ready.#t",
-            ConditionExpression="#s = :running AND size(active) < :max "
-            "AND ready.#t.a = :a AND attribute_not_exists(active.#t)",
-            ExpressionAttributeNames={"#s": "status", "#t": task},
-            ExpressionAttributeValues={
-                ":entry": {"M": {"a": {"N": str(attempt)}, "launched": {"BOOL": False}}},
-                ":running": {"S": RUNNING},
-                ":max": {"N": str(self.max_concurrency)},
-                ":a": {"N": str(attempt)},
-            },
-        )
-        if claimed is not None:
-            return "claimed"
-        run = self._get(run_id, RUN_SK) or {}
-        if run.get("status", {}).get("S") != RUNNING:
-            return "full"
-        if len(run.get("active", {}).get("M", {})) >= self.max_concurrency:
-            return "full"
-        return "taken"
-
-    def _launch(self, run_id: str, task: str, attempt: int) -> None:
-        """Mark the task in_progress, start its child execution, note it launched.
-
-        Each step is idempotent, so a dispatcher that finds ``launched`` false (its
-        claimer died, or is still at it) can simply do them all again.
-        """
-        self._update(
-            run_id,
-            TASK_PREFIX + task,
-            UpdateExpression="SET #s = :in_progress, attempt = :a, started_at = :t, "
-            "execution_name = :n REMOVE queued",
-            ConditionExpression="#s = :pending OR (#s = :in_progress AND attempt = :a)",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={
-                ":in_progress": {"S": IN_PROGRESS},
-                ":pending": {"S": PENDING},
-                ":a": {"N": str(attempt)},
-                ":t": {"S": now_iso()},
-                ":n": {"S": execution_name(run_id, task, attempt)},
-            },
-        )
-        self.launcher.start_task(
-            execution_name(run_id, task, attempt),
-            {
-                "run_id": run_id,
-                "task_id": task,
-                "attempt": attempt,
-                "task": self.plan.tasks[task]["task"],
-            },
-        )
-        self._update(
-            run_id,
-            RUN_SK,
-            UpdateExpression="SET active.#t.launched = :true",
-            ConditionExpression="active.#t.a = :a",
-            ExpressionAttributeNames={"#t": task},
-            ExpressionAttributeValues={":true": {"BOOL": True}, ":a": {"N": str(attempt)}},
-        )
+        self.store.mark_launched(run_id, tasks)
 
     # --- finish --------------------------------------------------------------------------
 
-    def _finish_or_requeue(self, run_id: str) -> bool:
-        """Nothing active or ready: re-queue lost ready tasks (True), or end the run."""
-        counts, lost = self._census(run_id)
+    def _finish_or_requeue(self, run: RunState) -> RunState | None:
+        """Nothing active or ready: re-queue lost ready tasks, or end the run."""
+        tasks = self.store.tasks(run.run_id)
+        chosen = self.plan.selected(run.selection)
+        lost = {
+            name: self._ready_entry(name, tasks[name].attempt)
+            for name in sorted(chosen)
+            if name in tasks and tasks[name].status == PENDING and not tasks[name].waiting_on
+        }
         if lost:
-            log.warning("run %s: re-queueing %s", run_id, ", ".join(sorted(lost)))
-            for task, attempt in lost.items():
-                self._update(
-                    run_id,
-                    RUN_SK,
-                    UpdateExpression="SET ready.#t = :r",
-                    ConditionExpression="#s = :running AND attribute_not_exists(active.#t)",
-                    ExpressionAttributeNames={"#s": "status", "#t": task},
-                    ExpressionAttributeValues={
-                        ":r": self._ready_entry(task, attempt + 1),
-                        ":running": {"S": RUNNING},
-                    },
-                )
-            return True
-        if counts[IN_PROGRESS]:
-            return False  # claimed after our read of the run item; its task_done finishes
-        run = self._get(run_id, RUN_SK) or {}
-        failure = run.get("failure", {}).get("M")
-        if failure is None and counts[SUCCEEDED] != len(self.plan.tasks):
-            failure = {
-                "task": {"S": "-"},
-                "error": {"S": "DagAggregate.Stalled"},
-                "cause": {
-                    "S": f"nothing runs or can start, but only {counts[SUCCEEDED]} of "
-                    f"{len(self.plan.tasks)} tasks succeeded: {counts}"
-                },
-            }
-        final = RUN_FAILED if failure else RUN_SUCCEEDED
-        updated = self._update(
-            run_id,
-            RUN_SK,
-            UpdateExpression="SET #s = :final, finished_at = :t, counts = :c"
-            + (", failure = if_not_exists(failure, :f)" if failure else ""),
-            ConditionExpression="#s = :running AND size(active) = :zero AND size(ready) = :zero",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={
-                ":final": {"S": final},
-                ":running": {"S": RUNNING},
-                ":zero": {"N": "0"},
-                ":t": {"S": now_iso()},
-                ":c": {"M": {k: {"N": str(v)} for k, v in counts.items()}},
-            }
-            | ({":f": {"M": failure}} if failure else {}),
-            ReturnValues="ALL_NEW",
-        )
-        if updated is not None:
-            self._notify(run_id, updated)
-        return False
-
-    def _census(self, run_id: str) -> tuple[dict[str, int], dict[str, int]]:
-        """Task counts by status, and pending tasks with no parent left (lost if any)."""
-        counts = {PENDING: 0, IN_PROGRESS: 0, SUCCEEDED: 0, FAILED: 0}
-        lost: dict[str, int] = {}
-        for item in self._query_run(run_id):
-            if not item["sk"]["S"].startswith(TASK_PREFIX):
-                continue
-            name = item["sk"]["S"][len(TASK_PREFIX) :]
-            if name not in self.plan.tasks:
-                continue  # a task of an older plan with this run id
-            state = _item_status(item)
-            counts[state] = counts.get(state, 0) + 1
-            if state == PENDING and "waiting_on" not in item:
-                lost[name] = _num(item["attempt"])
-        return counts, lost
-
-    def _notify_if_needed(self, run_id: str, run: Mapping[str, Any]) -> None:
-        """Resend the outcome of an ended run whose sender died before noting it."""
-        if run["status"]["S"] in (RUN_SUCCEEDED, RUN_FAILED) and "notified" not in run:
-            self._notify(run_id, run)
-
-    def _notify(self, run_id: str, run: Mapping[str, Any]) -> None:
-        token = run["token"]["S"]
-        if run["status"]["S"] == RUN_SUCCEEDED:
-            counts = {k: _num(v) for k, v in run.get("counts", {}).get("M", {}).items()}
-            self.launcher.send_success(
-                token, {"run_id": run_id, "status": RUN_SUCCEEDED, "tasks": counts}
+            log.warning("run %s: re-queueing %s", run.run_id, ", ".join(lost))
+            try:
+                return self.store.requeue(run.run_id, lost)
+            except ConditionFailed:
+                return None
+        counts = {PENDING: 0, SUCCEEDED: 0, FAILED: 0}
+        for name in chosen:
+            counts[tasks[name].status if name in tasks else PENDING] += 1
+        failure = run.failure
+        if failure is None and counts[SUCCEEDED] != len(chosen):
+            failure = Failure(
+                "-",
+                "DagAggregate.Stalled",
+                f"nothing runs or can start, but only {counts[SUCCEEDED]} of {len(chosen)} "
+                f"tasks succeeded: {counts}",
             )
+        try:
+            final = self.store.finish(
+                run.run_id,
+                RUN_FAILED if failure else RUN_SUCCEEDED,
+                counts=counts,
+                failure=failure,
+                now=self.clock(),
+            )
+        except ConditionFailed:
+            return None  # another caller ended it, or something became ready
+        self._conclude(final, tasks)
+        return None
+
+    def _conclude(self, run: RunState, tasks: Mapping[str, TaskState] | None = None) -> None:
+        """Write the final document, answer the coordinator's token, note it was answered."""
+        artifact = self._write_artifact(
+            run, tasks if tasks is not None else self.store.tasks(run.run_id)
+        )
+        if run.status == RUN_SUCCEEDED:
+            output: dict[str, Any] = {
+                "run_id": run.run_id,
+                "status": RUN_SUCCEEDED,
+                "invocation": run.invocation,
+                "tasks": run.counts,
+            }
+            if artifact:
+                output["run_results"] = artifact
+            self.launcher.send_success(run.token, output)
         else:
-            failure = run["failure"]["M"]
-            self.launcher.send_failure(
-                token,
-                failure["error"]["S"],
-                json.dumps(
-                    {"run_id": run_id, "task": failure["task"]["S"], "cause": failure["cause"]["S"]}
-                )[:_MAX_CAUSE],
-            )
-        self._update(
-            run_id,
-            RUN_SK,
-            UpdateExpression="SET notified = :t",
-            ExpressionAttributeValues={":t": {"S": now_iso()}},
+            failure = run.failure or Failure("-", "DagAggregate.Failed", "-")
+            cause = {"run_id": run.run_id, "task": failure.task, "cause": failure.cause}
+            if artifact:
+                cause["run_results"] = artifact
+            self.launcher.send_failure(run.token, failure.error, json.dumps(cause)[:MAX_CAUSE])
+        self.store.mark_notified(run.run_id, self.clock())
+
+    def _write_artifact(self, run: RunState, tasks: Mapping[str, TaskState]) -> str | None:
+        """The run document in S3 (``s3://bucket/key``), or None without a writer."""
+        if self.artifacts is None:
+            return None
+        doc = document(
+            run,
+            tasks,
+            self.plan.selected(run.selection),
+            execution_name=execution_name,
+            plan_key=self.plan.key,
+            plan_tasks=len(self.plan.tasks),
+            generated_at=self.clock(),
+            generator=GENERATOR,
         )
+        key = self.artifacts.write(doc)
+        return f"s3://{self.artifacts.bucket}/{key}"
+
+
+def outcome_from_report(event: Mapping[str, Any]) -> Outcome:
+    """The task machine's ``task_done`` payload as an :class:`Outcome` (extra fields optional).
+
+    ``statement_id``, ``rows``, ``started_at`` and ``finished_at`` came with the run
+    artifacts; a report without them (an older task machine) still counts.
+    """
+    rows = event.get("rows")
+    try:
+        rows = int(rows) if rows is not None else None
+    except (TypeError, ValueError):
+        rows = None
+    if rows is not None and rows < 0:
+        rows = None  # the Data API says -1 when it does not know
+    started = event.get("started_at")
+    finished = event.get("finished_at")
+    return Outcome(
+        ok=bool(event["ok"]),
+        error=event.get("error"),
+        cause=event.get("cause"),
+        started_at=str(started) if started and parse_time(str(started)) else None,
+        finished_at=str(finished) if finished and parse_time(str(finished)) else None,
+        statement_id=str(event["statement_id"]) if event.get("statement_id") else None,
+        rows=rows,
+    )
+
+
+def epoch_ms_iso(value: Any) -> str | None:
+    """EventBridge's epoch milliseconds (startDate/stopDate) as an ISO timestamp."""
+    if not isinstance(value, (int, float)):
+        return None
+    return datetime.fromtimestamp(value / 1000, timezone.utc).isoformat(timespec="milliseconds")

@@ -4,15 +4,18 @@ One function serves three callers, because they need the same table, plan and
 permissions:
 
 * the coordinator state machine (``lambda:invoke.waitForTaskToken``):
-  ``{"action": "start", "run_id", "execution", "token"}``;
+  ``{"action": "start", "input": <execution input>, "execution", "token"}``, where the
+  input may hold ``run_id``, ``select``, ``exclude`` and ``retry``;
 * the task state machine: ``{"action": "task_done", "run_id", "task_id", "attempt",
-  "ok", "error"?, "cause"?}``;
+  "ok", "error"?, "cause"?, "statement_id"?, "rows"?, "started_at"?, "finished_at"?}``
+  (the last four feed the run artifact; reports without them still count);
 * EventBridge, for task executions that ended FAILED, TIMED_OUT or ABORTED (for
-  example aborted by hand, so they never reported): reported as a failure, which is a
-  no-op when the execution had already reported.
+  example aborted by hand or past the task machine's timeout, so they never
+  reported): reported as a failure of that attempt, which is a no-op when the
+  execution had already reported.
 
 Configuration (environment): TABLE_NAME, PLAN_BUCKET, PLAN_KEY, TASK_STATE_MACHINE_ARN,
-MAX_CONCURRENCY.
+MAX_CONCURRENCY; RUN_RESULTS_BUCKET (default: PLAN_BUCKET) for the run documents.
 """
 
 from __future__ import annotations
@@ -27,7 +30,15 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from sfn_patterns.dag_aggregate.runtime.dispatch import Plan, Scheduler
+from sfn_patterns.dag_aggregate.runtime.artifacts import ArtifactWriter
+from sfn_patterns.dag_aggregate.runtime.dispatch import (
+    Plan,
+    Scheduler,
+    StartRequest,
+    epoch_ms_iso,
+    outcome_from_report,
+)
+from sfn_patterns.dag_aggregate.runtime.store import Outcome, RunStore
 
 log = logging.getLogger("sfn_patterns.dag_aggregate.runtime")
 log.setLevel(logging.INFO)
@@ -90,7 +101,7 @@ def load_plan(bucket: str, key: str, s3: Any | None = None) -> Plan:
     cached = _PLANS.get((bucket, key))
     if cached is None:
         body = (s3 or boto3.client("s3")).get_object(Bucket=bucket, Key=key)["Body"].read()
-        cached = Plan.from_document(json.loads(body))
+        cached = Plan.from_document(json.loads(body), key=key)
         _PLANS[(bucket, key)] = cached
     return cached
 
@@ -105,15 +116,16 @@ def scheduler_from_env() -> Scheduler:
     """
     if not _SCHEDULER:
         env = os.environ
+        s3 = boto3.client("s3")
         _SCHEDULER.append(
             Scheduler(
-                client=boto3.client("dynamodb"),
-                table=env["TABLE_NAME"],
-                plan=load_plan(env["PLAN_BUCKET"], env["PLAN_KEY"]),
+                store=RunStore(boto3.client("dynamodb"), env["TABLE_NAME"]),
+                plan=load_plan(env["PLAN_BUCKET"], env["PLAN_KEY"], s3),
                 max_concurrency=int(env["MAX_CONCURRENCY"]),
                 launcher=StepFunctionsLauncher(
                     boto3.client("stepfunctions"), env["TASK_STATE_MACHINE_ARN"]
                 ),
+                artifacts=ArtifactWriter(s3, env.get("RUN_RESULTS_BUCKET") or env["PLAN_BUCKET"]),
             )
         )
     return _SCHEDULER[0]
@@ -131,32 +143,35 @@ def route(event: Mapping[str, Any], scheduler: Scheduler) -> dict[str, Any]:
             payload["run_id"],
             payload["task_id"],
             int(payload["attempt"]),
-            ok=False,
-            error=detail.get("error") or f"DagAggregate.Task{status.title().replace('_', '')}",
-            cause=detail.get("cause") or f"task execution {detail.get('executionArn')} {status}",
+            Outcome(
+                ok=False,
+                error=detail.get("error") or f"DagAggregate.Task{status.title().replace('_', '')}",
+                cause=detail.get("cause")
+                or f"task execution {detail.get('executionArn')} {status}",
+                started_at=epoch_ms_iso(detail.get("startDate")),
+                finished_at=epoch_ms_iso(detail.get("stopDate")),
+            ),
         )
         return {"reported": detail.get("executionArn"), "status": status}
     action = event.get("action")
     if action == "start":
-        scheduler.start(event["run_id"], event["execution"], event["token"])
-        return {"started": event["run_id"]}
+        request = StartRequest.from_event(event)
+        scheduler.start(request)
+        return {"started": request.run_id}
     if action == "task_done":
-        scheduler.task_done(
-            event["run_id"],
-            event["task_id"],
-            int(event["attempt"]),
-            ok=bool(event["ok"]),
-            error=event.get("error"),
-            cause=event.get("cause"),
-        )
-        return {"recorded": event["task_id"], "ok": bool(event["ok"])}
+        outcome = outcome_from_report(event)
+        scheduler.task_done(event["run_id"], event["task_id"], int(event["attempt"]), outcome)
+        return {"recorded": event["task_id"], "ok": outcome.ok}
     raise ValueError(f"unknown event: {sorted(event)}")
 
 
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda handler."""
+    """Lambda handler: one JSON log line per call, with its DynamoDB requests by operation."""
     begin = time.monotonic()
-    result = route(event, scheduler_from_env())
+    scheduler = scheduler_from_env()
+    scheduler.store.requests.clear()
+    result = route(event, scheduler)
     result["seconds"] = round(time.monotonic() - begin, 3)
+    result["dynamodb_requests"] = dict(scheduler.store.requests)
     log.info("%s", json.dumps(result))
     return result

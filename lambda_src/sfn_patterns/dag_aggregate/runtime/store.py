@@ -1,0 +1,770 @@
+"""The runs table: every DynamoDB expression of the dependency strategy, in one class.
+
+As in Powertools' idempotency persistence layer, no other module builds an
+expression for this table: :class:`RunStore` owns the layout, the conditions and the
+return values, and hands the scheduler plain Python objects (:class:`RunState`,
+:class:`TaskState`). Every write is one conditional single-item request, so each is
+atomic and safe to repeat; where losing a race means the caller must look at the
+winner's item, the write asks for it in the same call
+(``ReturnValuesOnConditionCheckFailure=ALL_OLD``) instead of reading it again.
+
+Layout (``pk`` = run id, ``sk`` = ``run`` or ``task#<name>``):
+
+* the **run item**: ``status`` (STARTING, RUNNING, SUCCEEDED, FAILED), the coordinator
+  ``execution`` and its ``token``, ``invocation`` (how many times the run id was
+  (re)started), ``selection``, the first ``failure``, and three maps: ``ready`` (task
+  -> ``rank * 1000 + attempt``, one number: tasks whose parents all succeeded; rank
+  = inverted priority in ms, so ascending is longest remaining path first),
+  ``active`` (task -> attempt: the tasks holding one of the N slots) and
+  ``unlaunched`` (task -> ``"<claimed at>|<claimer>"`` until its execution started).
+  Entries are plain numbers and strings on purpose: the run item is written on
+  every report, and nested maps of hundreds of entries cost far more to update
+  (moto, DynamoDB's item size) than flat ones;
+* one **task item** per selected task: ``status`` (pending, succeeded, failed),
+  ``attempt`` (the attempt the task runs as next or now, which names its execution),
+  ``waiting_on`` (parents in this run not yet succeeded; absent once all did),
+  ``children`` (its children in this run), and the outcome: ``started_at``,
+  ``finished_at``, ``statement_id``, ``rows``, ``error``, ``cause``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+RUN_SK = "run"
+TASK_PREFIX = "task#"
+PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
+STARTING, RUNNING = "STARTING", "RUNNING"
+RUN_SUCCEEDED, RUN_FAILED = "SUCCEEDED", "FAILED"
+ENDED = (RUN_SUCCEEDED, RUN_FAILED)
+MAX_ERROR = 256
+MAX_CAUSE = 30_000  # SendTaskFailure allows 32,768 characters
+_BATCH = 25  # BatchWriteItem's limit
+# Map entries one request touches: a DynamoDB expression may be at most 4 KB, and each
+# entry costs about 60 characters of UpdateExpression and ConditionExpression.
+EXPRESSION_BATCH = 25
+
+
+class ConditionFailed(Exception):
+    """A conditional write lost; ``item`` is the item as it was (ALL_OLD), if any."""
+
+    def __init__(self, item: Mapping[str, Any] | None) -> None:
+        super().__init__("conditional write lost")
+        self.item = item
+
+
+MAX_ATTEMPT = 999  # ready entries keep the attempt in their last three digits
+
+
+@dataclass(frozen=True)
+class ReadyEntry:
+    """A task whose parents all succeeded, waiting for a slot."""
+
+    rank: int  # inverted priority: ascending = longest remaining path first
+    attempt: int
+
+    def number(self) -> int:
+        """The map value: rank and attempt in one number."""
+        return self.rank * 1000 + min(self.attempt, MAX_ATTEMPT)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A task holding one of the run's N slots."""
+
+    attempt: int
+    by: str = ""  # who claimed it: "start#<execution>" or "<task>#<attempt>" of a report
+    claimed_at: float = 0.0  # epoch seconds
+    launched: bool = False
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The run's first failed task."""
+
+    task: str
+    error: str
+    cause: str
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The graph selectors a run was started with (empty select = every task)."""
+
+    select: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass
+class RunState:
+    """The run item, decoded."""
+
+    run_id: str
+    status: str
+    execution: str = ""
+    token: str = ""
+    invocation: int = 0
+    max_concurrency: int = 0
+    selection: Selection = field(default_factory=Selection)
+    ready: dict[str, ReadyEntry] = field(default_factory=dict)
+    active: dict[str, Slot] = field(default_factory=dict)
+    failure: Failure | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    started_at: str = ""
+    finished_at: str = ""
+    notified: bool = False
+
+    @property
+    def ended(self) -> bool:
+        """Whether the run reached SUCCEEDED or FAILED."""
+        return self.status in ENDED
+
+
+@dataclass
+class TaskState:
+    """A task item, decoded (also what :meth:`RunStore.put_tasks` writes)."""
+
+    name: str
+    status: str = PENDING
+    attempt: int = 1
+    invocation: int = 0
+    waiting_on: frozenset[str] = frozenset()
+    children: tuple[str, ...] = ()
+    started_at: str | None = None
+    finished_at: str | None = None
+    statement_id: str | None = None
+    rows: int | None = None
+    error: str | None = None
+    cause: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a task execution reports (``task_done``)."""
+
+    ok: bool
+    error: str | None = None
+    cause: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    statement_id: str | None = None
+    rows: int | None = None
+
+
+# --- attribute value codecs ------------------------------------------------------------
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def _n(value: float) -> dict[str, str]:
+    return {"N": repr(value) if isinstance(value, float) else str(value)}
+
+
+def _str(item: Mapping[str, Any], name: str, default: str = "") -> str:
+    return item[name]["S"] if name in item else default
+
+
+def _int(item: Mapping[str, Any], name: str, default: int = 0) -> int:
+    return int(float(item[name]["N"])) if name in item else default
+
+
+def _opt_str(item: Mapping[str, Any], name: str) -> str | None:
+    return item[name]["S"] if name in item else None
+
+
+def _strings(value: Mapping[str, Any] | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    if "L" in value:
+        return tuple(v["S"] for v in value["L"])
+    return tuple(value.get("SS", ()))
+
+
+def decode_run(run_id: str, item: Mapping[str, Any]) -> RunState:
+    """The run item as a :class:`RunState`."""
+    ready = {}
+    for task, value in item.get("ready", {}).get("M", {}).items():
+        number = int(value["N"])
+        ready[task] = ReadyEntry(number // 1000, number % 1000)
+    unlaunched = {
+        task: value["S"].split("|", 1)
+        for task, value in item.get("unlaunched", {}).get("M", {}).items()
+    }
+    active = {}
+    for task, value in item.get("active", {}).get("M", {}).items():
+        claim = unlaunched.get(task)
+        active[task] = Slot(
+            attempt=int(value["N"]),
+            by=claim[1] if claim else "",
+            claimed_at=float(claim[0]) if claim else 0.0,
+            launched=claim is None,
+        )
+    failure = None
+    if "failure" in item:
+        f = item["failure"]["M"]
+        failure = Failure(_str(f, "task"), _str(f, "error"), _str(f, "cause"))
+    selection = Selection()
+    if "selection" in item:
+        s = item["selection"]["M"]
+        selection = Selection(_strings(s.get("select")), _strings(s.get("exclude")))
+    return RunState(
+        run_id=run_id,
+        status=_str(item, "status"),
+        execution=_str(item, "execution"),
+        token=_str(item, "token"),
+        invocation=_int(item, "invocation"),
+        max_concurrency=_int(item, "max_concurrency"),
+        selection=selection,
+        ready=ready,
+        active=active,
+        failure=failure,
+        counts={k: int(v["N"]) for k, v in item.get("counts", {}).get("M", {}).items()},
+        started_at=_str(item, "started_at"),
+        finished_at=_str(item, "finished_at"),
+        notified="notified" in item,
+    )
+
+
+def decode_task(item: Mapping[str, Any]) -> TaskState:
+    """A task item as a :class:`TaskState`."""
+    return TaskState(
+        name=item["sk"]["S"][len(TASK_PREFIX) :],
+        status=_str(item, "status", PENDING),
+        attempt=_int(item, "attempt", 1),
+        invocation=_int(item, "invocation"),
+        waiting_on=frozenset(item.get("waiting_on", {}).get("SS", ())),
+        children=_strings(item.get("children")),
+        started_at=_opt_str(item, "started_at"),
+        finished_at=_opt_str(item, "finished_at"),
+        statement_id=_opt_str(item, "statement_id"),
+        rows=_int(item, "rows") if "rows" in item else None,
+        error=_opt_str(item, "error"),
+        cause=_opt_str(item, "cause"),
+    )
+
+
+def _ready_value(entry: ReadyEntry) -> dict[str, Any]:
+    return _n(entry.number())
+
+
+def _failure_value(failure: Failure) -> dict[str, Any]:
+    return {
+        "M": {
+            "task": _s(failure.task),
+            "error": _s(failure.error[:MAX_ERROR]),
+            "cause": _s(failure.cause[:MAX_CAUSE]),
+        }
+    }
+
+
+def _selection_value(selection: Selection) -> dict[str, Any]:
+    return {
+        "M": {
+            "select": {"L": [_s(s) for s in selection.select]},
+            "exclude": {"L": [_s(s) for s in selection.exclude]},
+        }
+    }
+
+
+def _encode_task(run_id: str, task: TaskState) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "pk": _s(run_id),
+        "sk": _s(TASK_PREFIX + task.name),
+        "status": _s(task.status),
+        "attempt": _n(task.attempt),
+        "invocation": _n(task.invocation),
+    }
+    if task.waiting_on:
+        item["waiting_on"] = {"SS": sorted(task.waiting_on)}
+    if task.children:
+        item["children"] = {"L": [_s(c) for c in task.children]}
+    return item
+
+
+class _Names:
+    """Placeholders for map keys (task names are data, never expression syntax)."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def __call__(self, name: str) -> str:
+        for placeholder, value in self.names.items():
+            if value == name:
+                return placeholder
+        placeholder = f"#n{len(self.names)}"
+        self.names[placeholder] = name
+        return placeholder
+
+
+class RunStore:
+    """Reads and conditional writes of the runs table (boto3 low-level DynamoDB client)."""
+
+    def __init__(
+        self, client: Any, table: str, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        self.client = client
+        self.table = table
+        self.sleep = sleep
+        # DynamoDB requests by operation (the handler logs them per invocation).
+        self.requests: Counter[str] = Counter()
+
+    # --- plumbing ----------------------------------------------------------------------
+
+    def _call(self, operation: str, **kwargs: Any) -> Any:
+        self.requests[operation] += 1
+        return getattr(self.client, operation)(**kwargs)
+
+    @staticmethod
+    def _key(run_id: str, sk: str) -> dict[str, Any]:
+        return {"pk": _s(run_id), "sk": _s(sk)}
+
+    def _update(self, run_id: str, sk: str, **kwargs: Any) -> dict[str, Any]:
+        """UpdateItem returning the new item; :class:`ConditionFailed` carries the old one."""
+        try:
+            return self._call(
+                "update_item",
+                TableName=self.table,
+                Key=self._key(run_id, sk),
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                **kwargs,
+            ).get("Attributes", {})
+        except ClientError as err:
+            if err.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise ConditionFailed(err.response.get("Item")) from None
+            raise
+
+    # --- the run item --------------------------------------------------------------------
+
+    def get_run(self, run_id: str) -> RunState | None:
+        """The run item (strongly consistent), or None for a new run id."""
+        item = self._call(
+            "get_item", TableName=self.table, Key=self._key(run_id, RUN_SK), ConsistentRead=True
+        ).get("Item")
+        return decode_run(run_id, item) if item else None
+
+    def create_run(
+        self,
+        run_id: str,
+        execution: str,
+        token: str,
+        *,
+        invocation: int,
+        max_concurrency: int,
+        previous_execution: str | None,
+        now: str,
+    ) -> None:
+        """Put the run item as STARTING for this execution.
+
+        Allowed when the run id is new, has ended, is this execution's, or is still
+        owned by ``previous_execution`` (the ended coordinator being taken over).
+        A loser gets :class:`ConditionFailed` with the winner's run item.
+        """
+        condition = "attribute_not_exists(pk) OR #s IN (:ok, :failed) OR execution = :e"
+        values: dict[str, Any] = {
+            ":ok": _s(RUN_SUCCEEDED),
+            ":failed": _s(RUN_FAILED),
+            ":e": _s(execution),
+        }
+        if previous_execution:
+            condition += " OR execution = :old"
+            values[":old"] = _s(previous_execution)
+        item = {
+            **self._key(run_id, RUN_SK),
+            "status": _s(STARTING),
+            "execution": _s(execution),
+            "token": _s(token),
+            "invocation": _n(invocation),
+            "active": {"M": {}},
+            "ready": {"M": {}},
+            "unlaunched": {"M": {}},
+            "max_concurrency": _n(max_concurrency),
+            "started_at": _s(now),
+        }
+        try:
+            self._call(
+                "put_item",
+                TableName=self.table,
+                Item=item,
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues=values,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as err:
+            if err.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise ConditionFailed(err.response.get("Item")) from None
+            raise
+
+    def adopt_run(self, run_id: str, execution: str, token: str, previous: str) -> RunState:
+        """Take over a RUNNING run from an ended coordinator, keeping its slots and queue."""
+        return decode_run(
+            run_id,
+            self._update(
+                run_id,
+                RUN_SK,
+                UpdateExpression="SET execution = :e, #t = :t",
+                ConditionExpression="#s = :running AND execution = :old",
+                ExpressionAttributeNames={"#s": "status", "#t": "token"},
+                ExpressionAttributeValues={
+                    ":e": _s(execution),
+                    ":t": _s(token),
+                    ":running": _s(RUNNING),
+                    ":old": _s(previous),
+                },
+            ),
+        )
+
+    def refresh_token(self, run_id: str, execution: str, token: str) -> RunState:
+        """A redelivered start of the owning execution: keep its newest token."""
+        return decode_run(
+            run_id,
+            self._update(
+                run_id,
+                RUN_SK,
+                UpdateExpression="SET #t = :t",
+                ConditionExpression="execution = :e",
+                ExpressionAttributeNames={"#t": "token"},
+                ExpressionAttributeValues={":t": _s(token), ":e": _s(execution)},
+            ),
+        )
+
+    def open_run(
+        self,
+        run_id: str,
+        execution: str,
+        *,
+        ready: Mapping[str, ReadyEntry],
+        selection: Selection,
+        task_count: int,
+    ) -> RunState:
+        """STARTING -> RUNNING with the first ready tasks, if this execution still owns it."""
+        return decode_run(
+            run_id,
+            self._update(
+                run_id,
+                RUN_SK,
+                UpdateExpression="SET #s = :running, active = :empty, ready = :ready, "
+                "unlaunched = :empty, selection = :sel, tasks = :n "
+                "REMOVE failure, finished_at, counts, notified",
+                ConditionExpression="#s = :starting AND execution = :e",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={
+                    ":running": _s(RUNNING),
+                    ":starting": _s(STARTING),
+                    ":empty": {"M": {}},
+                    ":ready": {"M": {t: _ready_value(e) for t, e in ready.items()}},
+                    ":sel": _selection_value(selection),
+                    ":n": _n(task_count),
+                    ":e": _s(execution),
+                },
+            ),
+        )
+
+    def release(
+        self,
+        run_id: str,
+        task: str,
+        attempt: int,
+        *,
+        ready: Mapping[str, ReadyEntry],
+        failure: Failure | None,
+        recheck: Iterable[str] = (),
+        keep_slot: bool = False,
+    ) -> RunState:
+        """Free a task's slot and queue the children it made ready, in one atomic write.
+
+        Conditional on the slot still being this attempt's, so a redelivered report
+        changes nothing. A child this task unblocked (its last parent) cannot have
+        been queued by anyone else, so it is queued here without a check; a child in
+        ``recheck`` (found ready while replaying a report) is queued only if it does
+        not hold a slot already. At most EXPRESSION_BATCH children per call: with
+        ``keep_slot`` the call only queues them (still conditional on the slot), so a
+        wide fan-out is queued in several writes before the last one frees the slot.
+        """
+        if len(ready) > EXPRESSION_BATCH:
+            raise ValueError(f"queue at most {EXPRESSION_BATCH} children per request")
+        names = _Names()
+        guards = [f"attribute_not_exists(active.{names(child)})" for child in recheck]
+        sets = [f"ready.{names(child)} = :r{i}" for i, child in enumerate(ready)]
+        values: dict[str, Any] = {
+            f":r{i}": _ready_value(entry) for i, entry in enumerate(ready.values())
+        }
+        values[":a"] = _n(attempt)
+        if failure is not None and not keep_slot:
+            sets.append("failure = if_not_exists(failure, :f)")
+            values[":f"] = _failure_value(failure)
+        slot = names(task)
+        update = (f"SET {', '.join(sets)} " if sets else "") + (
+            "" if keep_slot else f"REMOVE active.{slot}, unlaunched.{slot}"
+        )
+        return decode_run(
+            run_id,
+            self._update(
+                run_id,
+                RUN_SK,
+                UpdateExpression=update,
+                ConditionExpression=" AND ".join([f"active.{slot} = :a", *guards]),
+                ExpressionAttributeNames=names.names,
+                ExpressionAttributeValues=values,
+            ),
+        )
+
+    def claim(
+        self, run_id: str, tasks: Mapping[str, ReadyEntry], max_concurrency: int, by: str
+    ) -> RunState:
+        """Move ready tasks into ``active`` if that many slots are free (and still ready).
+
+        ``size(active)`` counts the running tasks, so however many dispatchers race,
+        no claim can take the run past N. At most EXPRESSION_BATCH tasks per call.
+        """
+        if not tasks or len(tasks) > EXPRESSION_BATCH:
+            raise ValueError(f"claim 1 to {EXPRESSION_BATCH} tasks per request")
+        names = _Names()
+        sets, removes, checks = [], [], []
+        values: dict[str, Any] = {
+            ":running": _s(RUNNING),
+            ":max": _n(max_concurrency - len(tasks)),
+        }
+        claim = _s(f"{time.time():.3f}|{by}")
+        values[":claim"] = claim
+        for i, (task, entry) in enumerate(tasks.items()):
+            ph = names(task)
+            values[f":a{i}"] = _n(entry.attempt)
+            values[f":r{i}"] = _ready_value(entry)
+            sets.append(f"active.{ph} = :a{i}, unlaunched.{ph} = :claim")
+            removes.append(f"ready.{ph}")
+            checks.append(f"ready.{ph} = :r{i}")
+        names.names["#s"] = "status"
+        return decode_run(
+            run_id,
+            self._update(
+                run_id,
+                RUN_SK,
+                UpdateExpression=f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
+                ConditionExpression=" AND ".join(
+                    ["#s = :running", "size(active) <= :max", *checks]
+                ),
+                ExpressionAttributeNames=names.names,
+                ExpressionAttributeValues=values,
+            ),
+        )
+
+    def mark_launched(self, run_id: str, tasks: Mapping[str, int]) -> None:
+        """Note that these slots' executions were started (each only if still that attempt).
+
+        One request for all; if a slot was released meanwhile (its task already
+        reported), the others are marked one by one.
+        """
+        if not tasks:
+            return
+        if len(tasks) > EXPRESSION_BATCH:
+            items = list(tasks.items())
+            for i in range(0, len(items), EXPRESSION_BATCH):
+                self.mark_launched(run_id, dict(items[i : i + EXPRESSION_BATCH]))
+            return
+        names = _Names()
+        removes, checks = [], []
+        values: dict[str, Any] = {}
+        for i, (task, attempt) in enumerate(tasks.items()):
+            ph = names(task)
+            removes.append(f"unlaunched.{ph}")
+            checks.append(f"active.{ph} = :a{i}")
+            values[f":a{i}"] = _n(attempt)
+        try:
+            self._call(
+                "update_item",
+                TableName=self.table,
+                Key=self._key(run_id, RUN_SK),
+                UpdateExpression="REMOVE " + ", ".join(removes),
+                ConditionExpression=" AND ".join(checks),
+                ExpressionAttributeNames=names.names,
+                ExpressionAttributeValues=values,
+            )
+            return
+        except ClientError as err:
+            if err.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+        if len(tasks) == 1:
+            return
+        for task, attempt in tasks.items():
+            self.mark_launched(run_id, {task: attempt})
+
+    def requeue(self, run_id: str, ready: Mapping[str, ReadyEntry]) -> RunState:
+        """Put ready tasks lost by a crash back in the queue (only while the run runs)."""
+        if len(ready) > EXPRESSION_BATCH:
+            items = list(ready.items())
+            run = None
+            for i in range(0, len(items), EXPRESSION_BATCH):
+                run = self.requeue(run_id, dict(items[i : i + EXPRESSION_BATCH]))
+            assert run is not None
+            return run
+        names = _Names()
+        sets, checks = [], ["#s = :running"]
+        values: dict[str, Any] = {":running": _s(RUNNING)}
+        for i, (task, entry) in enumerate(ready.items()):
+            ph = names(task)
+            sets.append(f"ready.{ph} = :r{i}")
+            checks.append(f"attribute_not_exists(active.{ph})")
+            values[f":r{i}"] = _ready_value(entry)
+        names.names["#s"] = "status"
+        return decode_run(
+            run_id,
+            self._update(
+                run_id,
+                RUN_SK,
+                UpdateExpression=f"SET {', '.join(sets)}",
+                ConditionExpression=" AND ".join(checks),
+                ExpressionAttributeNames=names.names,
+                ExpressionAttributeValues=values,
+            ),
+        )
+
+    def finish(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        counts: Mapping[str, int],
+        failure: Failure | None,
+        now: str,
+    ) -> RunState:
+        """RUNNING with nothing active or ready -> ended; exactly one caller wins."""
+        values: dict[str, Any] = {
+            ":final": _s(status),
+            ":running": _s(RUNNING),
+            ":zero": _n(0),
+            ":t": _s(now),
+            ":c": {"M": {k: _n(v) for k, v in counts.items()}},
+        }
+        update = "SET #s = :final, finished_at = :t, counts = :c"
+        if failure is not None:
+            update += ", failure = if_not_exists(failure, :f)"
+            values[":f"] = _failure_value(failure)
+        return decode_run(
+            run_id,
+            self._update(
+                run_id,
+                RUN_SK,
+                UpdateExpression=update,
+                ConditionExpression="#s = :running AND size(active) = :zero "
+                "AND size(ready) = :zero",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues=values,
+            ),
+        )
+
+    def mark_notified(self, run_id: str, now: str) -> None:
+        """Record that the coordinator's token was answered (a resend is then skipped)."""
+        self._call(
+            "update_item",
+            TableName=self.table,
+            Key=self._key(run_id, RUN_SK),
+            UpdateExpression="SET notified = :t",
+            ExpressionAttributeValues={":t": _s(now)},
+        )
+
+    # --- task items ----------------------------------------------------------------------
+
+    def tasks(self, run_id: str) -> dict[str, TaskState]:
+        """Every task item of the run, strongly consistent (the final census relies on it)."""
+        return {t.name: t for t in map(decode_task, self._query_tasks(run_id))}
+
+    def _query_tasks(self, run_id: str) -> Iterator[dict[str, Any]]:
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :r AND begins_with(sk, :p)",
+            "ExpressionAttributeValues": {":r": _s(run_id), ":p": _s(TASK_PREFIX)},
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._call("query", **kwargs)
+            yield from page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def put_tasks(self, run_id: str, tasks: Iterable[TaskState]) -> None:
+        """Write task items (new or reset), 25 per BatchWriteItem."""
+        requests = [{"PutRequest": {"Item": _encode_task(run_id, t)}} for t in tasks]
+        for i in range(0, len(requests), _BATCH):
+            pending: Mapping[str, Any] = {self.table: requests[i : i + _BATCH]}
+            for attempt in range(10):
+                response = self._call("batch_write_item", RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}
+                if not pending:
+                    break
+                self.sleep(min(0.05 * 2**attempt, 2))
+            else:
+                raise RuntimeError("BatchWriteItem kept returning unprocessed items")
+
+    def record(self, run_id: str, task: str, attempt: int, outcome: Outcome) -> TaskState:
+        """Write a task's outcome, once: only a pending task of this attempt takes it.
+
+        A loser (redelivered report, late event, stale attempt) gets
+        :class:`ConditionFailed` with the item as recorded, so it can replay the
+        recorded outcome's follow-up steps without reading the item again.
+        """
+        names = {"#s": "status"}
+        values: dict[str, Any] = {
+            ":pending": _s(PENDING),
+            ":a": _n(attempt),
+            ":done": _s(SUCCEEDED if outcome.ok else FAILED),
+            ":end": _s(outcome.finished_at or ""),  # the scheduler always sets it
+        }
+        sets = ["#s = :done", "finished_at = :end"]
+        optional = {
+            "started_at": outcome.started_at,
+            "statement_id": outcome.statement_id,
+        }
+        if not outcome.ok:
+            optional["error"] = (outcome.error or "DagAggregate.TaskFailed")[:MAX_ERROR]
+            optional["cause"] = (outcome.cause or "-")[:MAX_CAUSE]
+        for attribute, value in optional.items():
+            if value:
+                names[f"#{attribute}"] = attribute
+                values[f":{attribute}"] = _s(value)
+                sets.append(f"#{attribute} = :{attribute}")
+        if outcome.rows is not None:
+            sets.append("#rows = :rows")
+            names["#rows"] = "rows"
+            values[":rows"] = _n(int(outcome.rows))
+        return decode_task(
+            self._update(
+                run_id,
+                TASK_PREFIX + task,
+                UpdateExpression="SET " + ", ".join(sets),
+                ConditionExpression="#s = :pending AND attempt = :a",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        )
+
+    def unblock(self, run_id: str, child: str, parent: str) -> TaskState:
+        """Remove a succeeded parent from a pending child's ``waiting_on``.
+
+        Conditional on the parent still being there, so exactly one call sees the set
+        become empty (DynamoDB then drops the attribute): that caller queues the child.
+        """
+        return decode_task(
+            self._update(
+                run_id,
+                TASK_PREFIX + child,
+                UpdateExpression="DELETE waiting_on :p",
+                ConditionExpression="#s = :pending AND contains(waiting_on, :parent)",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={
+                    ":p": {"SS": [parent]},
+                    ":parent": _s(parent),
+                    ":pending": _s(PENDING),
+                },
+            )
+        )

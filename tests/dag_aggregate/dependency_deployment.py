@@ -1,0 +1,162 @@
+"""A dependency-strategy deployment of examples/dag-aggregate for LocalStack tests.
+
+Shared by the dependency tests that apply the example: the Deployment class (apply
+with a SQL directory, run SQL, start coordinator executions, read statuses, run
+documents and the CLI against it) and small helpers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from sfn_patterns_cli.dag_aggregate import runs
+from sfn_patterns_cli.dag_aggregate.cli import group
+from sfn_patterns_localstack.terraform import Workspace
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
+DATABASE = "dev"
+
+
+class Deployment:
+    """The applied example plus helpers to run SQL and coordinator executions."""
+
+    def __init__(
+        self, aws: Callable[[str], Any], workspace: Workspace, workgroup: str, endpoint: str
+    ) -> None:
+        self.aws = aws
+        self.workspace = workspace
+        self.workgroup = workgroup
+        self.endpoint = endpoint
+        self.variables: dict[str, object] = {}
+        self.outputs: dict[str, Any] = {}
+
+    def cli(self, *args: str) -> tuple[int, str, str]:
+        """``sfn-patterns dag <args> --state-machine-arn <coordinator>`` against LocalStack."""
+        result = CliRunner().invoke(
+            group,
+            [
+                *args,
+                "--state-machine-arn",
+                self.outputs["state_machine_arn"],
+                "--endpoint-url",
+                self.endpoint,
+                "--region",
+                "us-east-1",
+            ],
+            env={"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"},
+        )
+        return result.exit_code, result.stdout, result.stderr
+
+    def document(self, run_id: str) -> dict[str, Any]:
+        return runs.read_run_results(self.aws("s3"), self.outputs["run_results_uri"], run_id)
+
+    def apply(self, sql_dir: Path, max_concurrency: int) -> None:
+        self.variables = {
+            "name_prefix": f"dep-{uuid.uuid4().hex[:6]}"
+            if not self.variables
+            else self.variables["name_prefix"],
+            "strategy": "dependency",
+            "redshift_workgroup_name": self.workgroup,
+            "max_concurrency": max_concurrency,
+            "sql_dir": str(sql_dir),
+            "external_tables": ["raw.*"],
+        }
+        self.workspace.apply(self.variables)
+        self.outputs = self.workspace.outputs()
+
+    def sql(self, statement: str) -> str:
+        """Run one statement to completion; returns its id."""
+        client = self.aws("redshift-data")
+        sid = client.execute_statement(
+            WorkgroupName=self.workgroup, Database=DATABASE, Sql=statement
+        )["Id"]
+        deadline = time.monotonic() + 30
+        while (described := client.describe_statement(Id=sid))["Status"] not in (
+            "FINISHED",
+            "FAILED",
+            "ABORTED",
+        ):
+            assert time.monotonic() < deadline, statement
+            time.sleep(0.05)
+        assert described["Status"] == "FINISHED", described
+        return sid
+
+    def count(self, table: str) -> int:
+        sid = self.sql(f"SELECT COUNT(*) FROM {table}")
+        records = self.aws("redshift-data").get_statement_result(Id=sid)["Records"]
+        return int(records[0][0]["longValue"])
+
+    def run(self, run_id: str, timeout: float) -> dict[str, Any]:
+        sfn = self.aws("stepfunctions")
+        arn = sfn.start_execution(
+            stateMachineArn=self.outputs["state_machine_arn"],
+            input=json.dumps({"run_id": run_id}),
+        )["executionArn"]
+        deadline = time.monotonic() + timeout
+        while (described := sfn.describe_execution(executionArn=arn))["status"] == "RUNNING":
+            assert time.monotonic() < deadline, f"run {run_id} did not finish in {timeout} s"
+            time.sleep(1)
+        return described
+
+    def task_executions(self) -> list[dict[str, Any]]:
+        sfn = self.aws("stepfunctions")
+        pages = sfn.get_paginator("list_executions").paginate(
+            stateMachineArn=self.outputs["task_state_machine_arn"]
+        )
+        return [e for page in pages for e in page["executions"]]
+
+    def task_of(self, execution: dict[str, Any]) -> tuple[str, int]:
+        described = self.aws("stepfunctions").describe_execution(
+            executionArn=execution["executionArn"]
+        )
+        payload = json.loads(described["input"])
+        return payload["task_id"], payload["attempt"]
+
+    def statuses(self, run_id: str) -> dict[str, str]:
+        items = self.aws("dynamodb").query(
+            TableName=self.outputs["runs_table_name"],
+            KeyConditionExpression="pk = :r",
+            ExpressionAttributeValues={":r": {"S": run_id}},
+            ConsistentRead=True,
+        )["Items"]
+        return {i["sk"]["S"]: i["status"]["S"] for i in items}
+
+
+def deploy(
+    localstack_endpoint: str, aws: Callable[[str], Any], scratch: Path
+) -> Iterator[Deployment]:
+    """A Deployment whose workspace is destroyed and closed afterwards (fixture body)."""
+    workspace = Workspace(EXAMPLE, localstack_endpoint, scratch / "tf")
+    deployment = Deployment(aws, workspace, f"wg-dep-{uuid.uuid4().hex[:6]}", localstack_endpoint)
+    try:
+        workspace.init()
+        yield deployment
+    finally:
+        try:
+            if deployment.variables:
+                workspace.destroy(deployment.variables)
+        finally:
+            workspace.close()
+
+
+def write_sql_dir(directory: Path, files: dict[str, str]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, sql in files.items():
+        (directory / f"{name}.sql").write_text(sql)
+    return directory
+
+
+def history_length(aws: Callable[[str], Any], execution_arn: str) -> int:
+    pages = (
+        aws("stepfunctions")
+        .get_paginator("get_execution_history")
+        .paginate(executionArn=execution_arn)
+    )
+    return sum(len(page["events"]) for page in pages)

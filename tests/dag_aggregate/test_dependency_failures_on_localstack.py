@@ -1,0 +1,220 @@
+"""strategy = "dependency" on LocalStack when things go wrong outside the runtime's control.
+
+* a coordinator stopped mid-run: a new coordinator with the same run id adopts the run
+  while its tasks still run, and the run completes with every task run exactly once;
+* a task execution aborted by hand, or past the task machine's timeout, never reports
+  itself: the EventBridge rule on its end tells the runtime, which fails the task,
+  skips its descendants, lets the other branches finish and fails the run.
+
+One deployment of examples/dag-aggregate serves the three tests (one SQL directory,
+one DAG per test, selected by run id prefix). Expected sets are written by hand
+from the DAG below. The SQL runs on the DuckDB-backed Redshift Data API; a
+``/* sfnp:sleep=N */`` comment keeps a statement running N seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sfn_patterns_cli.dag_aggregate import runs
+from sfn_patterns_localstack.terraform import Workspace
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
+TASK_TIMEOUT = 20  # task_execution_timeout_seconds: far above any quick task here
+
+# Three independent DAGs in one directory; each test selects its own with tag:.
+#   takeover: slow (10 s) -> after_slow; q1 -> q2 -> q3
+#   abort:    held (30 s) -> h1 -> h2; free (2 s) -> f1
+#   timeout:  stuck (60 s) -> s1; fine -> f2
+SQL = {
+    "slow": "-- sfn: mode=append wait=1 tags=takeover\n/* sfnp:sleep=10 */ SELECT 1 AS x",
+    "after_slow": "-- sfn: mode=append wait=0 tags=takeover\nSELECT x FROM agg.slow",
+    "q1": "-- sfn: mode=append wait=0 tags=takeover\nSELECT 1 AS x",
+    "q2": "-- sfn: mode=append wait=0 tags=takeover\nSELECT x FROM agg.q1",
+    "q3": "-- sfn: mode=append wait=0 tags=takeover\nSELECT x FROM agg.q2",
+    "held": "-- sfn: mode=append wait=1 tags=abort\n/* sfnp:sleep=30 */ SELECT 1 AS x",
+    "h1": "-- sfn: mode=append wait=0 tags=abort\nSELECT x FROM agg.held",
+    "h2": "-- sfn: mode=append wait=0 tags=abort\nSELECT x FROM agg.h1",
+    "free": "-- sfn: mode=append wait=1 tags=abort\n/* sfnp:sleep=2 */ SELECT 1 AS x",
+    "f1": "-- sfn: mode=append wait=0 tags=abort\nSELECT x FROM agg.free",
+    "stuck": "-- sfn: mode=append wait=1 timeout=600 tags=timeout\n"
+    "/* sfnp:sleep=60 */ SELECT 1 AS x",
+    "s1": "-- sfn: mode=append wait=0 tags=timeout\nSELECT x FROM agg.stuck",
+    "fine": "-- sfn: mode=append wait=0 tags=timeout\nSELECT 1 AS x",
+    "f2": "-- sfn: mode=append wait=0 tags=timeout\nSELECT x FROM agg.fine",
+}
+
+
+class Deployment:
+    """The applied example, and helpers around its coordinator and task machine."""
+
+    def __init__(self, aws: Callable[[str], Any], outputs: dict[str, Any], workgroup: str) -> None:
+        self.aws = aws
+        self.outputs = outputs
+        self.workgroup = workgroup
+        self.sfn = aws("stepfunctions")
+
+    def start(self, run_id: str, **data: Any) -> str:
+        return self.sfn.start_execution(
+            stateMachineArn=self.outputs["state_machine_arn"],
+            input=json.dumps({"run_id": run_id, **data}),
+        )["executionArn"]
+
+    def wait(self, arn: str, timeout: float = 150) -> dict[str, Any]:
+        return runs.wait(self.sfn, arn, timeout=timeout, interval=0.5)
+
+    def task_executions(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
+        """Task -> its executions in this run (from each execution's input)."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        pages = self.sfn.get_paginator("list_executions").paginate(
+            stateMachineArn=self.outputs["task_state_machine_arn"]
+        )
+        for execution in (e for page in pages for e in page["executions"]):
+            described = self.sfn.describe_execution(executionArn=execution["executionArn"])
+            payload = json.loads(described["input"])
+            if payload["run_id"] == run_id:
+                found.setdefault(payload["task_id"], []).append(described)
+        return found
+
+    def wait_running(self, run_id: str, task: str, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for execution in self.task_executions(run_id).get(task, []):
+                if execution["status"] == "RUNNING":
+                    return execution
+            time.sleep(0.3)
+        raise AssertionError(f"{task} of {run_id} never ran")
+
+    def document(self, run_id: str) -> dict[str, Any]:
+        return runs.read_run_results(self.aws("s3"), self.outputs["run_results_uri"], run_id)
+
+    def failure(self, described: dict[str, Any]) -> dict[str, Any]:
+        events = self.sfn.get_execution_history(
+            executionArn=described["executionArn"], reverseOrder=True
+        )["events"]
+        return next(e for e in events if e["type"] == "ExecutionFailed")[
+            "executionFailedEventDetails"
+        ]
+
+
+def _sql(client: Any, workgroup: str, statement: str) -> None:
+    sid = client.execute_statement(WorkgroupName=workgroup, Database="dev", Sql=statement)["Id"]
+    deadline = time.monotonic() + 30
+    while client.describe_statement(Id=sid)["Status"] != "FINISHED":
+        assert time.monotonic() < deadline, statement
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    localstack_endpoint: str, aws: Callable[[str], Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Deployment]:
+    scratch = tmp_path_factory.mktemp("dependency-failures")
+    sql_dir = scratch / "sql"
+    sql_dir.mkdir()
+    for name, sql in SQL.items():
+        (sql_dir / f"{name}.sql").write_text(sql)
+    workgroup = f"wg-fail-{uuid.uuid4().hex[:6]}"
+    redshift = aws("redshift-data")
+    for statement in ["CREATE SCHEMA agg", *(f"CREATE TABLE agg.{n} (x INTEGER)" for n in SQL)]:
+        _sql(redshift, workgroup, statement)
+    workspace = Workspace(EXAMPLE, localstack_endpoint, scratch / "tf")
+    variables = {
+        "name_prefix": f"fail-{uuid.uuid4().hex[:6]}",
+        "strategy": "dependency",
+        "redshift_workgroup_name": workgroup,
+        "max_concurrency": 3,
+        "sql_dir": str(sql_dir),
+        "task_execution_timeout_seconds": TASK_TIMEOUT,
+    }
+    try:
+        workspace.init()
+        workspace.apply(variables)
+        yield Deployment(aws, workspace.outputs(), workgroup)
+    finally:
+        try:
+            workspace.destroy(variables)
+        finally:
+            workspace.close()
+
+
+def test_a_stopped_coordinator_is_taken_over_and_every_task_runs_once(
+    deployment: Deployment,
+) -> None:
+    run_id = f"takeover-{uuid.uuid4().hex[:6]}"
+    first = deployment.start(run_id, select="tag:takeover")
+    deployment.wait_running(run_id, "slow")
+    deployment.sfn.stop_execution(executionArn=first, error="Test", cause="stopped mid-run")
+    assert deployment.wait(first)["status"] == "ABORTED"
+    # slow (10 s) still runs: the new coordinator must adopt the run, not restart it.
+    assert deployment.task_executions(run_id)["slow"][0]["status"] == "RUNNING"
+    second = deployment.start(run_id, select="tag:takeover")
+    described = deployment.wait(second)
+    assert described["status"] == "SUCCEEDED", described
+
+    executions = deployment.task_executions(run_id)
+    assert sorted(executions) == ["after_slow", "q1", "q2", "q3", "slow"]
+    for task, ran in executions.items():
+        assert len(ran) == 1, f"{task} ran {len(ran)} times"
+        assert ran[0]["status"] == "SUCCEEDED"
+        assert json.loads(ran[0]["input"])["attempt"] == 1
+    document = deployment.document(run_id)
+    assert document["status"] == "SUCCEEDED"
+    assert document["invocation"] == 1  # adopted, not restarted
+    assert document["coordinator_execution"] == second
+    assert {r["status"] for r in document["results"]} == {"success"}
+
+
+def test_a_task_execution_aborted_by_hand_fails_its_task_and_skips_its_descendants(
+    deployment: Deployment,
+) -> None:
+    run_id = f"abort-{uuid.uuid4().hex[:6]}"
+    coordinator = deployment.start(run_id, select="tag:abort")
+    held = deployment.wait_running(run_id, "held")
+    deployment.sfn.stop_execution(executionArn=held["executionArn"], cause="aborted by hand")
+    described = deployment.wait(coordinator)
+    assert described["status"] == "FAILED", described
+    failure = deployment.failure(described)
+    assert failure["error"] == "DagAggregate.TaskAborted", failure
+    assert json.loads(failure["cause"])["task"] == "held"
+
+    executions = deployment.task_executions(run_id)
+    assert sorted(executions) == ["f1", "free", "held"]  # h1 and h2 never started
+    assert executions["held"][0]["status"] == "ABORTED"
+    statuses = {r["task"]: r["status"] for r in deployment.document(run_id)["results"]}
+    assert statuses == {
+        "held": "error",
+        "h1": "skipped",
+        "h2": "skipped",
+        "free": "success",
+        "f1": "success",
+    }
+
+
+def test_a_task_execution_past_its_timeout_fails_its_task_and_the_run(
+    deployment: Deployment,
+) -> None:
+    run_id = f"timeout-{uuid.uuid4().hex[:6]}"
+    coordinator = deployment.start(run_id, select="tag:timeout")
+    begin = time.monotonic()
+    described = deployment.wait(coordinator)
+    assert described["status"] == "FAILED", described
+    # Well before the 60 s statement ends: the execution timeout ended the task.
+    assert time.monotonic() - begin < 55
+    failure = deployment.failure(described)
+    assert failure["error"] == "DagAggregate.TaskTimedOut", failure
+    assert json.loads(failure["cause"])["task"] == "stuck"
+    executions = deployment.task_executions(run_id)
+    assert executions["stuck"][0]["status"] == "TIMED_OUT"
+    assert "s1" not in executions
+    statuses = {r["task"]: r["status"] for r in deployment.document(run_id)["results"]}
+    assert statuses == {"stuck": "error", "s1": "skipped", "fine": "success", "f2": "success"}

@@ -1,0 +1,158 @@
+"""strategy = "dependency" on LocalStack: a failure, a retry, a selection, run documents.
+
+One Terraform workspace (examples/dag-aggregate with its ``sql_dir`` variable, and
+``external_tables = ["raw.*"]``) serves every test. The SQL really runs on the
+DuckDB-backed Redshift Data API. ``sfn-patterns dag run | retry | status`` are driven
+through click, against LocalStack. Expected sets are written by hand from FAILURE_DAG.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from sfn_patterns_cli.dag_aggregate import runs
+
+from .dependency_deployment import Deployment, deploy, write_sql_dir
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+# b fails while raw.flag holds 'bad'; y is slow, so it is still running when b fails.
+# z needs both branches: it must never start while b has not succeeded.
+FAILURE_DAG = {
+    "a": "-- sfn: mode=append wait=0\nSELECT 1 AS x",
+    "b": "-- sfn: mode=append wait=0\nSELECT CAST(f.v AS INTEGER) AS x FROM raw.flag AS f, agg.a",
+    "c": "-- sfn: mode=append wait=0\nSELECT x FROM agg.b",
+    "x": "-- sfn: mode=append wait=0\nSELECT 2 AS x",
+    "y": "-- sfn: mode=append wait=2\n/* sfnp:sleep=4 */ SELECT x FROM agg.x",
+    "z": "-- sfn: mode=append wait=0\nSELECT x FROM agg.y UNION ALL SELECT x FROM agg.b",
+}
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    localstack_endpoint: str, aws: Callable[[str], Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Deployment]:
+    yield from deploy(localstack_endpoint, aws, tmp_path_factory.mktemp("dependency-retry"))
+
+
+@pytest.fixture(scope="module")
+def failure_dag(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
+    """The deployment applied with FAILURE_DAG (its tables created, raw.flag 'bad')."""
+    for statement in (
+        "CREATE SCHEMA IF NOT EXISTS raw",
+        "CREATE SCHEMA IF NOT EXISTS agg",
+        "CREATE TABLE raw.flag (v VARCHAR)",
+        "INSERT INTO raw.flag VALUES ('bad')",
+        *(f"CREATE TABLE agg.{name} (x INTEGER)" for name in FAILURE_DAG),
+    ):
+        deployment.sql(statement)
+    deployment.apply(write_sql_dir(tmp_path_factory.mktemp("failure") / "sql", FAILURE_DAG), 2)
+    return deployment
+
+
+def test_a_failure_skips_only_its_descendants_and_a_retry_reruns_just_them(
+    failure_dag: Deployment,
+) -> None:
+    deployment = failure_dag
+    deployment.sql("UPDATE raw.flag SET v = 'bad'")
+    first = deployment.run("nightly-1", timeout=150)
+    assert first["status"] == "FAILED", first
+    sfn = deployment.aws("stepfunctions")
+    history = sfn.get_execution_history(executionArn=first["executionArn"], reverseOrder=True)
+    failed = next(e for e in history["events"] if e["type"] == "ExecutionFailed")
+    details = failed["executionFailedEventDetails"]
+    assert details["error"] == "DagAggregate.StatementFailed"
+    assert '"task": "b"' in details["cause"]
+
+    started = [deployment.task_of(e) for e in deployment.task_executions()]
+    assert sorted(started) == [("a", 1), ("b", 1), ("x", 1), ("y", 1)]
+    assert deployment.statuses("nightly-1") == {
+        "run": "FAILED",
+        "task#a": "succeeded",
+        "task#b": "failed",
+        "task#c": "pending",
+        "task#x": "succeeded",
+        "task#y": "succeeded",  # the independent branch finished after b failed
+        "task#z": "pending",
+    }
+    assert deployment.count("agg.y") == 1 and deployment.count("agg.z") == 0
+
+    document = deployment.document("nightly-1")
+    results = {r["task"]: r for r in document["results"]}
+    assert {t: r["status"] for t, r in results.items()} == {
+        "a": "success",
+        "b": "error",
+        "c": "skipped",
+        "x": "success",
+        "y": "success",
+        "z": "skipped",
+    }
+    assert results["b"]["error"] == "DagAggregate.StatementFailed"
+    assert results["z"]["waiting_on"] == ["b"]
+    assert results["a"]["rows_affected"] == 1 and results["a"]["statement_id"]
+    assert document["failure"]["task"] == "b"
+    code, out, _ = deployment.cli("status", "nightly-1")
+    assert code == 0
+    assert out.startswith("run nightly-1: FAILED")
+    assert any(line.split()[:2] == ["c", "skipped"] for line in out.splitlines())
+
+    deployment.sql("UPDATE raw.flag SET v = '7'")
+    code, out, err = deployment.cli("retry", "nightly-1", "--wait")
+    assert code == 0, err
+    assert "retrying 3 task(s): b, c, z" in err
+    rerun = sorted(deployment.task_of(e) for e in deployment.task_executions())
+    assert sorted(set(rerun) - set(started)) == [("b", 2), ("c", 1), ("z", 1)]
+    assert set(deployment.statuses("nightly-1").values()) == {"SUCCEEDED", "succeeded"}
+    retried = deployment.document("nightly-1")
+    assert retried["status"] == "SUCCEEDED" and retried["invocation"] == 2
+    assert {r["task"]: r["invocation"] for r in retried["results"]} == {
+        "a": 1,
+        "b": 2,
+        "c": 2,
+        "x": 1,
+        "y": 1,
+        "z": 2,
+    }
+    # Each task wrote exactly once over both runs: a and y were not re-run.
+    assert [deployment.count(f"agg.{t}") for t in ("a", "b", "c", "x", "y", "z")] == [
+        1,
+        1,
+        1,
+        1,
+        1,
+        2,
+    ]
+    code, _, err = deployment.cli("retry", "nightly-1")
+    assert code == 0 and "nothing to retry" in err
+
+
+def test_a_selection_runs_only_the_chosen_tasks_in_dag_order(failure_dag: Deployment) -> None:
+    deployment = failure_dag
+    deployment.sql("UPDATE raw.flag SET v = '7'")
+    # +z is a, b, x, y, z; without x and y: a, b and z, z waiting for b (y is left out).
+    code, out, err = deployment.cli(
+        "run", "--run-id", "partial-1", "--select", "+z", "--exclude", "x y", "--wait"
+    )
+    assert code == 0, err
+    ran = sorted(
+        deployment.task_of(e)
+        for e in deployment.task_executions()
+        if e["name"].startswith("partial-1-")
+    )
+    assert ran == [("a", 1), ("b", 1), ("z", 1)]
+    document = deployment.document("partial-1")
+    assert document["selection"] == {"select": ["+z"], "exclude": ["x", "y"]}
+    assert sorted(r["task"] for r in document["results"]) == ["a", "b", "z"]
+    times = {r["task"]: (r["started_at"], r["finished_at"]) for r in document["results"]}
+    assert times["b"][1] <= times["z"][0]  # z started after b reported
+    assert "run partial-1: SUCCEEDED" in out
+    # A selector that matches nothing fails the execution at once, saying why.
+    code, arn, err = deployment.cli("run", "--select", "+nope")
+    assert code == 0, err
+    described = runs.wait(deployment.aws("stepfunctions"), arn.strip(), timeout=60, interval=0.5)
+    assert described["status"] == "FAILED"
+    assert described["error"] == "InvalidRunInputError", described
+    assert "matches no task" in described["cause"]
