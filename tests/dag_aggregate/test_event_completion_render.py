@@ -116,11 +116,11 @@ def test_a_level_strategy_over_the_history_limit_fails_with_the_numbers(tmp_path
     )
     render(plan_from_dir(sql), "parent-level", events)
     budget = history.level_budget(plan_from_dir(sql), "parent-level", events)
-    assert budget.fits and budget.worst_case == 4 + 6 + 40 * (21 + 18) + 40 * 12 * 13 + 5
+    assert budget.fits and budget.worst_case == 6 + 6 + 40 * (21 + 18) + 40 * 12 * 13 + 5
 
 
 def test_a_task_execution_over_the_history_limit_fails(tmp_path: Path) -> None:
     sql = write_sql(tmp_path / "sql", {"slow": "-- sfn: timeout=86400 wait=0\nSELECT 1 AS x"})
     options = RenderOptions(target=Target(database="dev", workgroup_name="wg"), poll_interval=1)
-    with pytest.raises(RenderError, match=r"task slow: 29 \+ 36 retries .* 86400 polls"):
+    with pytest.raises(RenderError, match=r"task slow: 31 \+ 36 retries .* 86400 polls"):
         plan_document(plan_from_dir(sql), options)

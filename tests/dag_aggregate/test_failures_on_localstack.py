@@ -82,7 +82,10 @@ def test_a_failed_statement_fails_the_dag_with_its_error(aws: Callable, tmp_path
         tmp_path,
         {
             "ok": "SELECT 1 AS x",
-            "broken": "SELECT x FROM raw.table_that_does_not_exist",
+            "broken": (
+                "-- sfn: external=raw.table_that_does_not_exist\n"
+                "SELECT x FROM raw.table_that_does_not_exist"
+            ),
         },
     )
     assert described["status"] == "FAILED"

@@ -92,10 +92,10 @@ def test_one_second_polls_fail_the_plan_of_a_level_strategy(
     code, output = _plan(workspace, sql, "simple-level", "poll")
     assert code == 1, output
     assert "the execution's worst-case history exceeds the 25,000-event limit" in output
-    # 2 tasks on 2 levels polling every second for an hour: 4 + 2 x 6 + 2 x (24 + 18)
+    # 2 tasks on 2 levels polling every second for an hour: 6 + 2 x 6 + 2 x (24 + 18)
     # + 7200 x 11 + 5 (a timeout's cancel).
     assert "2 tasks x (24 + 18 execute retries) + 7200 polls in all" in output
-    assert "= 79305 events" in output
+    assert "= 79307 events" in output
 
 
 def test_with_events_the_same_dag_plans(workspace: Workspace, tmp_path: Path) -> None:
@@ -111,4 +111,4 @@ def test_a_task_execution_over_the_limit_fails_the_dependency_plan(
     code, output = _plan(workspace, sql, "dependency", "poll")
     assert code == 1, output
     assert "a task execution's worst-case history exceeds the 25,000-event limit" in output
-    assert "task slow: 29 + 36 retries (execute, report) + 86400 polls" in output
+    assert "task slow: 31 + 36 retries (execute, report) + 86400 polls" in output

@@ -189,7 +189,8 @@ def runs(completion: dict[str, Any], aws: Callable, tmp_path_factory) -> dict[st
     """Every scenario but the lost events, at once; then the lost events on their own."""
     root = tmp_path_factory.mktemp("dag-sql")
     plan = plan_from_dir(write_sql(root / "dag", DAG))
-    failing = plan_from_dir(write_sql(root / "failed", {"broken": "SELECT y FROM agg.missing"}))
+    broken = "-- sfn: external=raw.missing\nSELECT y FROM raw.missing"
+    failing = plan_from_dir(write_sql(root / "failed", {"broken": broken}))
     slow = plan_from_dir(
         write_sql(
             root / "slow",

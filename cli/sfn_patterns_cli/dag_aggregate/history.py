@@ -49,14 +49,16 @@ LEVEL_TASK = {
     "poll": TaskCost(events=24, events_per_poll=11, transitions=8, transitions_per_poll=4),
 }
 # A dependency-strategy task execution that succeeds: ExecutionStarted, Batch? (Choice),
-# Execute, the wait, Task Finished (Pass), Report success (Task), Done, ExecutionSucceeded.
+# Execute, the wait, Task Finished (Choice), its row count (Pass), Report success
+# (Task), Done, ExecutionSucceeded.
 TASK_EXECUTION = {
-    "event": TaskCost(events=26, events_per_poll=13, transitions=7, transitions_per_poll=3),
-    "poll": TaskCost(events=29, events_per_poll=11, transitions=9, transitions_per_poll=4),
+    "event": TaskCost(events=28, events_per_poll=13, transitions=8, transitions_per_poll=3),
+    "poll": TaskCost(events=31, events_per_poll=11, transitions=10, transitions_per_poll=4),
 }
-# The level strategies' execution: ExecutionStarted, Done (2), ExecutionSucceeded;
-# per stage: its items Pass (2) and the Map (Entered, Started, Succeeded, Exited).
-EXECUTION_EVENTS = 4
+# The level strategies' execution: ExecutionStarted, Level strategy input? (Choice, 2),
+# Done (2), ExecutionSucceeded; per stage: its items Pass (2) and the Map (Entered,
+# Started, Succeeded, Exited).
+EXECUTION_EVENTS = 6
 STAGE_EVENTS = 6
 # A task that runs into its timeout: Cancel (a Task, 5 events) instead of nothing.
 TIMEOUT_EVENTS = 5

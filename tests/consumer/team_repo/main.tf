@@ -153,6 +153,7 @@ module "aggregates" {
 
   name            = "${var.name_prefix}-aggregates"
   sql_dir         = "${path.module}/sql"
+  external_tables = ["raw.*"] # loaded by the ingestion team, not by a task
   strategy        = "simple-level"
   max_concurrency = 2
   redshift = {
