@@ -58,6 +58,13 @@ def _emit(text: str, output: Path | None) -> None:
     click.echo(f"wrote {output}", err=True)
 
 
+def _stack(options: list[Callable[[F], F]], func: F) -> F:
+    """Apply click options so that --help lists them in the order given."""
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 def sql_dir_option(func: F) -> F:
     """The options of every command that reads the SQL: directory, schema, resolution, cache."""
     options = [
@@ -104,9 +111,7 @@ def sql_dir_option(func: F) -> F:
             help="Processes that parse changed files (default: the CPUs available).",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return _stack(options, func)
 
 
 def _plan(
@@ -204,9 +209,7 @@ def target_options(func: F) -> F:
             "--workgroup-name", help="Redshift Serverless workgroup (instead of a cluster)."
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return _stack(options, func)
 
 
 def poll_options(func: F) -> F:
@@ -261,9 +264,7 @@ def poll_options(func: F) -> F:
             help="AWS partition of the service-integration ARNs (aws-cn, aws-us-gov, ...).",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return _stack(options, func)
 
 
 strategy_option = click.option(
@@ -682,9 +683,7 @@ def aws_options(func: F) -> F:
         ),
         click.option("--region", default=None, help="AWS region (default: boto3's)."),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return _stack(options, func)
 
 
 def _clients(endpoint_url: str | None, region: str | None) -> tuple[Any, Any]:
