@@ -146,10 +146,22 @@ run "create_false_creates_nothing" {
   }
 }
 
+# <name>-completion names the function, its role and the rule: at most 64 characters.
+run "accepts_a_name_of_53_characters" {
+  command = plan
+  variables {
+    name = "an-event-completion-name-of-fifty-three-characters-xy"
+  }
+  assert {
+    condition     = module.function.function_name == "an-event-completion-name-of-fifty-three-characters-xy-completion" && length(module.function.function_name) == 64
+    error_message = "53 characters leave <name>-completion at Lambda's 64."
+  }
+}
+
 run "rejects_a_name_too_long_to_prefix_its_resources" {
   command = plan
   variables {
-    name = "a-name-that-is-longer-than-fifty-characters-in-total-x"
+    name = "an-event-completion-name-of-fifty-three-characters-xyz"
   }
   expect_failures = [var.name]
 }
