@@ -9,7 +9,9 @@ module "completion" {
   source = "../event-completion"
 
   create = var.create && local.event_completion
-  name   = var.name
+  # A module that is not created still validates its inputs: when polling, name may
+  # be longer (up to 64) than event completion's resources allow.
+  name = local.event_completion ? var.name : substr(var.name, 0, 53)
   # Every strategy names its statements "sfn-dag <task>"; another deployment's
   # statements only cost a small, expiring record of their end in this table.
   event_pattern = jsonencode({

@@ -194,7 +194,13 @@ module "runtime" {
   python_executable                 = var.python_executable
   tags                              = var.tags
 
-  policy_statements = concat(
+  policy_statements = local.runtime_policy_statements
+}
+
+# Every IAM statement of the dependency strategy, by role (tests/partition.tftest.hcl
+# checks that each ARN in them carries the partition).
+locals {
+  runtime_policy_statements = concat(
     [
       {
         sid       = "RunState"
@@ -234,6 +240,18 @@ module "runtime" {
       resources = [var.kms_key_arn]
     }],
   )
+  task_machine_policy_statements = concat(local.redshift_policy_statements, [{
+    sid        = "ReportToTheRuntime"
+    actions    = ["lambda:InvokeFunction"]
+    resources  = [local.runtime_function_arn, "${local.runtime_function_arn}:*"]
+    conditions = []
+    }], [for statement in module.completion.park_policy_statements : merge(statement, { conditions = [] })],
+  )
+  coordinator_policy_statements = [{
+    sid       = "StartTheRun"
+    actions   = ["lambda:InvokeFunction"]
+    resources = [local.runtime_function_arn, "${local.runtime_function_arn}:*"]
+  }]
 }
 
 # --- State machines -----------------------------------------------------------------
@@ -247,13 +265,7 @@ module "task_machine" {
   # Thousands of executions per run: their outcomes are in the run document.
   logging_level = var.task_logging_level
 
-  policy_statements = concat(local.redshift_policy_statements, [{
-    sid        = "ReportToTheRuntime"
-    actions    = ["lambda:InvokeFunction"]
-    resources  = [local.runtime_function_arn, "${local.runtime_function_arn}:*"]
-    conditions = []
-    }], [for statement in module.completion.park_policy_statements : merge(statement, { conditions = [] })],
-  )
+  policy_statements = local.task_machine_policy_statements
 
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
@@ -267,11 +279,7 @@ module "coordinator" {
   name       = var.name
   definition = local.coordinator_definition
 
-  policy_statements = [{
-    sid       = "StartTheRun"
-    actions   = ["lambda:InvokeFunction"]
-    resources = [local.runtime_function_arn, "${local.runtime_function_arn}:*"]
-  }]
+  policy_statements = local.coordinator_policy_statements
 
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn

@@ -109,6 +109,9 @@ locals {
       resources = [var.redshift.secret_arn]
     }],
   )
+
+  # The level strategies' state machine: run the SQL, park tasks on completion events.
+  state_machine_policy_statements = concat(local.redshift_policy_statements, module.completion.park_policy_statements)
 }
 
 data "local_command" "planner" {
@@ -125,7 +128,7 @@ module "state_machine" {
   name       = var.name
   definition = coalesce(local.definition, "{}")
 
-  policy_statements = concat(local.redshift_policy_statements, module.completion.park_policy_statements)
+  policy_statements = local.state_machine_policy_statements
 
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn

@@ -19,8 +19,8 @@ variable "name" {
   }
 
   validation {
-    condition     = try(var.poll.completion, "event") != "event" || length(var.name) <= 50
-    error_message = "With poll.completion = \"event\", name must be at most 50 characters (it prefixes <name>-completion, the function and rule that resume tasks on statement events)."
+    condition     = try(var.poll.completion, "event") != "event" || length(var.name) <= 53
+    error_message = "With poll.completion = \"event\", name must be at most 53 characters (it prefixes <name>-completion, the function and rule that resume tasks on statement events)."
   }
 }
 

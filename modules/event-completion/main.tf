@@ -18,6 +18,27 @@ locals {
   function_name = "${var.name}-completion"
   function_arn  = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.function_name}"
   rule_name     = "${var.name}-completion"
+
+  # The function's IAM statements (tests/partition.tftest.hcl checks each ARN's partition).
+  function_policy_statements = concat(
+    [
+      {
+        sid       = "ParkAndCompleteTokens"
+        actions   = ["dynamodb:UpdateItem"]
+        resources = [local.table_arn]
+      },
+      {
+        sid       = "ResumeWaitingTasks"
+        actions   = ["states:SendTaskSuccess"]
+        resources = var.waiting_state_machine_arns
+      },
+    ],
+    var.kms_key_arn == null ? [] : [{
+      sid       = "UseTheKmsKey"
+      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+      resources = [var.kms_key_arn]
+    }],
+  )
 }
 
 resource "aws_dynamodb_table" "tokens" {
@@ -66,25 +87,7 @@ module "function" {
     TERMINAL_STATUSES = jsonencode(var.terminal_statuses)
     TOKEN_TTL_SECONDS = tostring(var.token_ttl_seconds)
   }
-  policy_statements = concat(
-    [
-      {
-        sid       = "ParkAndCompleteTokens"
-        actions   = ["dynamodb:UpdateItem"]
-        resources = [local.table_arn]
-      },
-      {
-        sid       = "ResumeWaitingTasks"
-        actions   = ["states:SendTaskSuccess"]
-        resources = var.waiting_state_machine_arns
-      },
-    ],
-    var.kms_key_arn == null ? [] : [{
-      sid       = "UseTheKmsKey"
-      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
-      resources = [var.kms_key_arn]
-    }],
-  )
+  policy_statements                 = local.function_policy_statements
   kms_key_arn                       = var.kms_key_arn
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable

@@ -9,8 +9,8 @@ variable "name" {
   type        = string
 
   validation {
-    condition     = can(regex("^[A-Za-z0-9_-]{1,50}$", var.name))
-    error_message = "name must be 1-50 letters, digits, hyphens and underscores (it prefixes a table, a function and a rule)."
+    condition     = can(regex("^[A-Za-z0-9_-]{1,53}$", var.name))
+    error_message = "name must be 1-53 letters, digits, hyphens and underscores (it prefixes a table, and a function, its role and a rule named <name>-completion, which may have at most 64)."
   }
 }
 

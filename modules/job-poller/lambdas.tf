@@ -14,7 +14,7 @@ module "run_job" {
   memory_size                       = var.lambda_memory_size
   timeout                           = var.lambda_timeout
   environment_variables             = local.adapter_env
-  policy_statements                 = concat(local.store_read_write, local.kms_statements, local.invoke_adapter, local.invoke_sample)
+  policy_statements                 = local.policy_statements.run_job
   kms_key_arn                       = var.kms_key_arn
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
@@ -35,7 +35,7 @@ module "get_job_status" {
   memory_size                       = var.lambda_memory_size
   timeout                           = var.lambda_timeout
   environment_variables             = local.adapter_env
-  policy_statements                 = concat(local.store_read_write, local.kms_statements, local.invoke_adapter, local.park_statements)
+  policy_statements                 = local.policy_statements.get_job_status
   kms_key_arn                       = var.kms_key_arn
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
@@ -55,9 +55,36 @@ module "sample_job" {
   memory_size                       = 128
   timeout                           = 660
   environment_variables             = merge(local.store_env, local.event ? { SAMPLE_JOB_EVENTS = "1" } : {})
-  policy_statements                 = concat(local.store_read_write, local.kms_statements, local.sample_event_statements)
+  policy_statements                 = local.policy_statements.sample_job
   kms_key_arn                       = var.kms_key_arn
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
   tags                              = var.tags
+}
+
+locals {
+  # Every IAM statement this module writes, by role (tests/partition.tftest.hcl checks
+  # that each ARN in them carries the partition).
+  policy_statements = {
+    state_machine = concat(
+      local.use_lambda ? [{
+        sid     = "InvokeJobLambdas"
+        actions = ["lambda:InvokeFunction"]
+        resources = flatten([
+          for name in [local.run_job_function_name, local.get_status_function_name] :
+          ["${local.function_arn_prefix}${name}", "${local.function_arn_prefix}${name}:*"]
+        ])
+      }] : [],
+      local.use_lambda ? [] : try(var.aws_sdk_job.policy_statements, []),
+      local.shape == "event-sdk" ? module.completion.park_policy_statements : [],
+      local.role_arn == null ? [] : [{
+        sid       = "ActInTheJobsAccount"
+        actions   = ["sts:AssumeRole"]
+        resources = [local.role_arn]
+      }],
+    )
+    run_job        = concat(local.store_read_write, local.kms_statements, local.invoke_adapter, local.invoke_sample)
+    get_job_status = concat(local.store_read_write, local.kms_statements, local.invoke_adapter, local.park_statements)
+    sample_job     = concat(local.store_read_write, local.kms_statements, local.sample_event_statements)
+  }
 }

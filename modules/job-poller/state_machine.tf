@@ -5,23 +5,7 @@ module "state_machine" {
   name       = local.state_machine_name
   definition = local.definition
 
-  policy_statements = concat(
-    local.use_lambda ? [{
-      sid     = "InvokeJobLambdas"
-      actions = ["lambda:InvokeFunction"]
-      resources = flatten([
-        for name in [local.run_job_function_name, local.get_status_function_name] :
-        ["${local.function_arn_prefix}${name}", "${local.function_arn_prefix}${name}:*"]
-      ])
-    }] : [],
-    local.use_lambda ? [] : try(var.aws_sdk_job.policy_statements, []),
-    local.shape == "event-sdk" ? module.completion.park_policy_statements : [],
-    local.role_arn == null ? [] : [{
-      sid       = "ActInTheJobsAccount"
-      actions   = ["sts:AssumeRole"]
-      resources = [local.role_arn]
-    }],
-  )
+  policy_statements = local.policy_statements.state_machine
 
   logging_level                     = var.logging_level
   logging_include_execution_data    = var.logging_include_execution_data

@@ -12,6 +12,11 @@ variable "name" {
     condition     = can(regex("^[a-z][a-z0-9-]{0,39}$", var.name))
     error_message = "name must start with a letter and hold at most 40 lower-case letters, digits and hyphens."
   }
+
+  validation {
+    condition     = var.metadata_store != "s3" || length(var.name) <= 39
+    error_message = "With metadata_store = \"s3\", name must be at most 39 characters: the metadata bucket <name>-job-poller-<account id> may have at most 63."
+  }
 }
 
 variable "poller_name" {

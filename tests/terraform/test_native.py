@@ -4,12 +4,19 @@ The native tests plan each module with mock providers (the real provider binary
 supplies the schema) and check validations, conditional resources, outputs and the
 rendered definitions, including the partition in every ARN: Terraform itself
 evaluates the HCL, so no Python copy of the module's logic is needed.
+
+Only ``aws`` is mocked where a module renders at plan time through
+``data "local_command"`` (dag-aggregate runs its Python planner on a SQL fixture), so
+the ``python3`` those tests find on PATH must have the planner's dependencies: this
+interpreter's, put first on PATH.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,22 +25,60 @@ from sfn_patterns_localstack.terraform import REPO_ROOT, terraform_binary
 
 pytestmark = pytest.mark.terraform
 
+MODULES_DIR = REPO_ROOT / "modules"
+# One entry per module (not per test file: `terraform test` runs all of a module's).
 MODULES = sorted(
-    path.parent.parent
-    for path in (REPO_ROOT / "modules").glob("*/tests/*.tftest.hcl")
-    if path.is_file()
+    {path.parent.parent for path in MODULES_DIR.glob("*/tests/*.tftest.hcl") if path.is_file()}
 )
+# Native tests being written on another branch (issue 18, the input renames): the
+# lead removes each name here once its tests are merged.
+PENDING = ("semaphore", "sqs-throttle", "status-table")
+
+
+def _run_blocks(module: Path) -> int:
+    return sum(
+        len(re.findall(r"^run\s+\"", path.read_text(), flags=re.MULTILINE))
+        for path in (module / "tests").glob("*.tftest.hcl")
+    )
 
 
 @pytest.mark.parametrize("module", MODULES, ids=[p.name for p in MODULES])
 def test_terraform_test_passes(module: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(TF_DATA_DIR=str(tmp_path / ".terraform"), TF_IN_AUTOMATION="1", TF_INPUT="0")
+    env.update(
+        TF_DATA_DIR=str(tmp_path / ".terraform"),
+        TF_IN_AUTOMATION="1",
+        TF_INPUT="0",
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        SFN_PATTERNS_DAG_CACHE=str(tmp_path / "dag-parse"),
+    )
     binary = terraform_binary()
+    proc = None
     for args in (["init", "-no-color", "-input=false", "-backend=false"], ["test", "-no-color"]):
         proc = subprocess.run(
-            [binary, *args], cwd=module, env=env, capture_output=True, text=True, check=False
+            [binary, *args],
+            cwd=module,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=900,
         )
         assert proc.returncode == 0, (
             f"terraform {args[0]} in {module}:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
         )
+    # Every run block ran and passed: none skipped after an earlier failure, no file
+    # left out.
+    passed = re.search(r"(\d+) passed, 0 failed", proc.stdout)
+    assert passed and int(passed.group(1)) == _run_blocks(module), proc.stdout[-3000:]
+
+
+def test_every_module_has_native_tests() -> None:
+    modules = sorted(p.name for p in MODULES_DIR.iterdir() if (p / "versions.tf").is_file())
+    assert set(PENDING) <= set(modules), "a pending name is not a module: remove it"
+    missing = [
+        name
+        for name in modules
+        if name not in PENDING and not any((MODULES_DIR / name / "tests").glob("*.tftest.hcl"))
+    ]
+    assert missing == [], f"modules without tests/*.tftest.hcl: {missing}"

@@ -1,6 +1,6 @@
 # The rendered definitions of every wait (polling and completion mode), planned by
 # Terraform itself with mock providers: no AWS, no LocalStack, no Python copy of the
-# module's logic. Run by tests/job_poller/test_terraform_test.py (terraform test).
+# module's logic. Run by tests/terraform/test_native.py (terraform test).
 
 mock_provider "aws" {
   mock_data "aws_caller_identity" {
