@@ -26,11 +26,11 @@ TAGS = {"Project": "sfn-patterns", "Owner": "root-module-test"}
 TARGET = "arn:aws:states:us-east-1:000000000000:stateMachine:sfnp-root-test-target"
 
 ALL_ENABLED: dict[str, Any] = {
-    "job_poller": {"enabled": True, "timeout_strategy": "start-time"},
-    "sqs_throttle": {"enabled": True, "target_state_machine_arn": TARGET},
-    "semaphore": {"enabled": True, "create_wrapper": True, "target_state_machine_arn": TARGET},
+    "job_poller": {"create": True, "timeout_strategy": "start-time"},
+    "sqs_throttle": {"create": True, "target_state_machine_arn": TARGET},
+    "semaphore": {"create": True, "create_wrapper": True, "target_state_machine_arn": TARGET},
     "dag_aggregate": {
-        "enabled": True,
+        "create": True,
         "sql_dir": str(REPO_ROOT / "examples/dag-aggregate/sql"),
         "redshift": {
             "database": "dev",
@@ -38,7 +38,7 @@ ALL_ENABLED: dict[str, Any] = {
             "workgroup_arn": "arn:aws:redshift-serverless:us-east-1:000000000000:workgroup/x",
         },
     },
-    "status_table": {"enabled": True},
+    "status_table": {"create": True},
 }
 
 
@@ -70,7 +70,7 @@ def _created(plan: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_patterns_are_off_unless_switched_on(workspace: Workspace) -> None:
-    plan = _plan(workspace, {"status_table": {"enabled": True}})
+    plan = _plan(workspace, {"status_table": {"create": True}})
     created = _created(plan)
     assert [rc["address"] for rc in created] == [
         "module.sfn_patterns.module.status_table[0].aws_dynamodb_table.this[0]"
@@ -85,9 +85,9 @@ def test_patterns_are_off_unless_switched_on(workspace: Workspace) -> None:
 
 def test_required_settings_are_named_when_missing(workspace: Workspace) -> None:
     variables = {
-        "sqs_throttle": {"enabled": True},
-        "semaphore": {"enabled": True, "create_wrapper": True},
-        "dag_aggregate": {"enabled": True},
+        "sqs_throttle": {"create": True},
+        "semaphore": {"create": True, "create_wrapper": True},
+        "dag_aggregate": {"create": True},
     }
     proc = workspace.run(
         "plan", "-input=false", "-no-color", *workspace._var_args(variables), check=False

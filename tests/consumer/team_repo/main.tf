@@ -174,5 +174,5 @@ module "order_tasks" {
   source = "git::https://example.com/sfn-patterns.git//modules/status-table?ref=v0.2.0"
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
-  table_name = "${var.name_prefix}-order-tasks"
+  name = "${var.name_prefix}-order-tasks"
 }
