@@ -155,6 +155,8 @@ module "aggregates" {
   sql_dir         = "${path.module}/sql"
   strategy        = "simple-level"
   max_concurrency = 2
+  # Our SQL reads the raw schema, which no task builds (strict resolution).
+  external_tables = ["raw.*"]
   redshift = {
     database       = "dev"
     workgroup_name = var.redshift_workgroup_name
