@@ -1,10 +1,10 @@
 # The root module: the five pattern modules, each behind its own switch
-# (var.<pattern>.enabled, off by default), with one set of shared inputs: name
+# (var.<pattern>.create, off by default), with one set of shared inputs: name
 # prefix, tags, KMS key, log retention and the Python that runs at plan time.
 #
 # A disabled pattern is a module with count = 0: Terraform evaluates none of its
 # inputs, so a pattern's required settings (a target ARN, a SQL directory) are
-# needed only once it is enabled.
+# needed only once it is created.
 
 locals {
   names = {
@@ -12,13 +12,13 @@ locals {
     sqs_throttle  = coalesce(var.sqs_throttle.name, "${var.name_prefix}-throttle")
     semaphore     = coalesce(var.semaphore.name, "${var.name_prefix}-semaphore")
     dag_aggregate = coalesce(var.dag_aggregate.name, "${var.name_prefix}-dag")
-    status_table  = coalesce(var.status_table.table_name, "${var.name_prefix}-tasks")
+    status_table  = coalesce(var.status_table.name, "${var.name_prefix}-tasks")
   }
 }
 
 module "job_poller" {
   source = "./modules/job-poller"
-  count  = var.job_poller.enabled ? 1 : 0
+  count  = var.job_poller.create ? 1 : 0
 
   name                           = local.names.job_poller
   poller_name                    = var.job_poller.poller_name
@@ -56,7 +56,7 @@ module "job_poller" {
 
 module "sqs_throttle" {
   source = "./modules/sqs-throttle"
-  count  = var.sqs_throttle.enabled ? 1 : 0
+  count  = var.sqs_throttle.create ? 1 : 0
 
   name                          = local.names.sqs_throttle
   target_state_machine_arn      = var.sqs_throttle.target_state_machine_arn
@@ -75,10 +75,9 @@ module "sqs_throttle" {
   lambda_runtime                = var.sqs_throttle.lambda_runtime
   lambda_memory_size            = var.sqs_throttle.lambda_memory_size
 
-  sqs_kms_data_key_reuse_period_seconds = var.sqs_throttle.sqs_kms_data_key_reuse_period_seconds
+  kms_data_key_reuse_period_seconds = var.sqs_throttle.kms_data_key_reuse_period_seconds
 
   # One key for everything: the queues use it too (null keeps SQS-managed SSE).
-  sqs_kms_key_id                    = var.kms_key_arn
   kms_key_arn                       = var.kms_key_arn
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
@@ -87,7 +86,7 @@ module "sqs_throttle" {
 
 module "semaphore" {
   source = "./modules/semaphore"
-  count  = var.semaphore.enabled ? 1 : 0
+  count  = var.semaphore.create ? 1 : 0
 
   name                           = local.names.semaphore
   strategy                       = var.semaphore.strategy
@@ -102,16 +101,16 @@ module "semaphore" {
   wait_max_seconds               = var.semaphore.wait_max_seconds
   acquire_timeout_seconds        = var.semaphore.acquire_timeout_seconds
   holder_state_machine_arns      = var.semaphore.holder_state_machine_arns
-  enable_reconciler              = var.semaphore.enable_reconciler
+  reconciler_enabled             = var.semaphore.reconciler_enabled
   reconciler_schedule_expression = var.semaphore.reconciler_schedule_expression
-  enable_event_cleanup           = var.semaphore.enable_event_cleanup
+  event_cleanup_enabled          = var.semaphore.event_cleanup_enabled
   create_wrapper                 = var.semaphore.create_wrapper
   target_state_machine_arn       = var.semaphore.target_state_machine_arn
   fragment_state_prefix          = var.semaphore.fragment_state_prefix
   fragment_acquired_next         = var.semaphore.fragment_acquired_next
   fragment_release_next          = var.semaphore.fragment_release_next
-  point_in_time_recovery         = var.semaphore.point_in_time_recovery
-  deletion_protection            = var.semaphore.deletion_protection
+  point_in_time_recovery_enabled = var.semaphore.point_in_time_recovery_enabled
+  deletion_protection_enabled    = var.semaphore.deletion_protection_enabled
   logging_level                  = var.semaphore.logging_level
 
   kms_key_arn                       = var.kms_key_arn
@@ -122,7 +121,7 @@ module "semaphore" {
 
 module "dag_aggregate" {
   source = "./modules/dag-aggregate"
-  count  = var.dag_aggregate.enabled ? 1 : 0
+  count  = var.dag_aggregate.create ? 1 : 0
 
   name            = local.names.dag_aggregate
   sql_dir         = var.dag_aggregate.sql_dir
@@ -135,11 +134,11 @@ module "dag_aggregate" {
   search_path     = var.dag_aggregate.search_path
   parse_cache_dir = var.dag_aggregate.parse_cache_dir
 
-  run_timeout_seconds                       = var.dag_aggregate.run_timeout_seconds
-  task_execution_timeout_seconds            = var.dag_aggregate.task_execution_timeout_seconds
-  task_logging_level                        = var.dag_aggregate.task_logging_level
-  run_results_expiration_days               = var.dag_aggregate.run_results_expiration_days
-  runs_table_point_in_time_recovery_enabled = var.dag_aggregate.runs_table_point_in_time_recovery_enabled
+  run_timeout_seconds            = var.dag_aggregate.run_timeout_seconds
+  task_execution_timeout_seconds = var.dag_aggregate.task_execution_timeout_seconds
+  task_logging_level             = var.dag_aggregate.task_logging_level
+  run_results_expiration_days    = var.dag_aggregate.run_results_expiration_days
+  point_in_time_recovery_enabled = var.dag_aggregate.point_in_time_recovery_enabled
 
   kms_key_arn                       = var.kms_key_arn
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
@@ -149,20 +148,20 @@ module "dag_aggregate" {
 
 module "status_table" {
   source = "./modules/status-table"
-  count  = var.status_table.enabled ? 1 : 0
+  count  = var.status_table.create ? 1 : 0
 
-  table_name                           = local.names.status_table
-  table_billing_mode                   = var.status_table.table_billing_mode
-  table_provisioned_capacity           = var.status_table.table_provisioned_capacity
-  table_point_in_time_recovery_enabled = var.status_table.table_point_in_time_recovery_enabled
-  table_deletion_protection_enabled    = var.status_table.table_deletion_protection_enabled
-  table_ttl_enabled                    = var.status_table.table_ttl_enabled
-  table_stream_enabled                 = var.status_table.table_stream_enabled
-  table_stream_view_type               = var.status_table.table_stream_view_type
+  name                           = local.names.status_table
+  billing_mode                   = var.status_table.billing_mode
+  provisioned_capacity           = var.status_table.provisioned_capacity
+  point_in_time_recovery_enabled = var.status_table.point_in_time_recovery_enabled
+  deletion_protection_enabled    = var.status_table.deletion_protection_enabled
+  ttl_enabled                    = var.status_table.ttl_enabled
+  stream_enabled                 = var.status_table.stream_enabled
+  stream_view_type               = var.status_table.stream_view_type
 
   # The table is the module's only resource: no log group to retain.
-  table_kms_key_arn = var.kms_key_arn
-  tags              = var.tags
+  kms_key_arn = var.kms_key_arn
+  tags        = var.tags
 }
 
 # The first root module had one unconditional status table; it is now

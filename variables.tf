@@ -4,12 +4,12 @@
 # python_executable) reach every pattern module, so one prefix, one tag set, one KMS
 # key and one log retention govern everything.
 #
-# Each pattern has one object variable: `enabled` switches it on (every pattern is
-# off by default), `name` overrides its derived resource name, and every other field
-# is the pattern module's variable of the same name with the same default (see
-# modules/<pattern>/README.md). The modules validate their own values; the
-# validations here catch what only the root can see (fields a pattern needs once
-# it is enabled).
+# Each pattern has one object variable: `create` switches it on (the modules' own
+# switch; every pattern is off by default), `name` overrides its derived resource
+# name, and every other field is the pattern module's variable of the same name with
+# the same default (see modules/<pattern>/README.md). The modules validate their own
+# values; the validations here catch what only the root can see (fields a pattern
+# needs once it is created).
 
 # --- Shared inputs --------------------------------------------------------------------
 
@@ -66,9 +66,9 @@ variable "python_executable" {
 # --- job-poller -----------------------------------------------------------------------
 
 variable "job_poller" {
-  description = "The job-poller pattern (modules/job-poller): enabled switches it on, name defaults to name_prefix, other fields are the module's variables."
+  description = "The job-poller pattern (modules/job-poller): create switches it on, name defaults to name_prefix, other fields are the module's variables."
   type = object({
-    enabled                   = optional(bool, false)
+    create                    = optional(bool, false)
     name                      = optional(string)
     poller_name               = optional(string, "job")
     initial_wait_seconds      = optional(number, 60)
@@ -155,9 +155,9 @@ variable "job_poller" {
 # --- sqs-throttle ---------------------------------------------------------------------
 
 variable "sqs_throttle" {
-  description = "The sqs-throttle pattern (modules/sqs-throttle): enabled switches it on, name defaults to <name_prefix>-throttle, target_state_machine_arn is required once enabled."
+  description = "The sqs-throttle pattern (modules/sqs-throttle): create switches it on, name defaults to <name_prefix>-throttle, target_state_machine_arn is required once created."
   type = object({
-    enabled                       = optional(bool, false)
+    create                        = optional(bool, false)
     name                          = optional(string)
     target_state_machine_arn      = optional(string)
     max_concurrent_executions     = optional(number, 10)
@@ -175,14 +175,14 @@ variable "sqs_throttle" {
     lambda_runtime                = optional(string, "python3.12")
     lambda_memory_size            = optional(number, 256)
     # With kms_key_arn set: seconds SQS reuses a data key (longer means fewer KMS calls).
-    sqs_kms_data_key_reuse_period_seconds = optional(number, 300)
+    kms_data_key_reuse_period_seconds = optional(number, 300)
   })
   default  = {}
   nullable = false
 
   validation {
-    condition     = !var.sqs_throttle.enabled || var.sqs_throttle.target_state_machine_arn != null
-    error_message = "sqs_throttle.target_state_machine_arn is required when sqs_throttle.enabled is true: it names the state machine whose executions are throttled."
+    condition     = !var.sqs_throttle.create || var.sqs_throttle.target_state_machine_arn != null
+    error_message = "sqs_throttle.target_state_machine_arn is required when sqs_throttle.create is true: it names the state machine whose executions are throttled."
   }
 
   validation {
@@ -194,9 +194,9 @@ variable "sqs_throttle" {
 # --- semaphore ------------------------------------------------------------------------
 
 variable "semaphore" {
-  description = "The semaphore pattern (modules/semaphore): enabled switches it on, name defaults to <name_prefix>-semaphore, other fields are the module's variables."
+  description = "The semaphore pattern (modules/semaphore): create switches it on, name defaults to <name_prefix>-semaphore, other fields are the module's variables."
   type = object({
-    enabled                        = optional(bool, false)
+    create                         = optional(bool, false)
     name                           = optional(string)
     strategy                       = optional(string, "callback")
     fairness                       = optional(string, "none")
@@ -210,16 +210,16 @@ variable "semaphore" {
     wait_max_seconds               = optional(number, 15)
     acquire_timeout_seconds        = optional(number, 3600)
     holder_state_machine_arns      = optional(list(string), [])
-    enable_reconciler              = optional(bool, true)
+    reconciler_enabled             = optional(bool, true)
     reconciler_schedule_expression = optional(string, "rate(5 minutes)")
-    enable_event_cleanup           = optional(bool, true)
+    event_cleanup_enabled          = optional(bool, true)
     create_wrapper                 = optional(bool, false)
     target_state_machine_arn       = optional(string)
     fragment_state_prefix          = optional(string, "Semaphore: ")
     fragment_acquired_next         = optional(string, "Critical section")
     fragment_release_next          = optional(string)
-    point_in_time_recovery         = optional(bool, true)
-    deletion_protection            = optional(bool, false)
+    point_in_time_recovery_enabled = optional(bool, true)
+    deletion_protection_enabled    = optional(bool, false)
     logging_level                  = optional(string, "ALL")
   })
   default  = {}
@@ -239,9 +239,9 @@ variable "semaphore" {
 # --- dag-aggregate --------------------------------------------------------------------
 
 variable "dag_aggregate" {
-  description = "The dag-aggregate pattern (modules/dag-aggregate): enabled switches it on, name defaults to <name_prefix>-dag, sql_dir and redshift are required once enabled."
+  description = "The dag-aggregate pattern (modules/dag-aggregate): create switches it on, name defaults to <name_prefix>-dag, sql_dir and redshift are required once created."
   type = object({
-    enabled         = optional(bool, false)
+    create          = optional(bool, false)
     name            = optional(string)
     sql_dir         = optional(string)
     sql_schema      = optional(string, "agg")
@@ -262,21 +262,21 @@ variable "dag_aggregate" {
       poll_interval_seconds = optional(number, 10)
       timeout_seconds       = optional(number, 3600)
     }), {})
-    external_tables                           = optional(list(string), [])
-    search_path                               = optional(list(string), ["$user", "public"])
-    parse_cache_dir                           = optional(string)
-    run_timeout_seconds                       = optional(number, 86400)
-    task_execution_timeout_seconds            = optional(number)
-    task_logging_level                        = optional(string, "ERROR")
-    run_results_expiration_days               = optional(number, 90)
-    runs_table_point_in_time_recovery_enabled = optional(bool, true)
+    external_tables                = optional(list(string), [])
+    search_path                    = optional(list(string), ["$user", "public"])
+    parse_cache_dir                = optional(string)
+    run_timeout_seconds            = optional(number, 86400)
+    task_execution_timeout_seconds = optional(number)
+    task_logging_level             = optional(string, "ERROR")
+    run_results_expiration_days    = optional(number, 90)
+    point_in_time_recovery_enabled = optional(bool, true)
   })
   default  = {}
   nullable = false
 
   validation {
-    condition     = !var.dag_aggregate.enabled || (var.dag_aggregate.sql_dir != null && var.dag_aggregate.redshift != null)
-    error_message = "dag_aggregate.sql_dir (the directory of <table>.sql files) and dag_aggregate.redshift (where the SQL runs) are required when dag_aggregate.enabled is true."
+    condition     = !var.dag_aggregate.create || (var.dag_aggregate.sql_dir != null && var.dag_aggregate.redshift != null)
+    error_message = "dag_aggregate.sql_dir (the directory of <table>.sql files) and dag_aggregate.redshift (where the SQL runs) are required when dag_aggregate.create is true."
   }
 
   validation {
@@ -288,28 +288,28 @@ variable "dag_aggregate" {
 # --- status-table ---------------------------------------------------------------------
 
 variable "status_table" {
-  description = "The status-table pattern (modules/status-table): enabled switches it on, table_name defaults to <name_prefix>-tasks, other fields are the module's variables."
+  description = "The status-table pattern (modules/status-table): create switches it on, name defaults to <name_prefix>-tasks, other fields are the module's variables."
   type = object({
-    enabled            = optional(bool, false)
-    table_name         = optional(string)
-    table_billing_mode = optional(string, "PAY_PER_REQUEST")
-    table_provisioned_capacity = optional(object({
+    create       = optional(bool, false)
+    name         = optional(string)
+    billing_mode = optional(string, "PAY_PER_REQUEST")
+    provisioned_capacity = optional(object({
       read_capacity        = optional(number, 5)
       write_capacity       = optional(number, 5)
       index_read_capacity  = optional(number, 5)
       index_write_capacity = optional(number, 5)
     }), {})
-    table_point_in_time_recovery_enabled = optional(bool, true)
-    table_deletion_protection_enabled    = optional(bool, false)
-    table_ttl_enabled                    = optional(bool, true)
-    table_stream_enabled                 = optional(bool, false)
-    table_stream_view_type               = optional(string, "NEW_AND_OLD_IMAGES")
+    point_in_time_recovery_enabled = optional(bool, true)
+    deletion_protection_enabled    = optional(bool, false)
+    ttl_enabled                    = optional(bool, true)
+    stream_enabled                 = optional(bool, false)
+    stream_view_type               = optional(string, "NEW_AND_OLD_IMAGES")
   })
   default  = {}
   nullable = false
 
   validation {
-    condition     = var.status_table.table_name == null || can(regex("^[A-Za-z0-9_.-]{3,255}$", var.status_table.table_name))
-    error_message = "status_table.table_name must be 3-255 characters of letters, digits, '_', '-' and '.'."
+    condition     = var.status_table.name == null || can(regex("^[A-Za-z0-9_.-]{3,255}$", var.status_table.name))
+    error_message = "status_table.name must be 3-255 characters of letters, digits, '_', '-' and '.'."
   }
 }

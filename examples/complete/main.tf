@@ -67,7 +67,7 @@ module "sfn_patterns" {
   python_executable                 = var.python_executable
 
   job_poller = {
-    enabled               = true
+    create                = true
     initial_wait_seconds  = var.job_poller_wait_seconds
     poll_interval_seconds = var.job_poller_wait_seconds
     timeout_seconds       = var.job_poller_timeout_seconds
@@ -79,7 +79,7 @@ module "sfn_patterns" {
   }
 
   sqs_throttle = {
-    enabled                   = true
+    create                    = true
     target_state_machine_arn  = "${local.sm_prefix}${local.throttled_work_name}"
     max_concurrent_executions = var.max_concurrent_executions
     schedule_enabled          = var.throttle_schedule_enabled
@@ -88,7 +88,7 @@ module "sfn_patterns" {
   }
 
   semaphore = {
-    enabled                  = true
+    create                   = true
     semaphore_limit          = var.semaphore_limit
     wait_min_seconds         = 1
     wait_max_seconds         = 3
@@ -98,7 +98,7 @@ module "sfn_patterns" {
   }
 
   dag_aggregate = {
-    enabled         = true
+    create          = true
     sql_dir         = "${path.module}/../dag-aggregate/sql"
     strategy        = var.dag_strategy
     max_concurrency = 4
@@ -115,7 +115,7 @@ module "sfn_patterns" {
   }
 
   status_table = {
-    enabled = true
+    create = true
   }
 }
 

@@ -8,8 +8,8 @@ provider "aws" {
 module "status_table" {
   source = "../../modules/status-table"
 
-  table_name = "${var.name_prefix}-tasks"
-  tags       = var.tags
+  name = "${var.name_prefix}-tasks"
+  tags = var.tags
 }
 
 data "aws_iam_policy_document" "worker_assume" {

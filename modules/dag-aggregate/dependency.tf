@@ -143,7 +143,7 @@ resource "aws_s3_object" "plan" {
 # --- Run state ---------------------------------------------------------------------
 
 resource "aws_dynamodb_table" "runs" {
-  #checkov:skip=CKV_AWS_28:Point-in-time recovery is on by default (runs_table_point_in_time_recovery_enabled); checkov cannot resolve a value passed through the root module.
+  #checkov:skip=CKV_AWS_28:Point-in-time recovery is on by default (point_in_time_recovery_enabled); checkov cannot resolve a value passed through the root module.
   count = local.create_dependency ? 1 : 0
 
   name         = "${var.name}-runs"
@@ -160,7 +160,7 @@ resource "aws_dynamodb_table" "runs" {
     type = "S"
   }
   point_in_time_recovery {
-    enabled = var.runs_table_point_in_time_recovery_enabled
+    enabled = var.point_in_time_recovery_enabled
   }
 
   server_side_encryption {

@@ -188,7 +188,7 @@ variable "run_results_expiration_days" {
   }
 }
 
-variable "runs_table_point_in_time_recovery_enabled" {
+variable "point_in_time_recovery_enabled" {
   description = "strategy = dependency: whether the runs table (task statuses per run id) has point-in-time recovery."
   type        = bool
   default     = true

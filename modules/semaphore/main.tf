@@ -72,9 +72,9 @@ locals {
 
   create_table       = var.create && local.lock_item
   create_queue_table = var.create && local.callback
-  create_reconciler  = local.create_table && var.enable_reconciler
+  create_reconciler  = local.create_table && var.reconciler_enabled
   # oldest-first has no lock item, but a stopped wrapper's target is still stopped.
-  create_cleanup = var.create && var.enable_event_cleanup && length(local.holder_machine_arns) > 0 && (local.lock_item || var.create_wrapper)
+  create_cleanup = var.create && var.event_cleanup_enabled && length(local.holder_machine_arns) > 0 && (local.lock_item || var.create_wrapper)
   create_gate    = var.create && local.oldest_first
 
   target_execution_prefix = "${replace(coalesce(var.target_state_machine_arn, "none"), ":stateMachine:", ":execution:")}:"
@@ -251,13 +251,13 @@ locals {
 # --- Lock table ----------------------------------------------------------------
 
 resource "aws_dynamodb_table" "this" {
-  #checkov:skip=CKV_AWS_28:Point-in-time recovery is on by default (point_in_time_recovery); checkov cannot resolve a value passed through the root module.
+  #checkov:skip=CKV_AWS_28:Point-in-time recovery is on by default (point_in_time_recovery_enabled); checkov cannot resolve a value passed through the root module.
   count = local.create_table ? 1 : 0
 
   name                        = local.table_name
   billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "pk"
-  deletion_protection_enabled = var.deletion_protection
+  deletion_protection_enabled = var.deletion_protection_enabled
 
   attribute {
     name = "pk"
@@ -270,7 +270,7 @@ resource "aws_dynamodb_table" "this" {
   }
 
   point_in_time_recovery {
-    enabled = var.point_in_time_recovery
+    enabled = var.point_in_time_recovery_enabled
   }
 
   tags = var.tags
@@ -313,14 +313,14 @@ resource "aws_dynamodb_table_item" "lock" {
 # pointer (pk = "<lock_key>#waiter#<execution ARN>", ticket = 0). A Query on the
 # queue partition in ticket order finds the oldest waiter in one read.
 resource "aws_dynamodb_table" "queue" {
-  #checkov:skip=CKV_AWS_28:Point-in-time recovery is on by default (point_in_time_recovery); checkov cannot resolve a value passed through the root module.
+  #checkov:skip=CKV_AWS_28:Point-in-time recovery is on by default (point_in_time_recovery_enabled); checkov cannot resolve a value passed through the root module.
   count = local.create_queue_table ? 1 : 0
 
   name                        = local.queue_table_name
   billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "pk"
   range_key                   = "ticket"
-  deletion_protection_enabled = var.deletion_protection
+  deletion_protection_enabled = var.deletion_protection_enabled
 
   attribute {
     name = "pk"
@@ -338,7 +338,7 @@ resource "aws_dynamodb_table" "queue" {
   }
 
   point_in_time_recovery {
-    enabled = var.point_in_time_recovery
+    enabled = var.point_in_time_recovery_enabled
   }
 
   tags = var.tags

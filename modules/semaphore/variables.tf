@@ -151,7 +151,7 @@ variable "holder_state_machine_arns" {
   }
 }
 
-variable "enable_reconciler" {
+variable "reconciler_enabled" {
   description = "Whether to deploy the scheduled reconciler that releases holders whose execution is no longer RUNNING."
   type        = bool
   default     = true
@@ -168,7 +168,7 @@ variable "reconciler_schedule_expression" {
   }
 }
 
-variable "enable_event_cleanup" {
+variable "event_cleanup_enabled" {
   description = "Whether to release a holder's slot as soon as its execution ends FAILED, TIMED_OUT or ABORTED (EventBridge status-change rule)."
   type        = bool
   default     = true
@@ -219,13 +219,13 @@ variable "fragment_release_next" {
   default     = null
 }
 
-variable "point_in_time_recovery" {
+variable "point_in_time_recovery_enabled" {
   description = "Whether to enable point-in-time recovery on the lock table."
   type        = bool
   default     = true
 }
 
-variable "deletion_protection" {
+variable "deletion_protection_enabled" {
   description = "Whether to enable deletion protection on the lock table."
   type        = bool
   default     = false

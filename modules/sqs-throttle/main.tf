@@ -24,9 +24,9 @@ locals {
   # DescribeExecution is authorized on the execution ARNs of the target.
   target_executions = "arn:${local.partition}:states:${local.target_region}:${local.target_acct}:execution:${local.target_name}:*"
 
-  sqs_kms = var.sqs_kms_key_id != null
-  # A KMS key given by ARN can be named in policies; an id or alias cannot.
-  sqs_kms_arn = local.sqs_kms && can(regex("^arn:", coalesce(var.sqs_kms_key_id, "-"))) ? var.sqs_kms_key_id : null
+  # One customer managed key (kms_key_arn) for the queues, the ledger, the log group
+  # and the environment; null keeps SQS-managed SSE on the queues.
+  sqs_kms = var.kms_key_arn != null
 
   # What a starter may do with the target: granted to its own role, or, across
   # accounts, to target_role_arn in the target's account (the starter assumes it).
@@ -48,11 +48,9 @@ locals {
       },
       { sid = "Ledger", effect = "Allow", actions = ["dynamodb:Scan", "dynamodb:PutItem", "dynamodb:DeleteItem"], resources = [local.ledger_arn] },
     ],
-    local.sqs_kms_arn == null ? [] : [
-      { sid = "DecryptQueue", effect = "Allow", actions = ["kms:Decrypt"], resources = [local.sqs_kms_arn] },
-    ],
+    # The key decrypts received messages and encrypts the ledger's items.
     var.kms_key_arn == null ? [] : [
-      { sid = "LedgerKey", effect = "Allow", actions = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey"], resources = [var.kms_key_arn] },
+      { sid = "ModuleKey", effect = "Allow", actions = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey"], resources = [var.kms_key_arn] },
     ],
   )
 }
@@ -66,8 +64,8 @@ resource "aws_sqs_queue" "dlq" {
   fifo_queue                        = true
   message_retention_seconds         = var.dlq_message_retention_seconds
   sqs_managed_sse_enabled           = local.sqs_kms ? null : true
-  kms_master_key_id                 = var.sqs_kms_key_id
-  kms_data_key_reuse_period_seconds = local.sqs_kms ? var.sqs_kms_data_key_reuse_period_seconds : null
+  kms_master_key_id                 = var.kms_key_arn
+  kms_data_key_reuse_period_seconds = local.sqs_kms ? var.kms_data_key_reuse_period_seconds : null
 
   # Only the request queue may use this DLQ (static ARN: no dependency cycle).
   redrive_allow_policy = jsonencode({
@@ -88,8 +86,8 @@ resource "aws_sqs_queue" "this" {
   message_retention_seconds         = var.message_retention_seconds
   receive_wait_time_seconds         = 0
   sqs_managed_sse_enabled           = local.sqs_kms ? null : true
-  kms_master_key_id                 = var.sqs_kms_key_id
-  kms_data_key_reuse_period_seconds = local.sqs_kms ? var.sqs_kms_data_key_reuse_period_seconds : null
+  kms_master_key_id                 = var.kms_key_arn
+  kms_data_key_reuse_period_seconds = local.sqs_kms ? var.kms_data_key_reuse_period_seconds : null
 
   redrive_policy = jsonencode({
     deadLetterTargetArn = aws_sqs_queue.dlq[0].arn
@@ -233,11 +231,11 @@ data "aws_iam_policy_document" "producer" {
   }
 
   dynamic "statement" {
-    for_each = local.sqs_kms_arn == null ? [] : [1]
+    for_each = local.sqs_kms ? [1] : []
     content {
       sid       = "EncryptRequests"
       actions   = ["kms:GenerateDataKey", "kms:Decrypt"]
-      resources = [local.sqs_kms_arn]
+      resources = [var.kms_key_arn]
     }
   }
 }

@@ -135,20 +135,14 @@ variable "content_based_deduplication" {
   default     = false
 }
 
-variable "sqs_kms_key_id" {
-  description = "KMS key (id, alias or ARN) for the queues' server-side encryption; null uses SQS-managed SSE. Give an ARN so the starter and producer policies can name it."
-  type        = string
-  default     = null
-}
-
-variable "sqs_kms_data_key_reuse_period_seconds" {
-  description = "Seconds SQS reuses a KMS data key (with sqs_kms_key_id); longer means fewer KMS calls."
+variable "kms_data_key_reuse_period_seconds" {
+  description = "Seconds SQS reuses a KMS data key when kms_key_arn is set; longer means fewer KMS calls."
   type        = number
   default     = 300
 
   validation {
-    condition     = var.sqs_kms_data_key_reuse_period_seconds >= 60 && var.sqs_kms_data_key_reuse_period_seconds <= 86400
-    error_message = "sqs_kms_data_key_reuse_period_seconds must be between 60 and 86400."
+    condition     = var.kms_data_key_reuse_period_seconds >= 60 && var.kms_data_key_reuse_period_seconds <= 86400
+    error_message = "kms_data_key_reuse_period_seconds must be between 60 and 86400."
   }
 }
 
@@ -192,9 +186,14 @@ variable "cloudwatch_logs_retention_in_days" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for the starter's log group, environment variables and the ledger table; null uses AWS managed keys."
+  description = "Customer managed KMS key for the queues, the ledger table, the starter's log group and environment variables; null uses SQS-managed SSE and AWS managed keys."
   type        = string
   default     = null
+
+  validation {
+    condition     = var.kms_key_arn == null || can(regex("^arn:aws[a-z-]*:kms:", var.kms_key_arn))
+    error_message = "kms_key_arn must be a KMS key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID), so the starter and producer policies can name it, or null."
+  }
 }
 
 variable "python_executable" {

@@ -27,7 +27,7 @@ output "table_index_arn" {
 
 output "table_stream_arn" {
   description = "ARN of the table's stream, or null when streams are disabled."
-  value       = var.table_stream_enabled ? one(aws_dynamodb_table.this[*].stream_arn) : tostring(null)
+  value       = var.stream_enabled ? one(aws_dynamodb_table.this[*].stream_arn) : tostring(null)
 }
 
 output "iam_policy_read_only_json" {

@@ -4,29 +4,29 @@ variable "create" {
   default     = true
 }
 
-variable "table_name" {
+variable "name" {
   description = "Name of the DynamoDB table that tracks the tasks of every use case."
   type        = string
 
   validation {
-    condition     = can(regex("^[A-Za-z0-9_.-]{3,255}$", var.table_name))
-    error_message = "table_name must be 3-255 characters of letters, digits, '_', '-' and '.' (DynamoDB naming rules)."
+    condition     = can(regex("^[A-Za-z0-9_.-]{3,255}$", var.name))
+    error_message = "name must be 3-255 characters of letters, digits, '_', '-' and '.' (DynamoDB naming rules)."
   }
 }
 
-variable "table_billing_mode" {
+variable "billing_mode" {
   description = "PAY_PER_REQUEST (on-demand, the default) or PROVISIONED capacity."
   type        = string
   default     = "PAY_PER_REQUEST"
 
   validation {
-    condition     = contains(["PAY_PER_REQUEST", "PROVISIONED"], var.table_billing_mode)
-    error_message = "table_billing_mode must be PAY_PER_REQUEST or PROVISIONED."
+    condition     = contains(["PAY_PER_REQUEST", "PROVISIONED"], var.billing_mode)
+    error_message = "billing_mode must be PAY_PER_REQUEST or PROVISIONED."
   }
 }
 
-variable "table_provisioned_capacity" {
-  description = "Read and write capacity units of the table and of its status index, used only when table_billing_mode is PROVISIONED."
+variable "provisioned_capacity" {
+  description = "Read and write capacity units of the table and of its status index, used only when billing_mode is PROVISIONED."
   type = object({
     read_capacity        = optional(number, 5)
     write_capacity       = optional(number, 5)
@@ -37,55 +37,55 @@ variable "table_provisioned_capacity" {
 
   validation {
     condition = alltrue([
-      for v in values(var.table_provisioned_capacity) : v >= 1 && floor(v) == v
+      for v in values(var.provisioned_capacity) : v >= 1 && floor(v) == v
     ])
-    error_message = "Every table_provisioned_capacity value must be a whole number of at least 1."
+    error_message = "Every provisioned_capacity value must be a whole number of at least 1."
   }
 }
 
-variable "table_point_in_time_recovery_enabled" {
+variable "point_in_time_recovery_enabled" {
   description = "Whether point-in-time recovery (continuous backups) is on; keep it on for business-critical task state."
   type        = bool
   default     = true
 }
 
-variable "table_deletion_protection_enabled" {
+variable "deletion_protection_enabled" {
   description = "Whether DynamoDB refuses to delete the table until this is switched off."
   type        = bool
   default     = false
 }
 
-variable "table_kms_key_arn" {
+variable "kms_key_arn" {
   description = "Customer managed KMS key for server-side encryption; null encrypts with the AWS owned key."
   type        = string
   default     = null
 
   validation {
-    condition     = var.table_kms_key_arn == null || can(regex("^arn:aws[a-z-]*:kms:", var.table_kms_key_arn))
-    error_message = "table_kms_key_arn must be a KMS key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID) or null."
+    condition     = var.kms_key_arn == null || can(regex("^arn:aws[a-z-]*:kms:", var.kms_key_arn))
+    error_message = "kms_key_arn must be a KMS key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID) or null."
   }
 }
 
-variable "table_ttl_enabled" {
+variable "ttl_enabled" {
   description = "Whether DynamoDB expires tasks whose expire_at (epoch seconds) has passed; the tracker sets it only when asked to."
   type        = bool
   default     = true
 }
 
-variable "table_stream_enabled" {
+variable "stream_enabled" {
   description = "Whether the table streams item changes (for example to start dependent work when a task succeeds)."
   type        = bool
   default     = false
 }
 
-variable "table_stream_view_type" {
+variable "stream_view_type" {
   description = "What each stream record holds when streams are enabled."
   type        = string
   default     = "NEW_AND_OLD_IMAGES"
 
   validation {
-    condition     = contains(["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"], var.table_stream_view_type)
-    error_message = "table_stream_view_type must be KEYS_ONLY, NEW_IMAGE, OLD_IMAGE or NEW_AND_OLD_IMAGES."
+    condition     = contains(["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"], var.stream_view_type)
+    error_message = "stream_view_type must be KEYS_ONLY, NEW_IMAGE, OLD_IMAGE or NEW_AND_OLD_IMAGES."
   }
 }
 

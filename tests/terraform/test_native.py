@@ -1,4 +1,5 @@
-"""`terraform test` for every module that has native tests (modules/<m>/tests/*.tftest.hcl).
+"""`terraform test` for every module that has native tests (modules/<m>/tests/*.tftest.hcl)
+and for the root module (tests/terraform/root_native/*.tftest.hcl).
 
 The native tests plan each module with mock providers (the real provider binary
 supplies the schema) and check validations, conditional resources, outputs and the
@@ -30,20 +31,26 @@ MODULES_DIR = REPO_ROOT / "modules"
 MODULES = sorted(
     {path.parent.parent for path in MODULES_DIR.glob("*/tests/*.tftest.hcl") if path.is_file()}
 )
-# Native tests being written on another branch (issue 18, the input renames): the
-# lead removes each name here once its tests are merged.
-PENDING = ("semaphore", "sqs-throttle", "status-table")
+# The root module's tests live under tests/ of the repository, which is the Python
+# test tree: they get a directory of their own, passed with -test-directory.
+ROOT_TESTS = "tests/terraform/root_native"
+CASES = [*((module, "tests") for module in MODULES), (REPO_ROOT, ROOT_TESTS)]
 
 
-def _run_blocks(module: Path) -> int:
+def _run_blocks(test_dir: Path) -> int:
     return sum(
         len(re.findall(r"^run\s+\"", path.read_text(), flags=re.MULTILINE))
-        for path in (module / "tests").glob("*.tftest.hcl")
+        for path in test_dir.glob("*.tftest.hcl")
     )
 
 
-@pytest.mark.parametrize("module", MODULES, ids=[p.name for p in MODULES])
-def test_terraform_test_passes(module: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("config", "test_dir"),
+    CASES,
+    ids=["root" if c == REPO_ROOT else c.name for c, _ in CASES],
+)
+def test_terraform_test_passes(config: Path, test_dir: str, tmp_path: Path) -> None:
+    assert any((config / test_dir).glob("*.tftest.hcl")), f"no tests in {config / test_dir}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update(
         TF_DATA_DIR=str(tmp_path / ".terraform"),
@@ -54,10 +61,13 @@ def test_terraform_test_passes(module: Path, tmp_path: Path) -> None:
     )
     binary = terraform_binary()
     proc = None
-    for args in (["init", "-no-color", "-input=false", "-backend=false"], ["test", "-no-color"]):
+    for args in (
+        ["init", "-no-color", "-input=false", "-backend=false"],
+        ["test", "-no-color", f"-test-directory={test_dir}"],
+    ):
         proc = subprocess.run(
             [binary, *args],
-            cwd=module,
+            cwd=config,
             env=env,
             capture_output=True,
             text=True,
@@ -65,20 +75,17 @@ def test_terraform_test_passes(module: Path, tmp_path: Path) -> None:
             timeout=900,
         )
         assert proc.returncode == 0, (
-            f"terraform {args[0]} in {module}:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+            f"terraform {args[0]} in {config}:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
         )
     # Every run block ran and passed: none skipped after an earlier failure, no file
     # left out.
     passed = re.search(r"(\d+) passed, 0 failed", proc.stdout)
-    assert passed and int(passed.group(1)) == _run_blocks(module), proc.stdout[-3000:]
+    assert passed and int(passed.group(1)) == _run_blocks(config / test_dir), proc.stdout[-3000:]
 
 
 def test_every_module_has_native_tests() -> None:
     modules = sorted(p.name for p in MODULES_DIR.iterdir() if (p / "versions.tf").is_file())
-    assert set(PENDING) <= set(modules), "a pending name is not a module: remove it"
     missing = [
-        name
-        for name in modules
-        if name not in PENDING and not any((MODULES_DIR / name / "tests").glob("*.tftest.hcl"))
+        name for name in modules if not any((MODULES_DIR / name / "tests").glob("*.tftest.hcl"))
     ]
     assert missing == [], f"modules without tests/*.tftest.hcl: {missing}"

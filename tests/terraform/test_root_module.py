@@ -26,11 +26,11 @@ TAGS = {"Project": "sfn-patterns", "Owner": "root-module-test"}
 TARGET = "arn:aws:states:us-east-1:000000000000:stateMachine:sfnp-root-test-target"
 
 ALL_ENABLED: dict[str, Any] = {
-    "job_poller": {"enabled": True, "timeout_strategy": "start-time"},
-    "sqs_throttle": {"enabled": True, "target_state_machine_arn": TARGET},
-    "semaphore": {"enabled": True, "create_wrapper": True, "target_state_machine_arn": TARGET},
+    "job_poller": {"create": True, "timeout_strategy": "start-time"},
+    "sqs_throttle": {"create": True, "target_state_machine_arn": TARGET},
+    "semaphore": {"create": True, "create_wrapper": True, "target_state_machine_arn": TARGET},
     "dag_aggregate": {
-        "enabled": True,
+        "create": True,
         "sql_dir": str(REPO_ROOT / "examples/dag-aggregate/sql"),
         "redshift": {
             "database": "dev",
@@ -38,7 +38,7 @@ ALL_ENABLED: dict[str, Any] = {
             "workgroup_arn": "arn:aws:redshift-serverless:us-east-1:000000000000:workgroup/x",
         },
     },
-    "status_table": {"enabled": True},
+    "status_table": {"create": True},
 }
 
 
@@ -70,7 +70,7 @@ def _created(plan: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_patterns_are_off_unless_switched_on(workspace: Workspace) -> None:
-    plan = _plan(workspace, {"status_table": {"enabled": True}})
+    plan = _plan(workspace, {"status_table": {"create": True}})
     created = _created(plan)
     assert [rc["address"] for rc in created] == [
         "module.sfn_patterns.module.status_table[0].aws_dynamodb_table.this[0]"
@@ -85,9 +85,9 @@ def test_patterns_are_off_unless_switched_on(workspace: Workspace) -> None:
 
 def test_required_settings_are_named_when_missing(workspace: Workspace) -> None:
     variables = {
-        "sqs_throttle": {"enabled": True},
-        "semaphore": {"enabled": True, "create_wrapper": True},
-        "dag_aggregate": {"enabled": True},
+        "sqs_throttle": {"create": True},
+        "semaphore": {"create": True, "create_wrapper": True},
+        "dag_aggregate": {"create": True},
     }
     proc = workspace.run(
         "plan", "-input=false", "-no-color", *workspace._var_args(variables), check=False
@@ -133,3 +133,91 @@ def test_shared_inputs_reach_every_pattern(workspace: Workspace) -> None:
     # The semaphore's lock table, the throttle's ledger (the status table uses the key too).
     assert tables and set(tables) == {KMS_KEY}
     assert sorted(queues) == [KMS_KEY, KMS_KEY]
+
+
+def test_module_field_names_reach_the_resources(workspace: Workspace) -> None:
+    """Every renamed field of the root objects (0.2.0 naming scheme) reaches its resource."""
+    plan = _plan(
+        workspace,
+        {
+            "kms_key_arn": KMS_KEY,
+            "sqs_throttle": {
+                "create": True,
+                "target_state_machine_arn": TARGET,
+                "kms_data_key_reuse_period_seconds": 600,
+            },
+            "semaphore": {
+                "create": True,
+                "strategy": "dynamodb",
+                "holder_state_machine_arns": [TARGET],
+                "reconciler_enabled": False,
+                "event_cleanup_enabled": False,
+                "point_in_time_recovery_enabled": False,
+                "deletion_protection_enabled": True,
+            },
+            "dag_aggregate": {
+                **ALL_ENABLED["dag_aggregate"],
+                "strategy": "dependency",
+                "point_in_time_recovery_enabled": False,
+            },
+            "status_table": {
+                "create": True,
+                "name": f"{PREFIX}-ledger",
+                "billing_mode": "PROVISIONED",
+                "provisioned_capacity": {"read_capacity": 3},
+                "point_in_time_recovery_enabled": False,
+                "deletion_protection_enabled": True,
+                "ttl_enabled": False,
+                "stream_enabled": True,
+                "stream_view_type": "KEYS_ONLY",
+            },
+        },
+    )
+    created = {rc["address"]: rc["change"]["after"] for rc in _created(plan)}
+
+    def only(module: str, type_: str) -> list[dict[str, Any]]:
+        return [
+            after
+            for address, after in created.items()
+            if f".module.{module}[0]." in address and address.rsplit(".", 2)[-2] == type_
+        ]
+
+    semaphore_tables = only("semaphore", "aws_dynamodb_table")
+    assert semaphore_tables, created.keys()
+    for table in semaphore_tables:
+        assert table["point_in_time_recovery"][0]["enabled"] is False
+        assert table["deletion_protection_enabled"] is True
+    # reconciler_enabled / event_cleanup_enabled = false: neither rule is planned.
+    assert only("semaphore", "aws_cloudwatch_event_rule") == []
+
+    (status,) = only("status_table", "aws_dynamodb_table")
+    assert status["name"] == f"{PREFIX}-ledger"
+    assert (status["billing_mode"], status["read_capacity"], status["write_capacity"]) == (
+        "PROVISIONED",
+        3,
+        5,
+    )
+    assert status["point_in_time_recovery"][0]["enabled"] is False
+    assert status["deletion_protection_enabled"] is True
+    assert status["ttl"][0]["enabled"] is False
+    assert (status["stream_enabled"], status["stream_view_type"]) == (True, "KEYS_ONLY")
+    assert status["server_side_encryption"][0]["kms_key_arn"] == KMS_KEY
+    # The index is keyed through key_schema, not the deprecated hash_key/range_key.
+    (index,) = status["global_secondary_index"]
+    assert [(k["attribute_name"], k["key_type"]) for k in index["key_schema"]] == [
+        ("status_key", "HASH"),
+        ("update_time", "RANGE"),
+    ]
+
+    queues = only("sqs_throttle", "aws_sqs_queue")
+    assert len(queues) == 2
+    assert {(q["kms_master_key_id"], q["kms_data_key_reuse_period_seconds"]) for q in queues} == {
+        (KMS_KEY, 600)
+    }
+
+    (runs,) = [
+        after
+        for address, after in created.items()
+        if address.endswith("module.dag_aggregate[0].aws_dynamodb_table.runs[0]")
+    ]
+    assert runs["point_in_time_recovery"][0]["enabled"] is False

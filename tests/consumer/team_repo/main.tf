@@ -156,6 +156,8 @@ module "aggregates" {
   external_tables = ["raw.*"] # loaded by the ingestion team, not by a task
   strategy        = "simple-level"
   max_concurrency = 2
+  # Our SQL reads the raw schema, which no task builds (strict resolution).
+  external_tables = ["raw.*"]
   redshift = {
     database       = "dev"
     workgroup_name = var.redshift_workgroup_name
@@ -175,5 +177,5 @@ module "order_tasks" {
   source = "git::https://example.com/sfn-patterns.git//modules/status-table?ref=v0.2.0"
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
-  table_name = "${var.name_prefix}-order-tasks"
+  name = "${var.name_prefix}-order-tasks"
 }

@@ -1,0 +1,332 @@
+# terraform test (plan, mock providers): the create switch, the optional parts
+# (reconciler, event cleanup, wrapper, oldest-first gate, callback queue), PITR and
+# deletion protection, outputs with partition-aware static ARNs, and validations.
+# The rendered ASL is checked in asl.tftest.hcl. Run: make test
+# (tests/terraform/test_native.py).
+
+mock_provider "aws" {
+  mock_data "aws_partition" {
+    defaults = { partition = "aws", dns_suffix = "amazonaws.com" }
+  }
+  mock_data "aws_region" {
+    defaults = { region = "eu-west-1" }
+  }
+  mock_data "aws_caller_identity" {
+    defaults = { account_id = "123456789012" }
+  }
+  mock_data "aws_iam_policy_document" {
+    defaults = { json = "{}" }
+  }
+}
+
+mock_provider "local" {
+  mock_data "local_command" {
+    defaults = { stdout = "{\"filename\": \"x.zip\", \"base64sha256\": \"c2hh\", \"sha256\": \"73\", \"size\": \"1\"}" }
+  }
+}
+
+variables {
+  name = "demo"
+}
+
+run "callback_default_creates_lock_queue_callback_and_reconciler" {
+  command = plan
+
+  assert {
+    condition     = aws_dynamodb_table.this[0].name == "demo-semaphore" && aws_dynamodb_table.queue[0].name == "demo-semaphore-queue" && length(aws_dynamodb_table_item.lock) == 1
+    error_message = "strategy = callback (the default) keeps the lock item and a waiter queue table."
+  }
+  assert {
+    condition     = output.callback_function_name == "demo-semaphore" && output.strategy == "callback" && output.fairness == "fifo"
+    error_message = "The callback Lambda hands slots over in arrival order."
+  }
+  assert {
+    condition     = output.reconciler_function_name == "demo-reconciler" && length(aws_cloudwatch_event_rule.reconcile) == 1 && aws_cloudwatch_event_rule.reconcile[0].schedule_expression == "rate(5 minutes)"
+    error_message = "The reconciler is on by default, every 5 minutes."
+  }
+  assert {
+    condition     = length(aws_cloudwatch_event_rule.ended) == 0 && output.cleanup_function_name == null
+    error_message = "Without holder machines (and without the wrapper) there is nothing for the event cleanup to watch."
+  }
+  assert {
+    condition     = output.wrapper_state_machine_arn_static == null && output.wrapper_definition == null && output.gate_function_name == null
+    error_message = "No wrapper and no oldest-first gate unless asked for."
+  }
+  assert {
+    condition     = aws_dynamodb_table.this[0].point_in_time_recovery[0].enabled && aws_dynamodb_table.queue[0].point_in_time_recovery[0].enabled
+    error_message = "point_in_time_recovery_enabled is on by default for both tables."
+  }
+  assert {
+    condition     = !aws_dynamodb_table.this[0].deletion_protection_enabled && !aws_dynamodb_table.queue[0].deletion_protection_enabled
+    error_message = "deletion_protection_enabled is off by default."
+  }
+}
+
+run "pitr_and_deletion_protection_switch" {
+  command = plan
+
+  variables {
+    point_in_time_recovery_enabled = false
+    deletion_protection_enabled    = true
+  }
+
+  assert {
+    condition     = !aws_dynamodb_table.this[0].point_in_time_recovery[0].enabled && !aws_dynamodb_table.queue[0].point_in_time_recovery[0].enabled
+    error_message = "point_in_time_recovery_enabled reaches both tables."
+  }
+  assert {
+    condition     = aws_dynamodb_table.this[0].deletion_protection_enabled && aws_dynamodb_table.queue[0].deletion_protection_enabled
+    error_message = "deletion_protection_enabled reaches both tables."
+  }
+}
+
+run "reconciler_off" {
+  command = plan
+
+  variables {
+    reconciler_enabled = false
+  }
+
+  assert {
+    condition     = length(aws_cloudwatch_event_rule.reconcile) == 0 && length(aws_cloudwatch_event_target.reconcile) == 0 && length(aws_lambda_permission.reconcile) == 0 && output.reconciler_function_name == null
+    error_message = "reconciler_enabled = false creates no reconciler."
+  }
+}
+
+run "event_cleanup_watches_the_holder_machines" {
+  command = plan
+
+  variables {
+    strategy                  = "dynamodb"
+    holder_state_machine_arns = ["arn:aws:states:eu-west-1:123456789012:stateMachine:worker"]
+  }
+
+  assert {
+    condition     = output.cleanup_function_name == "demo-cleanup" && length(aws_cloudwatch_event_rule.ended) == 1
+    error_message = "With holder machines, the event cleanup is on by default."
+  }
+  assert {
+    condition     = jsondecode(aws_cloudwatch_event_rule.ended[0].event_pattern).detail.stateMachineArn == ["arn:aws:states:eu-west-1:123456789012:stateMachine:worker"] && jsondecode(aws_cloudwatch_event_rule.ended[0].event_pattern).detail.status == ["FAILED", "TIMED_OUT", "ABORTED"]
+    error_message = "The rule matches the holder machines' executions that ended FAILED, TIMED_OUT or ABORTED."
+  }
+  assert {
+    condition     = length(aws_dynamodb_table.queue) == 0 && output.callback_function_name == null
+    error_message = "strategy = dynamodb needs no queue table and no callback Lambda."
+  }
+}
+
+run "event_cleanup_off" {
+  command = plan
+
+  variables {
+    strategy                  = "dynamodb"
+    holder_state_machine_arns = ["arn:aws:states:eu-west-1:123456789012:stateMachine:worker"]
+    event_cleanup_enabled     = false
+  }
+
+  assert {
+    condition     = length(aws_cloudwatch_event_rule.ended) == 0 && length(aws_cloudwatch_event_target.ended) == 0 && output.cleanup_function_name == null
+    error_message = "event_cleanup_enabled = false creates no cleanup."
+  }
+}
+
+run "wrapper_on" {
+  command = plan
+
+  variables {
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:eu-west-1:123456789012:stateMachine:target"
+  }
+
+  assert {
+    condition     = output.wrapper_state_machine_arn_static == "arn:aws:states:eu-west-1:123456789012:stateMachine:demo-wrapper"
+    error_message = "The wrapper's static ARN is built from partition, region and account."
+  }
+  assert {
+    condition     = jsondecode(output.wrapper_definition).States["Run target"].Parameters.StateMachineArn == "arn:aws:states:eu-west-1:123456789012:stateMachine:target"
+    error_message = "The wrapper runs target_state_machine_arn."
+  }
+  assert {
+    condition     = length(aws_cloudwatch_event_rule.ended) == 1 && contains(jsondecode(aws_cloudwatch_event_rule.ended[0].event_pattern).detail.stateMachineArn, output.wrapper_state_machine_arn_static)
+    error_message = "The wrapper is a holder: the event cleanup watches it."
+  }
+}
+
+run "wrapper_target_in_another_account" {
+  command = plan
+
+  variables {
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:us-east-1:210987654321:stateMachine:target"
+    target_role_arn          = "arn:aws:iam::210987654321:role/semaphore-target"
+  }
+
+  assert {
+    condition     = jsondecode(output.wrapper_definition).States["Run target"].Credentials == { RoleArn = "arn:aws:iam::210987654321:role/semaphore-target" }
+    error_message = "The wrapper's Run target Task assumes target_role_arn (ASL Credentials)."
+  }
+  assert {
+    condition     = output.target_role_arn == "arn:aws:iam::210987654321:role/semaphore-target"
+    error_message = "target_role_arn is an output (the other account's trust policy names the wrapper's role)."
+  }
+}
+
+run "oldest_first_has_a_gate_and_no_lock" {
+  command = plan
+
+  variables {
+    strategy = "oldest-first"
+  }
+
+  assert {
+    condition     = output.gate_function_name == "demo-oldest-first-gate" && length(aws_dynamodb_table.this) == 0 && length(aws_dynamodb_table.queue) == 0
+    error_message = "oldest-first is a ListExecutions gate in a Lambda, without tables."
+  }
+  assert {
+    condition     = length(aws_cloudwatch_event_rule.reconcile) == 0 && output.table_arn == null
+    error_message = "Without a lock item there is nothing to reconcile."
+  }
+}
+
+run "caller_policy_names_this_table" {
+  command = plan
+
+  variables {
+    strategy = "dynamodb"
+  }
+
+  assert {
+    condition     = one(data.aws_iam_policy_document.caller[0].statement).resources == toset(["arn:aws:dynamodb:eu-west-1:123456789012:table/demo-semaphore"])
+    error_message = "Callers embedding the fragments may update this lock table only."
+  }
+}
+
+run "static_arns_follow_the_partition" {
+  command = plan
+
+  override_data {
+    target = data.aws_partition.current
+    values = { partition = "aws-us-gov", dns_suffix = "amazonaws.com" }
+  }
+  override_data {
+    target = data.aws_region.current
+    values = { region = "us-gov-west-1" }
+  }
+
+  variables {
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws-us-gov:states:us-gov-west-1:123456789012:stateMachine:target"
+  }
+
+  assert {
+    condition     = output.wrapper_state_machine_arn_static == "arn:aws-us-gov:states:us-gov-west-1:123456789012:stateMachine:demo-wrapper"
+    error_message = "The wrapper's static ARN takes the partition from aws_partition."
+  }
+  assert {
+    condition     = toset([for s in data.aws_iam_policy_document.caller[0].statement : s.sid]) == toset(["SemaphoreInvokeCallback"]) && one(data.aws_iam_policy_document.caller[0].statement).resources == toset(["arn:aws-us-gov:lambda:us-gov-west-1:123456789012:function:demo-semaphore", "arn:aws-us-gov:lambda:us-gov-west-1:123456789012:function:demo-semaphore:*"])
+    error_message = "The callers' policy names the callback Lambda in the partition."
+  }
+}
+
+run "create_false_makes_nothing" {
+  command = plan
+
+  variables {
+    create                    = false
+    create_wrapper            = true
+    target_state_machine_arn  = "arn:aws:states:eu-west-1:123456789012:stateMachine:target"
+    holder_state_machine_arns = ["arn:aws:states:eu-west-1:123456789012:stateMachine:worker"]
+  }
+
+  assert {
+    condition = (length(aws_dynamodb_table.this) + length(aws_dynamodb_table.queue) + length(aws_dynamodb_table_item.lock)
+      + length(aws_cloudwatch_event_rule.reconcile) + length(aws_cloudwatch_event_rule.ended) + length(data.aws_iam_policy_document.caller)
+    ) == 0
+    error_message = "create = false must create no resource."
+  }
+  assert {
+    condition     = output.callback_function_name == null && output.reconciler_function_name == null && output.cleanup_function_name == null && output.wrapper_state_machine_arn == null && output.wrapper_state_machine_arn_static == null
+    error_message = "create = false creates no function and no wrapper."
+  }
+  assert {
+    condition     = output.acquire_states == null && output.release_states == null && output.caller_policy_json == null
+    error_message = "No fragments without the semaphore."
+  }
+}
+
+run "rejects_an_unknown_strategy" {
+  command = plan
+  variables {
+    strategy = "mutex"
+  }
+  expect_failures = [var.strategy]
+}
+
+run "rejects_fifo_outside_dynamodb" {
+  command = plan
+  variables {
+    strategy = "callback"
+    fairness = "fifo"
+  }
+  expect_failures = [var.fairness]
+}
+
+run "rejects_a_wrapper_without_a_target" {
+  command = plan
+  variables {
+    create_wrapper = true
+  }
+  expect_failures = [var.target_state_machine_arn]
+}
+
+run "rejects_a_zero_limit" {
+  command = plan
+  variables {
+    semaphore_limit = 0
+  }
+  expect_failures = [var.semaphore_limit]
+}
+
+run "rejects_a_max_wait_below_the_min" {
+  command = plan
+  variables {
+    wait_min_seconds = 10
+    wait_max_seconds = 5
+  }
+  expect_failures = [var.wait_max_seconds]
+}
+
+run "rejects_a_holder_that_is_not_a_state_machine" {
+  command = plan
+  variables {
+    holder_state_machine_arns = ["arn:aws:lambda:eu-west-1:123456789012:function:worker"]
+  }
+  expect_failures = [var.holder_state_machine_arns]
+}
+
+run "rejects_a_target_role_that_is_not_a_role" {
+  command = plan
+  variables {
+    target_role_arn = "arn:aws:iam::123456789012:user/x"
+  }
+  expect_failures = [var.target_role_arn]
+}
+
+run "rejects_a_prefix_that_breaks_the_json" {
+  command = plan
+  variables {
+    fragment_state_prefix = "Sem\"aphore"
+  }
+  expect_failures = [var.fragment_state_prefix]
+}
+
+run "history_over_the_budget_fails_the_plan" {
+  command = plan
+  variables {
+    strategy                = "dynamodb"
+    wait_min_seconds        = 1
+    wait_max_seconds        = 2
+    acquire_timeout_seconds = 86400
+  }
+  expect_failures = [data.aws_partition.current]
+}
