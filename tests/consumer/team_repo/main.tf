@@ -156,8 +156,6 @@ module "aggregates" {
   external_tables = ["raw.*"] # loaded by the ingestion team, not by a task
   strategy        = "simple-level"
   max_concurrency = 2
-  # Our SQL reads the raw schema, which no task builds (strict resolution).
-  external_tables = ["raw.*"]
   redshift = {
     database       = "dev"
     workgroup_name = var.redshift_workgroup_name
