@@ -155,13 +155,18 @@ def task_costs(
             problems.append(f"{strategy}: {measured['events']} history events, formula {expected}")
         tasks = len(plan.level)
         return measured["transitions"] / tasks, measured["events"] / tasks, problems
+    # This run's task executions only: the machine keeps its name (and ARN) across the
+    # applies of one workspace, and LocalStack lists the earlier runs' executions too.
     executions = [
         e
         for page in sfn.get_paginator("list_executions").paginate(
             stateMachineArn=outputs["task_state_machine_arn"]
         )
         for e in page["executions"]
+        if e["startDate"] >= execution["startDate"]
     ]
+    if len(executions) != len(plan.level):
+        problems.append(f"dependency: {len(executions)} task executions, {len(plan.level)} tasks")
     per_task = [costs(history_of(sfn, e["executionArn"]), options.completion) for e in executions]
     for measured in per_task:
         expected = history.task_execution_history(options, measured["polls"])

@@ -72,7 +72,7 @@ def assert_all_free(aws: Callable, deployed: dict) -> None:
     assert queue_items(aws, deployed) == []
 
 
-def settle(aws: Callable, deployed: dict, timeout: float = 30) -> None:
+def settle(aws: Callable, deployed: dict, timeout: float = 90) -> None:
     """Wait for the event cleanup (asynchronous) to finish, then check nothing leaked."""
 
     def free() -> bool:
@@ -131,6 +131,14 @@ def test_24_executions_never_exceed_the_limit(aws: Callable, deployed: dict) -> 
         ]
         for first, second in itertools.pairwise(starts):
             window = [e["type"] for e in events[first:second]]
+            # LocalStack 4.9.2 also records a wake-up that lands just after the
+            # period's timeout as TaskSucceeded (AWS refuses it: TaskTimedOut); the
+            # re-check that follows finds the slot all the same.
+            window = [
+                t
+                for i, t in enumerate(window)
+                if not (t == "TaskSucceeded" and i and window[i - 1] == "TaskTimedOut")
+            ]
             assert [t for t in window if t != "TaskSubmitted"] == [
                 "TaskStateEntered",
                 "TaskScheduled",
