@@ -59,7 +59,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
 
 from sfn_patterns.sqs_throttle.producer import enqueue  # noqa: E402
-from sfn_patterns_localstack.demo import peak_overlap  # noqa: E402
+from sfn_patterns_localstack.demo import history, peak_overlap  # noqa: E402
 from sfn_patterns_localstack.terraform import Workspace  # noqa: E402
 
 SEMAPHORE_SCHEMES = {
@@ -167,18 +167,6 @@ def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     rank = max(1, -(-len(ordered) * pct // 100))
     return ordered[int(rank) - 1]
-
-
-def history(sfn: Any, arn: str) -> list[dict[str, Any]]:
-    """Every event of an execution."""
-    events: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"executionArn": arn, "maxResults": 1000}
-    while True:
-        page = sfn.get_execution_history(**kwargs)
-        events += page["events"]
-        if not page.get("nextToken"):
-            return events
-        kwargs["nextToken"] = page["nextToken"]
 
 
 def wait_all(sfn: Any, arns: list[str], timeout: float) -> list[dict[str, Any]]:

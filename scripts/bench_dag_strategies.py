@@ -54,6 +54,7 @@ from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
 from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.simulate import critical_path, lower_bound, simulate
 from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
+from sfn_patterns_localstack.demo import history as history_of
 from sfn_patterns_localstack.terraform import Workspace
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "dag-aggregate"
@@ -111,19 +112,6 @@ def _wait(sfn: Any, arn: str, timeout: float) -> dict[str, Any]:
             raise RuntimeError(f"{arn} still runs after {timeout:.0f} s")
         time.sleep(0.5)
     return described
-
-
-def history_of(sfn: Any, arn: str) -> list[dict[str, Any]]:
-    """Every event of one execution."""
-    events, token = [], None
-    while True:
-        page = sfn.get_execution_history(
-            executionArn=arn, maxResults=1000, **({"nextToken": token} if token else {})
-        )
-        events += page["events"]
-        token = page.get("nextToken")
-        if not token:
-            return events
 
 
 def costs(events: list[dict[str, Any]], completion: str) -> dict[str, int]:
@@ -281,15 +269,18 @@ def scale_sql(directory: Path, n: int, seed: int) -> list[str]:
 
 def _history(sfn: Any, arn: str) -> tuple[int, int]:
     """(events, largest input/output in bytes) of one execution."""
-    events, largest = 0, 0
-    for page in sfn.get_paginator("get_execution_history").paginate(executionArn=arn):
-        for event in page["events"]:
-            events += 1
-            for details in event.values():
-                if isinstance(details, dict):
-                    for key in ("input", "output"):
-                        largest = max(largest, len(str(details.get(key) or "").encode()))
-    return events, largest
+    events = history_of(sfn, arn)
+    largest = max(
+        (
+            len(str(details.get(key) or "").encode())
+            for event in events
+            for details in event.values()
+            if isinstance(details, dict)
+            for key in ("input", "output")
+        ),
+        default=0,
+    )
+    return len(events), largest
 
 
 def _dynamodb_requests(logs: Any, group: str, since_ms: int) -> int:

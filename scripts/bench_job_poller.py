@@ -44,6 +44,7 @@ from typing import Any
 import boto3
 
 from sfn_patterns.job_poller.store import execution_key
+from sfn_patterns_localstack.demo import history
 from sfn_patterns_localstack.terraform import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,20 +134,6 @@ def polls_for(
     if mode == "event":
         return max(0, math.ceil(duration / fallback) - 1)
     return max(0, math.ceil((duration - initial_wait) / interval))
-
-
-def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
-    """Every event of one execution, oldest first."""
-    events, token = [], None
-    while True:
-        kwargs = {"executionArn": execution_arn, "maxResults": 1000}
-        if token:
-            kwargs["nextToken"] = token
-        page = sfn.get_execution_history(**kwargs)
-        events += page["events"]
-        token = page.get("nextToken")
-        if not token:
-            return events
 
 
 def measure(mode: str, events: list[dict[str, Any]]) -> dict[str, Any]:
