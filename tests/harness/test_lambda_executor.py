@@ -39,6 +39,13 @@ def handler(event, context):
     time.sleep(event.get("seconds", 0))
     return "slept"
 """,
+    "window": """
+import time
+def handler(event, context):
+    start = time.time()
+    time.sleep(event["seconds"])
+    print(f"WINDOW {start:.3f} {time.time():.3f}")
+""",
     "crash": """
 import os
 def handler(event, context):
@@ -251,3 +258,33 @@ def test_stopping_localstack_leaves_no_process(tmp_path: Path) -> None:
     finally:
         instance.stop()
     assert _wait_until_gone("orphan-check") == []
+
+
+def test_asynchronous_invokes_run_beyond_six_at_once(aws, make_function) -> None:
+    """LocalStack's pool of six threads per function is widened (lambda_async_fix).
+
+    Ten Event invokes of a handler that holds for 6 s: on AWS (and with the patch)
+    they overlap; with LocalStack's default pool at most six would run at once. The
+    oracle is the handlers' own start and end times, read back from their logs.
+    """
+    name = make_function("window", timeout=30)
+    client = aws("lambda")
+    for _ in range(10):
+        client.invoke(FunctionName=name, InvocationType="Event", Payload=json.dumps({"seconds": 6}))
+    logs = aws("logs")
+    windows: list[tuple[float, float]] = []
+    deadline = time.monotonic() + 90
+    while len(windows) < 10 and time.monotonic() < deadline:
+        time.sleep(1)
+        try:
+            events = logs.filter_log_events(logGroupName=f"/aws/lambda/{name}")["events"]
+        except logs.exceptions.ResourceNotFoundException:
+            continue
+        windows = [
+            (float(parts[1]), float(parts[2]))
+            for parts in (e["message"].split() for e in events)
+            if parts and parts[0] == "WINDOW"
+        ]
+    assert len(windows) == 10, windows
+    most = max(sum(1 for s, e in windows if s <= start < e) for start, _ in windows)
+    assert most > 6, sorted(windows)

@@ -2,6 +2,8 @@
 
 * StopExecution of an execution parked on a task token ends it ABORTED at once (plain
   4.9.2 leaves it RUNNING until the token's timeout, then FAILS it with States.Timeout).
+* A definition is parsed once, not once per execution (``sfn_parse_cache``), and its
+  parsed program is shared safely by concurrent executions.
 * JSONPath variables can be read (``$var``): bootstrap installs Java 21 and the JSONata
   jars offline, and the harness links them into LocalStack.
 """
@@ -124,3 +126,70 @@ def test_workflow_variables_can_be_read(aws: Callable) -> None:
     described = wait_done(sfn, execution, timeout=60)  # the first read starts the JVM
     assert described["status"] == "SUCCEEDED", described
     assert json.loads(described["output"]) == {"seen": 1}
+
+
+def test_executions_sharing_one_parsed_definition_keep_their_own_data(aws: Callable) -> None:
+    """The parse cache shares one program and its JSONPaths between executions.
+
+    Twelve executions of one machine run at once, each through Parameters, a Map
+    with concurrent iterations, ResultPath and OutputPath; each output must be
+    built from its own input only (the oracle is the input, not the machine).
+    """
+    arn = machine(
+        aws,
+        {
+            "StartAt": "Shape",
+            "States": {
+                "Shape": {
+                    "Type": "Pass",
+                    "Parameters": {"id.$": "$.id", "items.$": "$.items"},
+                    "Next": "Each",
+                },
+                "Each": {
+                    "Type": "Map",
+                    "ItemsPath": "$.items",
+                    "MaxConcurrency": 4,
+                    "ItemSelector": {"owner.$": "$.id", "value.$": "$$.Map.Item.Value"},
+                    "ItemProcessor": {
+                        "StartAt": "Wait",
+                        "States": {
+                            "Wait": {"Type": "Wait", "Seconds": 1, "Next": "Tag"},
+                            "Tag": {
+                                "Type": "Pass",
+                                "Parameters": {"owner.$": "$.owner", "value.$": "$.value"},
+                                "End": True,
+                            },
+                        },
+                    },
+                    "ResultPath": "$.tagged",
+                    "OutputPath": "$.tagged",
+                    "End": True,
+                },
+            },
+        },
+    )
+    sfn = aws("stepfunctions")
+    inputs = {f"run-{i}": [f"run-{i}-item-{j}" for j in range(i % 4 + 2)] for i in range(12)}
+    executions = {
+        run: sfn.start_execution(
+            stateMachineArn=arn, input=json.dumps({"id": run, "items": items})
+        )["executionArn"]
+        for run, items in inputs.items()
+    }
+    for run, execution in executions.items():
+        described = wait_done(sfn, execution, timeout=60)
+        assert described["status"] == "SUCCEEDED", described
+        assert json.loads(described["output"]) == [
+            {"owner": run, "value": item} for item in inputs[run]
+        ]
+
+
+def test_a_definition_that_does_not_parse_is_refused_every_time(aws: Callable) -> None:
+    """Only parsed programs are cached: a broken definition fails on each attempt."""
+    sfn = aws("stepfunctions")
+    broken = json.dumps({"StartAt": "A", "States": {"A": {"Type": "Pass", "Nxt": "B"}}})
+    for _ in range(2):
+        with pytest.raises(sfn.exceptions.InvalidDefinition):
+            sfn.create_state_machine(
+                name=f"fix-{uuid.uuid4().hex[:8]}", definition=broken, roleArn=ROLE
+            )
