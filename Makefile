@@ -19,10 +19,9 @@ bootstrap: ## Install the toolchain: .venv, Terraform, providers (idempotent, ca
 demo: bootstrap ## Start LocalStack, deploy every pattern, run each, write build/demo-report/index.html
 	@$(VENV)/bin/sfn-patterns demo
 
-# Four workers, one LocalStack each: the suite mostly waits on executions, so on 2 cores
-# 4 beat 3 (pytest 17.3 against 19.8 minutes, 2026-11-24). A file's tests stay on one
-# worker (they share its deployment). The 25 slowest tests are printed at the end.
-PYTEST_WORKERS ?= 4
+# Three workers, one LocalStack each; a file's tests stay on one worker (they share
+# its deployment). The 25 slowest tests are printed at the end.
+PYTEST_WORKERS ?= 3
 test: check ## Run the static checks and every test (unit + LocalStack integration)
 	@$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 

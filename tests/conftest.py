@@ -48,7 +48,7 @@ def aws(localstack_endpoint: str) -> Callable[..., object]:
     return client_factory(localstack_endpoint)
 
 
-# Scheduling under pytest-xdist (`make test` runs `-n 4 --dist loadfile`): a file's
+# Scheduling under pytest-xdist (`make test` runs `-n 3 --dist loadfile`): a file's
 # tests stay on one worker (they share a module-scoped deployment), and workers take
 # files in collection order. The longest files go first, so none of them starts
 # last and sets the run's length: slow-marked files, then files that apply Terraform,
