@@ -97,6 +97,11 @@ variable "kms_key_arn" {
   description = "Customer managed KMS key for the table, the log group and the function's environment; null uses AWS managed keys."
   type        = string
   default     = null
+
+  validation {
+    condition     = var.kms_key_arn == null || can(regex("^arn:aws[a-z-]*:kms:", var.kms_key_arn))
+    error_message = "kms_key_arn must be a KMS key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID), not a key ID or alias name: log groups and IAM policies need the ARN. Use null for AWS managed keys."
+  }
 }
 
 variable "cloudwatch_logs_retention_in_days" {

@@ -221,3 +221,11 @@ run "rejects_a_token_ttl_under_an_hour" {
   }
   expect_failures = [var.token_ttl_seconds]
 }
+
+run "rejects_a_kms_key_id_instead_of_an_arn" {
+  command = plan
+  variables {
+    kms_key_arn = "1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+  expect_failures = [var.kms_key_arn]
+}

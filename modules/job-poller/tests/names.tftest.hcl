@@ -87,3 +87,12 @@ run "a_longer_name_is_refused" {
 
   expect_failures = [var.name]
 }
+
+run "rejects_a_kms_key_id_instead_of_an_arn" {
+  command = plan
+  variables {
+    name        = "jp"
+    kms_key_arn = "1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+  expect_failures = [var.kms_key_arn]
+}

@@ -126,3 +126,11 @@ run "arns_follow_the_partition" {
     error_message = "ARNs take the partition from data.aws_partition."
   }
 }
+
+run "rejects_a_kms_key_id_instead_of_an_arn" {
+  command = plan
+  variables {
+    kms_key_arn = "1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+  expect_failures = [var.kms_key_arn]
+}

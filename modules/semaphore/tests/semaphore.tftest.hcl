@@ -330,3 +330,11 @@ run "history_over_the_budget_fails_the_plan" {
   }
   expect_failures = [data.aws_partition.current]
 }
+
+run "rejects_a_kms_key_id_instead_of_an_arn" {
+  command = plan
+  variables {
+    kms_key_arn = "1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+  expect_failures = [var.kms_key_arn]
+}
