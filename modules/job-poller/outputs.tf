@@ -57,6 +57,16 @@ output "metadata_table_name" {
   value       = one(aws_dynamodb_table.metadata[*].name)
 }
 
+output "metadata_table_arn" {
+  description = "ARN of the metadata table, known at plan time, for your own policies (null unless the table is created)."
+  value       = one([for table in aws_dynamodb_table.metadata : local.table_arn])
+}
+
+output "metadata_bucket_arn" {
+  description = "ARN of the metadata bucket, known at plan time, for your own policies (null unless the bucket is created)."
+  value       = one([for bucket in aws_s3_bucket.metadata : local.bucket_arn])
+}
+
 output "state_path" {
   description = "JSONPath under which the loop keeps its data (run.handle, status, error; loop.wait_count with polling = loop)."
   value       = local.state_path

@@ -140,6 +140,11 @@ run "lambda_variant_in_aws_cn" {
   }
 
   assert {
+    condition     = output.metadata_bucket_arn == "arn:aws-cn:s3:::jp-job-poller-123456789012" && output.metadata_table_arn == null
+    error_message = "The s3 store's bucket ARN is known at plan time, in the partition; no table, no table ARN."
+  }
+
+  assert {
     condition     = length(regexall("\\barn:[a-z0-9-]*:", jsonencode([output.definition, output.state_machine_arn_static, local.policy_statements]))) >= 12
     error_message = "The definition and the statements hold the ARNs of the Lambdas, the store, the token table and the state machine."
   }
@@ -201,7 +206,13 @@ run "lambda_variant_in_aws_us_gov" {
   providers = { aws = aws.gov, local = local }
 
   variables {
-    completion = "event"
+    completion     = "event"
+    metadata_store = "dynamodb"
+  }
+
+  assert {
+    condition     = output.metadata_table_arn == "arn:aws-us-gov:dynamodb:us-gov-west-1:123456789012:table/jp-job-poller" && output.metadata_bucket_arn == null
+    error_message = "The dynamodb store's table ARN is known at plan time, in the partition and region; no bucket, no bucket ARN."
   }
 
   assert {

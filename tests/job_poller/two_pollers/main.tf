@@ -36,7 +36,7 @@ locals {
       comment          = "two pollers"
       name             = name
       state_path       = "$.job_poller.${name}"
-      run_job_resource = "arn:aws:states:::lambda:invoke"
+      run_job_resource = "arn:${data.aws_partition.current.partition}:states:::lambda:invoke"
       run_job_parameters = jsonencode({
         FunctionName = module.poller.lambda_function_arns.run_job
         Payload = {
@@ -102,7 +102,7 @@ resource "aws_sfn_state_machine" "two" {
 # The Lambda-ARN adapter mode: a third module instance whose generic Lambdas call
 # the sample job's adapter through a Lambda (sample_job.adapter_handler),
 # synchronously, instead of importing it.
-data "aws_caller_identity" "current" {}
+data "aws_partition" "current" {}
 
 module "adapter" {
   source = "../../../modules/lambda-function"
@@ -122,7 +122,7 @@ module "adapter" {
   policy_statements = [
     {
       actions   = ["dynamodb:GetItem", "dynamodb:PutItem"]
-      resources = ["arn:aws:dynamodb:us-east-1:${data.aws_caller_identity.current.account_id}:table/${var.name_prefix}-job-poller"]
+      resources = [module.poller.metadata_table_arn]
     },
     {
       actions   = ["lambda:InvokeFunction"]
