@@ -10,11 +10,17 @@ mapped to provider packages through each package's generated
 the code. When a type maps to no package the answer is "build everything"
 (``full``), never a provider that lacks a type.
 
+Every build, trimmed or full, also gets one addition (``patch_poll_cap``): an
+opt-in cap on the provider's pauses between consistency checks, which the
+LocalStack harness turns on (see ``POLL_CAP_GO``). Unset, the provider is upstream's.
+
 Usage:
-  aws_provider_trim.py types ROOT              print the aws_* types ROOT uses
-  aws_provider_trim.py plan ROOT SRC           print the packages to build, or "full"
-  aws_provider_trim.py apply ROOT SRC DEST     copy SRC to DEST trimmed (or whole, when
-                                               the plan is "full"); prints the plan
+  aws_provider_trim.py types ROOT                  print the aws_* types ROOT uses
+  aws_provider_trim.py plan [--full] ROOT SRC      print the packages to build, or "full"
+  aws_provider_trim.py apply [--full] ROOT SRC DEST
+                                                   copy SRC to DEST trimmed (or whole, when
+                                                   the plan is "full"), add the poll cap;
+                                                   prints the plan
 
 Standard library only: it runs before any virtualenv exists.
 """
@@ -42,6 +48,48 @@ AWSCLIENT_GEN = "internal/conns/awsclient_gen.go"
 SERVICE_IMPORT = "github.com/hashicorp/terraform-provider-aws/internal/service/"
 # Only what `go build .` reads: not the 100+ MB of website and docs.
 COPY = ("go.mod", "go.sum", "main.go", "internal", "names", "version")
+
+# The one source change every build gets. The provider waits out AWS's eventual
+# consistency with fixed pauses between repeated reads: 10 s and then 10 matching
+# reads 5 s apart for an S3 lifecycle configuration, 6 reads 5 s apart for a new SQS
+# queue, 5 s before the first read of a new Lambda function or DynamoDB table. On
+# LocalStack, which is consistent at once, those pauses were most of an apply (the
+# job-poller example: 84 s, 40 of them on one lifecycle configuration). Every such
+# pause goes through backoff.Loop.sleep; the patch lets an environment variable cap
+# it. The same checks still run, as many times and in the same order.
+POLL_CAP_ENV = "SFN_PATTERNS_PROVIDER_MAX_POLL_DELAY"
+POLL_CAP_ID = "pollcap1"  # part of the build's cache key: a new patch rebuilds
+BACKOFF_GO = "internal/backoff/backoff.go"
+SLEEP_ANCHOR = "func (r *Loop) sleep(ctx context.Context, d time.Duration) {\n"
+POLL_CAP_FILE = "internal/backoff/sfn_patterns_poll_cap.go"
+POLL_CAP_GO = f"""// Added by sfn-patterns' build (scripts/aws_provider_trim.py): not upstream.
+
+package backoff
+
+import (
+\t"os"
+\t"time"
+)
+
+// maxPollDelay caps every pause of a Loop when {POLL_CAP_ENV} holds a
+// positive Go duration ("200ms"). The sfn-patterns LocalStack harness sets it:
+// LocalStack is consistent at once, so AWS-sized pauses between consistency checks
+// only slow the tests. Unset or invalid, pauses are upstream's.
+var maxPollDelay = func() time.Duration {{
+\td, err := time.ParseDuration(os.Getenv("{POLL_CAP_ENV}"))
+\tif err != nil || d <= 0 {{
+\t\treturn 0
+\t}}
+\treturn d
+}}()
+
+func capPollDelay(d time.Duration) time.Duration {{
+\tif maxPollDelay > 0 && d > maxPollDelay {{
+\t\treturn maxPollDelay
+\t}}
+\treturn d
+}}
+"""
 
 
 def used_types(root: Path) -> set[str]:
@@ -72,10 +120,11 @@ class Plan:
     reason: str
 
     def digest(self) -> str:
-        """The build's cache key: ``full``, or a hash of the package set."""
+        """The build's cache key: ``full-<patch>``, or a hash of the packages and the patch."""
         if self.full:
-            return "full"
-        return hashlib.sha256(",".join(self.packages).encode()).hexdigest()[:12]
+            return f"full-{POLL_CAP_ID}"
+        key = ",".join((*self.packages, POLL_CAP_ID))
+        return hashlib.sha256(key.encode()).hexdigest()[:12]
 
     def describe(self) -> str:
         """One line for the bootstrap's progress output."""
@@ -84,8 +133,10 @@ class Plan:
         return f"{len(self.packages)} service packages: {' '.join(self.packages)}"
 
 
-def plan(root: Path, src: Path) -> Plan:
+def plan(root: Path, src: Path, full: bool = False) -> Plan:
     """The service packages ROOT's configurations need, or a full build when one is unknown."""
+    if full:
+        return Plan((), True, "asked for")
     types = used_types(root)
     index = type_index(src)
     missing = sorted(t for t in types if t not in index)
@@ -157,9 +208,26 @@ def called_accessors(dest: Path, accessors: set[str]) -> set[str]:
     return used
 
 
-def apply(root: Path, src: Path, dest: Path) -> Plan:
+def patch_poll_cap(dest: Path) -> None:
+    """Add the opt-in pause cap (see ``POLL_CAP_GO``) to the provider source in DEST.
+
+    Fails, naming the file, when upstream's ``Loop.sleep`` no longer looks as
+    expected: a build that silently lost the cap would only be slower, so say so.
+    """
+    path = dest / BACKOFF_GO
+    text = path.read_text()
+    if text.count(SLEEP_ANCHOR) != 1:
+        raise SystemExit(
+            f"{path}: expected one `{SLEEP_ANCHOR.strip()}`; the provider source changed, "
+            "update patch_poll_cap in scripts/aws_provider_trim.py"
+        )
+    path.write_text(text.replace(SLEEP_ANCHOR, SLEEP_ANCHOR + "\td = capPollDelay(d)\n"))
+    (dest / POLL_CAP_FILE).write_text(POLL_CAP_GO)
+
+
+def apply(root: Path, src: Path, dest: Path, full: bool = False) -> Plan:
     """Copy SRC to DEST (writable), trimmed to ROOT's services unless the plan is full."""
-    the_plan = plan(root, src)
+    the_plan = plan(root, src, full)
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -171,6 +239,7 @@ def apply(root: Path, src: Path, dest: Path) -> Plan:
             shutil.copy(source, dest / name)
     for path in dest.rglob("*"):  # the module cache is read-only; the copy must not be
         path.chmod(0o755 if path.is_dir() else 0o644)
+    patch_poll_cap(dest)
     if the_plan.full:
         return the_plan
     keep = set(the_plan.packages)
@@ -193,18 +262,20 @@ def main(argv: list[str] | None = None) -> int:
     p_plan.add_argument("root", type=Path)
     p_plan.add_argument("src", type=Path)
     p_plan.add_argument("--digest", action="store_true", help="print only the cache key")
+    p_plan.add_argument("--full", action="store_true", help="every service package")
     p_apply = sub.add_parser("apply", help="write a trimmed copy of the provider source")
     p_apply.add_argument("root", type=Path)
     p_apply.add_argument("src", type=Path)
     p_apply.add_argument("dest", type=Path)
+    p_apply.add_argument("--full", action="store_true", help="every service package")
     args = parser.parse_args(argv)
     if args.command == "types":
         print("\n".join(sorted(used_types(args.root))))
     elif args.command == "plan":
-        the_plan = plan(args.root, args.src)
+        the_plan = plan(args.root, args.src, args.full)
         print(the_plan.digest() if args.digest else the_plan.describe())
     else:
-        print(apply(args.root, args.src, args.dest).describe())
+        print(apply(args.root, args.src, args.dest, args.full).describe())
     return 0
 
 

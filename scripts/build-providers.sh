@@ -5,7 +5,10 @@
 #
 # The AWS provider is built with only the service packages that this repository's
 # Terraform uses (scripts/aws_provider_trim.py generates the list from the *.tf
-# files; a type it cannot map, or SFN_PATTERNS_AWS_PROVIDER=full, builds all of it).
+# files; a type it cannot map, or SFN_PATTERNS_AWS_PROVIDER=full, builds all of it),
+# plus an opt-in cap on its pauses between consistency checks that only the
+# LocalStack harness turns on (SFN_PATTERNS_PROVIDER_MAX_POLL_DELAY; unset, the
+# provider behaves as upstream's).
 #
 # Idempotent: a provider whose binary is already in the mirror, built for the same
 # service list, is never rebuilt.
@@ -42,10 +45,13 @@ for spec in "${providers[@]}"; do
   bin="$dest/terraform-provider-${name}_v${version}_x5"
   src=""
   want="full"
-  if [[ "$name" == aws && "${SFN_PATTERNS_AWS_PROVIDER:-trimmed}" != full ]]; then
-    # The service list depends on the provider source (type -> package index).
+  if [[ "$name" == aws ]]; then
+    # The service list depends on the provider source (type -> package index); the
+    # cache key also names the poll-cap patch, so a new patch rebuilds.
+    full_flag=()
+    [[ "${SFN_PATTERNS_AWS_PROVIDER:-trimmed}" == full ]] && full_flag=(--full)
     src=$(go mod download -json "$module@$modver" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
-    want=$(python3 "$root/scripts/aws_provider_trim.py" plan --digest "$root" "$src")
+    want=$(python3 "$root/scripts/aws_provider_trim.py" plan "${full_flag[@]}" --digest "$root" "$src")
   fi
   if [[ -x "$bin" && "$(cat "$dest/.services" 2>/dev/null || echo full)" == "$want" ]]; then
     log "hashicorp/$name $version: cached ($bin)"
@@ -56,13 +62,8 @@ for spec in "${providers[@]}"; do
   build_dir="$src"
   if [[ "$name" == aws ]]; then
     build_dir="$(dirname "$mirror")/build/aws-src-$$"
-    if [[ "${SFN_PATTERNS_AWS_PROVIDER:-trimmed}" == full ]]; then
-      log "hashicorp/aws $version: full build (SFN_PATTERNS_AWS_PROVIDER=full): about 30 minutes and 9 GiB on 2 cores"
-      build_dir="$src"
-    else
-      log "hashicorp/aws $version: $(python3 "$root/scripts/aws_provider_trim.py" apply "$root" "$src" "$build_dir")"
-      want=$(python3 "$root/scripts/aws_provider_trim.py" plan --digest "$root" "$src")
-    fi
+    [[ ${#full_flag[@]} -eq 0 ]] || log "hashicorp/aws $version: full build (SFN_PATTERNS_AWS_PROVIDER=full): about 30 minutes and 9 GiB on 2 cores"
+    log "hashicorp/aws $version: $(python3 "$root/scripts/aws_provider_trim.py" apply "${full_flag[@]}" "$root" "$src" "$build_dir")"
   fi
   log "hashicorp/$name $version: building"
   mkdir -p "$dest"

@@ -75,8 +75,41 @@ def test_a_type_no_package_defines_falls_back_to_the_full_build(tmp_path: Path) 
     src = fake_provider(tmp_path, {"sqs": ["aws_sqs_queue"]})
     plan = trim.plan(tmp_path / "root", src)
     assert plan.full is True
-    assert plan.digest() == "full"
+    assert plan.digest() == f"full-{trim.POLL_CAP_ID}"
     assert "aws_brand_new" in plan.describe()
+
+
+def test_the_cache_key_names_the_patch_so_a_new_patch_rebuilds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "root/main.tf", 'resource "aws_sqs_queue" "q" {}\n')
+    src = fake_provider(tmp_path, {"sqs": ["aws_sqs_queue"]})
+    before = trim.plan(tmp_path / "root", src).digest()
+    monkeypatch.setattr(trim, "POLL_CAP_ID", "pollcap-next")
+    assert trim.plan(tmp_path / "root", src).digest() != before
+    assert trim.plan(tmp_path / "root", src, full=True).digest() == "full-pollcap-next"
+
+
+SLEEP_FUNC = (
+    "func (r *Loop) sleep(ctx context.Context, d time.Duration) {\n"
+    "\tif d == 0 {\n\t\treturn\n\t}\n}\n"
+)
+
+
+def test_the_poll_cap_goes_first_in_loop_sleep_and_brings_its_file(tmp_path: Path) -> None:
+    write(tmp_path / trim.BACKOFF_GO, "package backoff\n\n" + SLEEP_FUNC)
+    trim.patch_poll_cap(tmp_path)
+    patched = (tmp_path / trim.BACKOFF_GO).read_text()
+    assert trim.SLEEP_ANCHOR + "\td = capPollDelay(d)\n\tif d == 0 {" in patched
+    added = (tmp_path / trim.POLL_CAP_FILE).read_text()
+    assert "func capPollDelay(d time.Duration) time.Duration" in added
+    assert f'os.Getenv("{trim.POLL_CAP_ENV}")' in added
+
+
+def test_a_changed_loop_sleep_stops_the_build_naming_the_file(tmp_path: Path) -> None:
+    write(tmp_path / trim.BACKOFF_GO, "package backoff\n\nfunc (r *Loop) wait() {}\n")
+    with pytest.raises(SystemExit, match=r"backoff\.go.*update patch_poll_cap"):
+        trim.patch_poll_cap(tmp_path)
 
 
 def test_service_package_list_keeps_only_the_chosen_imports_and_calls() -> None:
@@ -124,5 +157,7 @@ def test_this_repository_builds_a_trimmed_provider_from_the_pinned_source() -> N
     src = Path(json.loads(proc.stdout)["Dir"])
     plan = trim.plan(REPO, src)
     assert not plan.full, plan.describe()
+    # The poll cap's anchor is in the pinned source exactly once.
+    assert (src / trim.BACKOFF_GO).read_text().count(trim.SLEEP_ANCHOR) == 1
     assert {"sfn", "lambda", "dynamodb", "iam", "meta", "sts"} <= set(plan.packages)
     assert len(plan.packages) < 30
