@@ -404,8 +404,6 @@ def run(endpoint: str, loads: list[Load], schemes: list[str], destroy: bool) -> 
                 continue
             if destroy and deployment.variables is not None:
                 progress(f"destroying {deployment.workspace.config_dir.name}")
-                if deployment is throttle:
-                    deployment.workspace.delete_queues_first(lambda s: client(endpoint, s))
                 deployment.workspace.destroy(deployment.variables)
             deployment.workspace.close()
     return [[results[s][i] for s in schemes] for i in range(len(loads))]

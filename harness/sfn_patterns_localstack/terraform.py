@@ -20,10 +20,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sfn_patterns_localstack.clients import client_factory
-from sfn_patterns_localstack.leftovers import Created, created_resources, still_there
+from sfn_patterns_localstack.leftovers import created_resources, still_there
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OVERRIDE_NAME = "localstack_override.tf"
+# The AWS provider of the project's mirror caps each pause between its consistency
+# checks at this (upstream: up to 10 s, then 10 matching reads 5 s apart for an S3
+# lifecycle configuration). Unset, the same binary behaves as upstream's.
+PROVIDER_POLL_CAP_ENV = "SFN_PATTERNS_PROVIDER_MAX_POLL_DELAY"
+PROVIDER_POLL_CAP = "200ms"
 
 # Terraform AWS provider endpoint keys for every service the patterns use.
 SERVICES = (
@@ -162,10 +167,9 @@ class Workspace:
         self.config_dir = stage(self.source_dir, self.scratch_dir)
         self.log = log or (lambda line: print(line, file=sys.stderr))
         self.binary = terraform_binary()
+        # None runs the provider with upstream's pauses (tests of the cap itself).
+        self.provider_poll_cap: str | None = PROVIDER_POLL_CAP
         self.aws = client_factory(endpoint)
-        # Resources deleted through the API and dropped from the state before destroy
-        # (delete_queues_first): the leftover check still covers them.
-        self._deleted_outside: list[Created] = []
         (self.config_dir / OVERRIDE_NAME).write_text(
             override_text(endpoint, self.scratch_dir / "terraform.tfstate", aliases)
         )
@@ -181,6 +185,10 @@ class Workspace:
             # (it has the library's dependencies); others ignore the variable.
             TF_VAR_python_executable=sys.executable,
         )
+        # LocalStack is consistent at once: cap the provider's AWS-sized pauses between
+        # consistency checks (a build-time addition, scripts/aws_provider_trim.py).
+        if self.provider_poll_cap:
+            env[PROVIDER_POLL_CAP_ENV] = self.provider_poll_cap
         return env
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -213,9 +221,11 @@ class Workspace:
         """``terraform init`` from the offline provider mirror."""
         self.run("init", "-input=false", "-no-color")
 
-    def apply(self, variables: dict[str, object] | None = None) -> None:
-        """``terraform apply -auto-approve``."""
-        self.run("apply", "-input=false", "-no-color", "-auto-approve", *self._var_args(variables))
+    def apply(self, variables: dict[str, object] | None = None) -> subprocess.CompletedProcess:
+        """``terraform apply -auto-approve``; returns the finished process (its output)."""
+        return self.run(
+            "apply", "-input=false", "-no-color", "-auto-approve", *self._var_args(variables)
+        )
 
     def plan_exit_code(self, variables: dict[str, object] | None = None) -> tuple[int, str]:
         """``terraform plan -detailed-exitcode``: 0 no changes, 2 changes, 1 error."""
@@ -236,11 +246,10 @@ class Workspace:
     def destroy(self, variables: dict[str, object] | None = None) -> None:
         """``terraform destroy -auto-approve``, then prove nothing it created is left.
 
-        Every resource the state held (and every queue delete_queues_first removed) is
-        looked up through its service's list API, all pages; one that still exists
-        fails the destroy with its address.
+        Every resource the state held is looked up through its service's list API, all
+        pages; one that still exists fails the destroy with its address.
         """
-        created = [*created_resources(self.state()), *self._deleted_outside]
+        created = created_resources(self.state())
         self.run(
             "destroy", "-input=false", "-no-color", "-auto-approve", *self._var_args(variables)
         )
@@ -249,23 +258,6 @@ class Workspace:
         )
         if left:
             raise TerraformError(f"destroy left resources behind: {', '.join(left)}")
-
-    def delete_queues_first(self, client: Callable[[str], object] | None = None) -> list[str]:
-        """Delete the state's SQS queues through the API and drop them from the state.
-
-        Why: the AWS provider confirms a queue deletion with 15 consecutive "not found"
-        reads at least 3 s apart (sized for AWS's eventual consistency), which costs
-        minutes per queue even though LocalStack deletes a queue at once. Tests call
-        this just before ``destroy``, whose leftover check still covers these queues.
-        Returns the deleted queue URLs.
-        """
-        queues = [r for r in created_resources(self.state()) if r.type == "aws_sqs_queue"]
-        sqs = (client or self.aws)("sqs")
-        for queue in queues:
-            sqs.delete_queue(QueueUrl=queue.values["url"])
-            self.run("state", "rm", "-no-color", queue.address)
-            self._deleted_outside.append(queue)
-        return [queue.values["url"] for queue in queues]
 
     def outputs(self) -> dict[str, object]:
         """Every output's value."""

@@ -127,7 +127,6 @@ def team(
         }
     finally:
         try:
-            workspace.delete_queues_first()
             workspace.destroy(variables)  # fails if anything it created is left, in either account
         finally:
             workspace.close()
