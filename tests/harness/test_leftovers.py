@@ -8,7 +8,13 @@ from collections.abc import Callable
 
 import pytest
 
-from sfn_patterns_localstack.leftovers import CHECKERS, Created, UncheckedTypeError, still_there
+from sfn_patterns_localstack.leftovers import (
+    CHECKERS,
+    Created,
+    UncheckedTypeError,
+    created_resources,
+    still_there,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -117,3 +123,55 @@ def test_every_type_the_terraform_creates_has_a_checker() -> None:
             continue
         types.update(re.findall(r'^\s*resource\s+"(aws_[a-z0-9_]+)"', path.read_text(), re.M))
     assert types - set(CHECKERS) == set()
+
+
+def test_created_resources_reads_every_managed_instance_of_a_state_file() -> None:
+    """Addresses as Terraform writes them: module path, count and for_each keys; no data."""
+    state = {
+        "version": 4,
+        "resources": [
+            {
+                "mode": "data",
+                "type": "aws_partition",
+                "name": "current",
+                "instances": [{"attributes": {"partition": "aws"}}],
+            },
+            {
+                "mode": "managed",
+                "type": "aws_sqs_queue",
+                "name": "jobs",
+                "instances": [{"attributes": {"name": "q1"}}],
+            },
+            {
+                "module": 'module.poller.module.fn["check"]',
+                "mode": "managed",
+                "type": "aws_iam_role",
+                "name": "this",
+                "instances": [
+                    {"index_key": 0, "attributes": {"name": "r0"}},
+                    {"index_key": 1, "attributes": {"name": "r1"}},
+                ],
+            },
+            {
+                "mode": "managed",
+                "type": "aws_s3_object",
+                "name": "sql",
+                "instances": [{"index_key": "a.sql", "attributes": {"key": "a.sql"}}],
+            },
+        ],
+    }
+    assert created_resources(state) == [
+        Created("aws_sqs_queue", "aws_sqs_queue.jobs", {"name": "q1"}),
+        Created(
+            "aws_iam_role",
+            'module.poller.module.fn["check"].aws_iam_role.this[0]',
+            {"name": "r0"},
+        ),
+        Created(
+            "aws_iam_role",
+            'module.poller.module.fn["check"].aws_iam_role.this[1]',
+            {"name": "r1"},
+        ),
+        Created("aws_s3_object", 'aws_s3_object.sql["a.sql"]', {"key": "a.sql"}),
+    ]
+    assert created_resources({}) == []
