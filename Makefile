@@ -8,7 +8,7 @@ VENV := .venv
 # data directories or the harness's ignored LocalStack override files.
 CHECKOV_SKIP := --skip-path '^build/' --skip-path '\.venv/' --skip-path '\.build/' --skip-path '\.terraform/' --skip-path 'localstack_override\.tf'
 
-.PHONY: help bootstrap demo test test-unit test-integration lint check docs fmt lock clean
+.PHONY: help bootstrap demo test test-unit test-integration lint fast-checks check docs fmt lock clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -19,11 +19,23 @@ bootstrap: ## Install the toolchain: .venv, Terraform, providers (idempotent, ca
 demo: bootstrap ## Start LocalStack, deploy every pattern, run each, write build/demo-report/index.html
 	@$(VENV)/bin/sfn-patterns demo
 
+CHECKOV := BC_SKIP_MAPPING=TRUE $(VENV)/bin/checkov -d . --framework terraform --quiet --compact \
+	--skip-download $(CHECKOV_SKIP)
+
 # Three workers, one LocalStack each; a file's tests stay on one worker (they share
-# its deployment). The 25 slowest tests are printed at the end.
+# its deployment). The 25 slowest tests are printed at the end. checkov (a minute of
+# one core, single-threaded) runs beside pytest, whose workers leave a third of the
+# CPU idle while they wait on executions; its report is printed after pytest's and
+# either failing fails the target.
 PYTEST_WORKERS ?= 3
-test: check ## Run the static checks and every test (unit + LocalStack integration)
-	@$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25
+test: fast-checks ## Run the static checks and every test (unit + LocalStack integration)
+	@mkdir -p build; \
+	$(CHECKOV) > build/checkov.log 2>&1 & checkov_pid=$$!; \
+	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25; pytest_rc=$$?; \
+	wait $$checkov_pid; checkov_rc=$$?; \
+	echo "==> checkov (terraform framework, ran beside pytest)"; cat build/checkov.log; \
+	if [ $$checkov_rc -ne 0 ]; then echo "checkov failed (exit $$checkov_rc)"; fi; \
+	[ $$pytest_rc -eq 0 ] && [ $$checkov_rc -eq 0 ]
 
 test-unit: bootstrap ## Only the fast tests that need no LocalStack
 	@$(VENV)/bin/python -m pytest -m "not integration"
@@ -36,14 +48,15 @@ lint: bootstrap ## ruff and terraform fmt
 docs: bootstrap ## Regenerate the terraform-docs tables of every README
 	@bash scripts/docs.sh
 
-check: lint ## lint, README tables current, then tflint and checkov (zero findings; skips are justified inline)
+fast-checks: lint ## lint, README tables current, tflint (make check without checkov)
 	@echo "==> terraform-docs (README tables current)"
 	@bash scripts/docs.sh --check
 	@echo "==> tflint (terraform ruleset, .tflint.hcl)"
 	@$(VENV)/bin/tflint --recursive --config "$(CURDIR)/.tflint.hcl" --format compact
+
+check: fast-checks ## lint, README tables current, then tflint and checkov (zero findings; skips are justified inline)
 	@echo "==> checkov (terraform framework)"
-	@BC_SKIP_MAPPING=TRUE $(VENV)/bin/checkov -d . --framework terraform --quiet --compact \
-		--skip-download $(CHECKOV_SKIP)
+	@$(CHECKOV)
 
 fmt: bootstrap ## Format Python and Terraform in place
 	@$(VENV)/bin/ruff check --fix lambda_src cli harness modules tests scripts
