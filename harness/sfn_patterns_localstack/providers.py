@@ -10,14 +10,24 @@ from localstack.aws.skeleton import DispatchTable
 from localstack.services.moto import MotoFallbackDispatcher
 from localstack.services.plugins import Service, aws_provider
 
-from sfn_patterns_localstack import lambda_async_fix, sfn_parse_cache, sfn_stop_fix
+from sfn_patterns_localstack import (
+    lambda_async_fix,
+    moto_update_copy,
+    sfn_client_cache,
+    sfn_parse_cache,
+    sfn_stop_fix,
+)
 
 # LocalStack imports every provider entry point's module at start-up, before it
 # serves a request: the place to fix its Step Functions' StopExecution of an
-# execution parked on a task token (see sfn_stop_fix), and to parse each definition
-# once rather than once per execution (see sfn_parse_cache).
+# execution parked on a task token (see sfn_stop_fix), to parse each definition
+# once rather than once per execution (see sfn_parse_cache), to reuse a task's
+# client per role (see sfn_client_cache) and to spare moto's UpdateItem a copy of the
+# whole item (see moto_update_copy).
 sfn_stop_fix.apply()
 sfn_parse_cache.apply()
+sfn_client_cache.apply()
+moto_update_copy.apply()
 lambda_async_fix.apply()
 
 
