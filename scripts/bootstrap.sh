@@ -28,11 +28,29 @@ if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$venv/bin/sfn-patterns"
   echo "    up to date (requirements.lock unchanged)"
 else
   [[ -x "$venv/bin/python" ]] || "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==25.3"
-  echo "    installing the locked dependency set (first run: about 2 minutes)"
+  # uv installs the same locked set as pip in a quarter of the time (10 s against 40 s
+  # in a fresh clone with warm caches); it lives in its own venv in the cache, pinned.
+  # Where it cannot be installed, pip does the same job.
+  uv_version=0.13.9
+  uv="$cache/uv-$uv_version/bin/uv"
+  if [[ ! -x "$uv" ]]; then
+    "$python" -m venv "$cache/uv-$uv_version.tmp" \
+      && "$cache/uv-$uv_version.tmp/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "uv==$uv_version" \
+      && rm -rf "$cache/uv-$uv_version" && mv "$cache/uv-$uv_version.tmp" "$cache/uv-$uv_version" \
+      || { rm -rf "$cache/uv-$uv_version.tmp"; echo "    uv $uv_version not installable: using pip"; }
+  fi
   # The three distributions (README "Python distributions"), editable, in one resolve.
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --progress-bar off \
-    -c "$root/requirements.lock" -e "$root/lambda_src" -e "$root/cli" -e "$root/harness[dev]"
+  packages=(-c "$root/requirements.lock" -e "$root/lambda_src" -e "$root/cli" -e "$root/harness[dev]")
+  if [[ -x "$uv" ]]; then
+    echo "    installing the locked dependency set with uv $uv_version (first run: about a minute)"
+    UV_CACHE_DIR="$cache/uv-cache" "$uv" pip install --quiet --python "$venv/bin/python" "${packages[@]}"
+  else
+    echo "    installing the locked dependency set with pip (first run: about 2 minutes)"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==25.3"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --progress-bar off \
+      "${packages[@]}"
+  fi
   echo "$want" > "$stamp"
 fi
 
