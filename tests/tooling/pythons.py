@@ -44,11 +44,23 @@ def run(*args: object, cwd: Path = REPO, timeout: float = 600) -> subprocess.Com
     return proc
 
 
+def _generated(relative: Path) -> bool:
+    """Files tools write into lambda_src (caches, egg-info), which must not key the venv.
+
+    Why: ruff's cache and the editable install's egg-info differ from run to run, and
+    once they were in the key every run rebuilt both venvs (a minute of CPU).
+    """
+    return any(
+        part == "__pycache__" or part.startswith(".") or part.endswith(".egg-info")
+        for part in relative.parts
+    )
+
+
 def venv_for(version: str, tmp_path: Path) -> Path:
     """A venv with the runtime wheel, the test tools and the planner's dependencies."""
     key = hashlib.sha256()
     for path in sorted((REPO / "lambda_src").rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
+        if path.is_file() and not _generated(path.relative_to(REPO / "lambda_src")):
             key.update(str(path.relative_to(REPO)).encode() + path.read_bytes())
     key.update(" ".join(TEST_TOOLS + PLANNER_REQUIREMENTS).encode())
     venv = CACHE / "pyvenv" / f"{version}-{key.hexdigest()[:12]}"
