@@ -761,7 +761,7 @@ def run(
         )
         written = report_module.write(report, report_path)
         if localstack is None and not keep:
-            progress.step("[examples/complete] terraform destroy (a few minutes on LocalStack)")
+            progress.step("[examples/complete] terraform destroy")
             with progress.ticking("terraform destroy"):
                 deployment.destroy(settings)
     except TerraformError as error:  # a clear message instead of a traceback
