@@ -13,7 +13,6 @@ from localstack.services.plugins import Service, aws_provider
 from sfn_patterns_localstack import (
     lambda_async_fix,
     moto_update_copy,
-    sfn_client_cache,
     sfn_parse_cache,
     sfn_stop_fix,
 )
@@ -21,12 +20,10 @@ from sfn_patterns_localstack import (
 # LocalStack imports every provider entry point's module at start-up, before it
 # serves a request: the place to fix its Step Functions' StopExecution of an
 # execution parked on a task token (see sfn_stop_fix), to parse each definition
-# once rather than once per execution (see sfn_parse_cache), to reuse a task's
-# client per role (see sfn_client_cache) and to spare moto's UpdateItem a copy of the
-# whole item (see moto_update_copy).
+# once rather than once per execution (see sfn_parse_cache), and to spare moto's
+# UpdateItem a copy of the whole item (see moto_update_copy).
 sfn_stop_fix.apply()
 sfn_parse_cache.apply()
-sfn_client_cache.apply()
 moto_update_copy.apply()
 lambda_async_fix.apply()
 
