@@ -164,6 +164,7 @@ class Workspace:
         self.endpoint = endpoint
         self.scratch_dir = Path(scratch_dir).resolve()
         self.scratch_dir.mkdir(parents=True, exist_ok=True)
+        self.state_path = self.scratch_dir / "terraform.tfstate"
         self.config_dir = stage(self.source_dir, self.scratch_dir)
         self.log = log or (lambda line: print(line, file=sys.stderr))
         self.binary = terraform_binary()
@@ -171,7 +172,7 @@ class Workspace:
         self.provider_poll_cap: str | None = PROVIDER_POLL_CAP
         self.aws = client_factory(endpoint)
         (self.config_dir / OVERRIDE_NAME).write_text(
-            override_text(endpoint, self.scratch_dir / "terraform.tfstate", aliases)
+            override_text(endpoint, self.state_path, aliases)
         )
 
     def _env(self) -> dict[str, str]:
@@ -241,8 +242,7 @@ class Workspace:
 
     def state(self) -> dict[str, object]:
         """The state file as a document (empty before the first apply)."""
-        path = self.scratch_dir / "terraform.tfstate"
-        return json.loads(path.read_text()) if path.is_file() else {}
+        return json.loads(self.state_path.read_text()) if self.state_path.is_file() else {}
 
     def destroy(self, variables: dict[str, object] | None = None) -> None:
         """``terraform destroy -auto-approve``, then prove nothing it created is left.
@@ -293,6 +293,6 @@ class Workspace:
                 self.destroy(variables)
             finally:
                 self.close()
-        state = json.loads((self.scratch_dir / "terraform.tfstate").read_text())
+        state = json.loads(self.state_path.read_text())
         if state["resources"]:
             raise TerraformError(f"destroy left resources in the state: {state['resources']}")

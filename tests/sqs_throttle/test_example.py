@@ -63,7 +63,7 @@ def deployed(
         finally:
             workspace.close()
     assert leftovers(aws, prefix) == {}
-    assert json.loads((scratch / "terraform.tfstate").read_text())["resources"] == []
+    assert workspace.state()["resources"] == []
 
 
 # --- helpers ---------------------------------------------------------------------------
