@@ -62,7 +62,7 @@ def deployed(
 
 @pytest.fixture(autouse=True)
 def no_holder_left_over(request: pytest.FixtureRequest, aws: Callable) -> None:
-    """Each test starts with every slot free: a failed test's holder must not fail the next."""
+    """Start each test with every slot free, so one failed test does not fail the next."""
     if "deployed" not in request.fixturenames:
         return
     deployed = request.getfixturevalue("deployed")
