@@ -226,6 +226,87 @@ def test_recheck_after_a_lost_wake_up_admits(dynamodb: Any) -> None:
     assert sfn.succeeded[-1] == "tok-w2"
 
 
+def test_recheck_racing_a_hand_over_is_admitted_and_not_queued_twice(
+    dynamodb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-check reads the lock, then a release hands it the slot, then it reads its pointer.
+
+    Seen on a loaded CI machine (slow acquire Lambdas, parked tasks timing out): the
+    re-check found no lease and no pointer, failed the fast path and queued itself
+    again while holding the slot. Every later release then tried to hand a slot to
+    that stale ticket (its lease already existed) and gave up after MAX_ROUNDS, so
+    no waiter was ever admitted again.
+    """
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "a", "tok-a")
+    assert sem.acquire(ARN + "w", "tok-w1")["outcome"] == "parked"
+    sem.acquire(ARN + "x", "tok-x")  # the next waiter
+    original_pointer = sem.pointer
+    raced = []
+
+    def pointer_after_a_hand_over(execution_arn: str) -> Any:
+        if not raced:
+            raced.append(sem.release(ARN + "a"))  # hands the slot to w (token w1)
+        return original_pointer(execution_arn)
+
+    monkeypatch.setattr(sem, "pointer", pointer_after_a_hand_over)
+    outcome = sem.acquire(ARN + "w", "tok-w2")  # w's parked task timed out: re-check
+    assert raced[0]["handed_to"] == [ARN + "w"]
+    assert outcome["outcome"] == "admitted", outcome
+    assert set(state(sem).leases) == {ARN + "w"}
+    assert [w.execution_arn for w in sem.oldest_waiters(10)] == [ARN + "x"]
+    assert state(sem).waiting == 1
+    # The queue still moves: w's release admits x.
+    monkeypatch.setattr(sem, "pointer", original_pointer)
+    assert sem.release(ARN + "w")["handed_to"] == [ARN + "x"]
+    assert sfn.succeeded[-1] == "tok-x"
+
+
+def test_release_drops_the_stale_ticket_of_a_holder_and_hands_over_to_the_next(
+    dynamodb: Any,
+) -> None:
+    """A ticket of an execution that already holds a slot never blocks the queue."""
+    sfn = Sfn()
+    sem = semaphore(dynamodb, sfn, limit=2)
+    sem.acquire(ARN + "a", "tok-a")
+    sem.acquire(ARN + "h", "tok-h")
+    sem.acquire(ARN + "x", "tok-x")  # queued, ticket 0
+    # The state the re-check race left before the fix: h queued ahead while holding.
+    dynamodb.put_item(
+        TableName=QUEUE,
+        Item={
+            "pk": {"S": f"{KEY}#queue"},
+            "ticket": {"N": "-1"},
+            "execution_arn": {"S": ARN + "h"},
+            "task_token": {"S": "tok-h2"},
+            "enqueued_at": {"S": "2026-01-01T00:00:00+00:00"},
+            "lease_seconds": {"N": "3600"},
+        },
+    )
+    dynamodb.put_item(
+        TableName=QUEUE,
+        Item={
+            "pk": {"S": f"{KEY}#waiter#{ARN}h"},
+            "ticket": {"N": "0"},
+            "queue_ticket": {"N": "-1"},
+            "enqueued_at": {"S": "2026-01-01T00:00:00+00:00"},
+        },
+    )
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": KEY}},
+        UpdateExpression="SET waiting = waiting + :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+    )
+    assert sem.oldest_waiters()[0].execution_arn == ARN + "h"
+    assert sem.release(ARN + "a")["handed_to"] == [ARN + "x"]
+    assert sfn.succeeded[-1] == "tok-x"
+    now = state(sem)
+    assert (now.count, now.waiting, set(now.leases)) == (2, 0, {ARN + "h", ARN + "x"})
+    assert dynamodb.scan(TableName=QUEUE)["Items"] == []
+
+
 def test_acquire_timeout_leaves_the_queue(dynamodb: Any) -> None:
     sfn = Sfn()
     clock = [dt.datetime(2030, 1, 1, tzinfo=dt.UTC)]

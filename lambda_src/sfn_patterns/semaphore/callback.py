@@ -281,7 +281,11 @@ class CallbackSemaphore:
 
         The lock-item part is conditional on "no slot can be taken by the fast path"
         (``holder_count >= limit OR waiting > 0``). This condition and the plain
-        release's ``waiting = 0`` are what make a wake-up impossible to lose.
+        release's ``waiting = 0`` are what make a wake-up impossible to lose. It is
+        also conditional on the caller holding no lease: a re-check that read the
+        lock just before a release handed it the slot must not queue a second time
+        (its stale ticket would be the oldest waiter, and no hand-over to an
+        execution that already holds a lease can succeed).
         """
         ticket = self._draw_ticket()
         enqueued_at = iso(self.now())
@@ -295,10 +299,14 @@ class CallbackSemaphore:
                             "UpdateExpression": (
                                 "SET #waiting = if_not_exists(#waiting, :zero) + :one"
                             ),
-                            "ConditionExpression": "#count >= :limit OR #waiting > :zero",
+                            "ConditionExpression": (
+                                "(#count >= :limit OR #waiting > :zero)"
+                                " AND attribute_not_exists(#holder)"
+                            ),
                             "ExpressionAttributeNames": {
                                 "#count": COUNT_ATTRIBUTE,
                                 "#waiting": WAITING_ATTRIBUTE,
+                                "#holder": holder_attribute(execution_arn),
                             },
                             "ExpressionAttributeValues": {
                                 ":one": {"N": "1"},
@@ -426,6 +434,11 @@ class CallbackSemaphore:
                     self._give_back(lease, fix_waiting=state.waiting)
                     continue
                 waiter = waiters[0]
+                if waiter.execution_arn in state.leases:
+                    # A queued execution that already holds a slot (left by an older
+                    # version's re-check race) can take no hand-over: drop its ticket.
+                    self.leave(waiter.execution_arn)
+                    continue
                 if not self._hand_over(lease, waiter):
                     continue
                 handed.append(waiter.execution_arn)
