@@ -27,7 +27,12 @@ Measured from the executions' own histories and start/stop dates:
   release (the moment a slot came free: the Release state's exit; for
   ``callback`` its entry, since its Lambda hands the slot over inside the state),
   median and p90;
-* peak concurrency inside the limited section.
+* peak concurrency inside the limited section: the most executions between entering
+  ``Critical section`` and entering ``Semaphore: Release`` at one instant (for
+  sqs-throttle, between start and stop). Not up to the Release state's exit: under
+  load Step Functions records that exit well after the release's write, by which
+  time the next waiter may already be in (a run on a loaded machine counted 2 at
+  limit 1 that way).
 
 The three semaphore schemes are one example re-applied with other variables.
 When this script starts LocalStack itself it throws it away afterwards and
@@ -126,6 +131,7 @@ class Request:
     asked: float
     admitted: float
     released: float
+    left: float  # left the limited section (entered Release; sqs-throttle: stopped)
     transitions_before: int
     transitions: int
 
@@ -147,7 +153,7 @@ class Result:
         admissions = sorted(r.admitted for r in self.requests)
         releases = sorted(r.released for r in self.requests)
         delays = [admissions[limit + k] - releases[k] for k in range(len(admissions) - limit)]
-        intervals = [(r.admitted, r.released) for r in self.requests]
+        intervals = [(r.admitted, r.left) for r in self.requests]
         per_execution = statistics.mean(r.transitions for r in self.requests)
         return {
             "requests (blocked)": f"{len(self.requests)} ({len(blocked)})",
@@ -214,6 +220,7 @@ def semaphore_request(sfn: Any, described: dict[str, Any], scheme: str) -> Reque
         asked=described["startDate"].timestamp(),
         admitted=admitted,
         released=released,
+        left=next(t for t, name in entered if name == RELEASE),
         transitions_before=sum(1 for t, _ in entered if first_attempt < t < admitted),
         transitions=len(entered),
     )
@@ -333,6 +340,7 @@ def run_throttle(endpoint: str, outputs: dict[str, Any], load: Load) -> Result:
                 asked=asked[request_id],
                 admitted=d["startDate"].timestamp(),
                 released=d["stopDate"].timestamp(),
+                left=d["stopDate"].timestamp(),
                 # The request waited as a message: count events before its start (none).
                 transitions_before=sum(
                     1 for e in events if e["timestamp"].timestamp() < d["startDate"].timestamp()
