@@ -14,6 +14,7 @@ from sfn_patterns_localstack import (
     events_rule_state_fix,
     lambda_async_fix,
     moto_update_copy,
+    sfn_client_cache,
     sfn_parse_cache,
     sfn_stop_fix,
 )
@@ -21,11 +22,13 @@ from sfn_patterns_localstack import (
 # LocalStack imports every provider entry point's module at start-up, before it
 # serves a request: the place to fix its Step Functions' StopExecution of an
 # execution parked on a task token (see sfn_stop_fix), to parse each definition
-# once rather than once per execution (see sfn_parse_cache), and to spare moto's
-# UpdateItem a copy of the whole item (see moto_update_copy), and to make a
-# disabled EventBridge rule deliver nothing (see events_rule_state_fix).
+# once rather than once per execution (see sfn_parse_cache), to reuse a task's
+# client per role (see sfn_client_cache), to spare moto's UpdateItem a copy of the
+# whole item (see moto_update_copy), and to make a disabled EventBridge rule deliver
+# nothing (see events_rule_state_fix).
 sfn_stop_fix.apply()
 sfn_parse_cache.apply()
+sfn_client_cache.apply()
 moto_update_copy.apply()
 lambda_async_fix.apply()
 events_rule_state_fix.apply()

@@ -1,8 +1,9 @@
-"""moto_update_copy (providers.py) keeps the behaviour it skips work for.
+"""The two emulator speed-ups of providers.py keep the behaviour they skip work for.
 
+sfn_client_cache: one client per (service, region, role), made once; moto_update_copy:
 UpdateItem results, ALL_OLD on a lost condition and a stream's old image are as
-before. It must apply to the pinned moto, or it would silently stop working after an
-upgrade.
+before. Both must apply to the pinned LocalStack and moto, or they would silently
+stop working after an upgrade.
 """
 
 from __future__ import annotations
@@ -15,11 +16,58 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.dynamodb import models as moto_dynamodb
 
-from sfn_patterns_localstack import moto_update_copy
+from sfn_patterns_localstack import moto_update_copy, sfn_client_cache
 
 
-def test_it_applies_to_the_pinned_version() -> None:
+def test_both_apply_to_the_pinned_versions() -> None:
+    assert sfn_client_cache.apply() is True
     assert moto_update_copy.apply() is True
+
+
+class _Factory:
+    def __init__(self, calls: list, kwargs: dict) -> None:
+        self.calls, self.kwargs = calls, kwargs
+
+    def get_client(self, service: str) -> tuple:
+        self.calls.append((service, self.kwargs["role_arn"]))
+        return (service, self.kwargs["role_arn"], len(self.calls))
+
+
+class _Connect:
+    def __init__(self) -> None:
+        self.calls: list = []
+
+    def with_assumed_role(self, **kwargs: Any) -> _Factory:
+        return _Factory(self.calls, kwargs)
+
+
+def test_clients_are_made_once_per_service_region_and_role() -> None:
+    real = _Connect()
+    connect = sfn_client_cache._CachingConnect(real)
+    config = object()
+
+    def client(service: str, role: str, region: str = "us-east-1") -> Any:
+        return connect.with_assumed_role(
+            role_arn=role, region_name=region, service_principal="states", config=config
+        ).get_client(service=service)
+
+    first = client("lambda", "arn:role/a")
+    assert client("lambda", "arn:role/a") is first
+    assert client("lambda", "arn:role/b") != first
+    assert client("dynamodb", "arn:role/a") != first
+    assert client("lambda", "arn:role/a", region="eu-west-1") != first
+    assert len(real.calls) == 4
+
+
+def test_a_kept_client_is_made_again_after_its_time() -> None:
+    real = _Connect()
+    connect = sfn_client_cache._CachingConnect(real)
+    connect.with_assumed_role(role_arn="r").get_client(service="sqs")
+    key = next(iter(connect._clients))
+    made_at, kept = connect._clients[key]
+    connect._clients[key] = (made_at - sfn_client_cache.KEEP_SECONDS - 1, kept)
+    connect.with_assumed_role(role_arn="r").get_client(service="sqs")
+    assert len(real.calls) == 2
 
 
 @pytest.fixture
