@@ -44,6 +44,7 @@ module "semaphore" {
   target_state_machine_arn       = coalesce(var.external_target_state_machine_arn, local.target_arn)
   target_role_arn                = var.target_role_arn
   fragment_acquired_next         = "Critical section"
+  logging_level                  = "ERROR" # the wrapper's executions: failures only
   tags                           = var.tags
 }
 
@@ -143,7 +144,10 @@ module "embedded" {
   }]
   # The embedded machine also runs the acquire/release fragments.
   policy_documents = [module.semaphore.caller_policy_json]
-  tags             = var.tags
+  # A stand-in workflow: log failed executions only (ALL logs every history event).
+  logging_level                  = "ERROR"
+  logging_include_execution_data = false
+  tags                           = var.tags
 }
 
 module "target" {
@@ -156,5 +160,7 @@ module "target" {
     actions   = ["lambda:InvokeFunction"]
     resources = [module.worker.function_arn_static, "${module.worker.function_arn_static}:*"]
   }]
-  tags = var.tags
+  logging_level                  = "ERROR"
+  logging_include_execution_data = false
+  tags                           = var.tags
 }
