@@ -75,14 +75,15 @@ def assert_all_free(aws: Callable, deployed: dict) -> None:
     assert queue_items(aws, deployed) == []
 
 
+def no_holder_and_no_waiter(aws: Callable, deployed: dict) -> bool:
+    """Count 0 and the queue table empty (what settle and each test's start wait for)."""
+    item = lock_item(aws, deployed)
+    return item["holder_count"] == {"N": "0"} and not queue_items(aws, deployed)
+
+
 def settle(aws: Callable, deployed: dict, timeout: float = 90) -> None:
     """Wait for the event cleanup (asynchronous) to finish, then check nothing leaked."""
-
-    def free() -> bool:
-        item = lock_item(aws, deployed)
-        return item["holder_count"] == {"N": "0"} and not queue_items(aws, deployed)
-
-    wait_until(free, timeout, "the semaphore to be free")
+    wait_until(lambda: no_holder_and_no_waiter(aws, deployed), timeout, "the semaphore to be free")
     assert_all_free(aws, deployed)
 
 
@@ -101,10 +102,7 @@ def free_at_start(request: pytest.FixtureRequest, aws: Callable) -> None:
         return
     deployed = request.getfixturevalue("deployed")
     wait_until(
-        lambda: (
-            lock_item(aws, deployed)["holder_count"] == {"N": "0"}
-            and not queue_items(aws, deployed)
-        ),
+        lambda: no_holder_and_no_waiter(aws, deployed),
         TIMEOUT + 30,
         "the semaphore to be free before the test",
     )
