@@ -8,7 +8,7 @@ VENV := .venv
 # data directories or the harness's ignored LocalStack override files.
 CHECKOV_SKIP := --skip-path '^build/' --skip-path '\.venv/' --skip-path '\.build/' --skip-path '\.terraform/' --skip-path 'localstack_override\.tf'
 
-.PHONY: help bootstrap demo test test-unit test-integration lint fast-checks check docs fmt lock clean
+.PHONY: help bootstrap demo test test-unit test-integration lint fast-checks check docs fmt lock durations clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -23,7 +23,8 @@ CHECKOV := BC_SKIP_MAPPING=TRUE $(VENV)/bin/checkov -d . --framework terraform -
 	--skip-download $(CHECKOV_SKIP)
 
 # Three workers, one LocalStack each; a file's tests stay on one worker (they share
-# its deployment). The 25 slowest tests are printed at the end. checkov (a minute of
+# its deployment), and files go longest first (tests/scheduling.py; xdist's own
+# most-tests-first reordering is off). The 25 slowest tests are printed at the end. checkov (a minute of
 # one core, single-threaded) runs beside pytest, whose workers leave a third of the
 # CPU idle while they wait on executions; its report is printed after pytest's and
 # either failing fails the target.
@@ -31,7 +32,7 @@ PYTEST_WORKERS ?= 3
 test: fast-checks ## Run the static checks and every test (unit + LocalStack integration)
 	@mkdir -p build; \
 	$(CHECKOV) > build/checkov.log 2>&1 & checkov_pid=$$!; \
-	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25; pytest_rc=$$?; \
+	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25; pytest_rc=$$?; \
 	wait $$checkov_pid; checkov_rc=$$?; \
 	echo "==> checkov (terraform framework, ran beside pytest)"; cat build/checkov.log; \
 	if [ $$checkov_rc -ne 0 ]; then echo "checkov failed (exit $$checkov_rc)"; fi; \
@@ -63,6 +64,10 @@ fmt: bootstrap ## Format Python and Terraform in place
 	@$(VENV)/bin/ruff format lambda_src cli harness modules tests scripts
 	@$(VENV)/bin/terraform fmt -recursive modules examples templates tests
 	@$(VENV)/bin/terraform fmt .
+
+durations: ## Keep the last full run's seconds per test file (the order make test's workers take files in)
+	@test -f build/test-durations.json || { echo "run make test first: it writes build/test-durations.json"; exit 1; }
+	cp build/test-durations.json tests/file_durations.json
 
 lock: ## Re-resolve requirements.lock in a clean venv
 	@bash scripts/lock.sh

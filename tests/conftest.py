@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from . import scheduling
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
+DURATIONS_OUT = REPO_ROOT / "build" / "test-durations.json"
 
 
 @pytest.fixture(scope="session")
@@ -48,23 +51,37 @@ def aws(localstack_endpoint: str) -> Callable[..., object]:
     return client_factory(localstack_endpoint)
 
 
-# Scheduling under pytest-xdist (`make test` runs `-n 3 --dist loadfile`): a file's
-# tests stay on one worker (they share a module-scoped deployment), and workers take
-# files in collection order. The longest files go first, so none of them starts
-# last and sets the run's length: slow-marked files, then files that apply Terraform,
-# then other LocalStack files, then unit tests.
-def _weight(item: pytest.Item) -> int:
-    for rank, marker in enumerate(("slow", "terraform", "integration")):
-        if item.get_closest_marker(marker):
-            return rank
-    return 3
-
-
+# Scheduling under pytest-xdist (`make test` runs `-n 3 --dist loadfile
+# --no-loadscope-reorder`): files go longest first, by the durations recorded in
+# tests/file_durations.json (tests/scheduling.py says why and how).
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order files by their heaviest test (stable: tests keep their order in a file)."""
-    weight: dict[str, int] = {}
+    """Order files longest first (stable: tests keep their order in a file)."""
+    markers: dict[str, set[str]] = {}
     for item in items:
-        weight[item.nodeid.split("::")[0]] = min(
-            weight.get(item.nodeid.split("::")[0], 3), _weight(item)
+        markers.setdefault(scheduling.file_of(item.nodeid), set()).update(
+            marker.name for marker in item.iter_markers()
         )
-    items.sort(key=lambda item: weight[item.nodeid.split("::")[0]])
+    order = scheduling.longest_first(
+        [item.nodeid for item in items], markers, scheduling.load_record()
+    )
+    position = {nodeid: i for i, nodeid in enumerate(order)}
+    items.sort(key=lambda item: position[item.nodeid])
+
+
+_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add each phase's time to its file (in the controller: workers send their reports)."""
+    _seconds[scheduling.file_of(report.nodeid)] = (
+        _seconds.get(scheduling.file_of(report.nodeid), 0.0) + report.duration
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Record this run's seconds per file in build/test-durations.json (`make durations`)."""
+    if hasattr(session.config, "workerinput") or not _seconds:
+        return
+    recorded = scheduling.load_record(DURATIONS_OUT)
+    recorded.update(_seconds)
+    scheduling.write_record(recorded, DURATIONS_OUT)
