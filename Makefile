@@ -6,7 +6,8 @@ SHELL := /bin/bash
 VENV := .venv
 # checkov scans the tracked Terraform only: not the venv, build outputs, Terraform
 # data directories or the harness's ignored LocalStack override files.
-CHECKOV_SKIP := --skip-path '^build/' --skip-path '\.venv/' --skip-path '\.build/' --skip-path '\.terraform/' --skip-path 'localstack_override\.tf'
+CHECKOV_SKIPS := ^build/ \.venv/ \.build/ \.terraform/ localstack_override\.tf
+CHECKOV_SKIP := $(foreach p,$(CHECKOV_SKIPS),--skip-path '$(p)')
 
 .PHONY: help bootstrap demo test test-unit test-integration lint fast-checks check docs fmt lock durations clean
 
@@ -21,6 +22,12 @@ demo: bootstrap ## Start LocalStack, deploy every pattern, run each, write build
 
 CHECKOV := BC_SKIP_MAPPING=TRUE $(VENV)/bin/checkov -d . --framework terraform --quiet --compact \
 	--skip-download $(CHECKOV_SKIP)
+# make test replays a passing checkov result while nothing checkov reads has changed:
+# its version and arguments and every file it could read (scripts/cached_check.py).
+# make check always runs it.
+CHECKOV_CACHED := BC_SKIP_MAPPING=TRUE $(VENV)/bin/python scripts/cached_check.py --name checkov \
+	--env BC_SKIP_MAPPING $(foreach x,.tf .json .tfvars .hcl .tftpl .yaml .yml,--suffix $(x)) \
+	$(foreach p,$(CHECKOV_SKIPS),--skip '$(p)') -- $(subst BC_SKIP_MAPPING=TRUE ,,$(CHECKOV))
 
 # Three workers, one LocalStack each; a file's tests stay on one worker (they share
 # its deployment), and files go longest first (tests/scheduling.py; xdist's own
@@ -31,7 +38,7 @@ CHECKOV := BC_SKIP_MAPPING=TRUE $(VENV)/bin/checkov -d . --framework terraform -
 PYTEST_WORKERS ?= 3
 test: fast-checks ## Run the static checks and every test (unit + LocalStack integration)
 	@mkdir -p build; \
-	$(CHECKOV) > build/checkov.log 2>&1 & checkov_pid=$$!; \
+	$(CHECKOV_CACHED) > build/checkov.log 2>&1 & checkov_pid=$$!; \
 	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25; pytest_rc=$$?; \
 	wait $$checkov_pid; checkov_rc=$$?; \
 	echo "==> checkov (terraform framework, ran beside pytest)"; cat build/checkov.log; \
