@@ -26,7 +26,7 @@ CHECKOV := BC_SKIP_MAPPING=TRUE $(VENV)/bin/checkov -d . --framework terraform -
 # its version and arguments and every file it could read (scripts/cached_check.py).
 # make check always runs it.
 CHECKOV_CACHED := BC_SKIP_MAPPING=TRUE $(VENV)/bin/python scripts/cached_check.py --name checkov \
-	--env BC_SKIP_MAPPING $(foreach x,.tf .json .tfvars .hcl .tftpl .yaml .yml,--suffix $(x)) \
+	--env BC_SKIP_MAPPING $(foreach x,.tf .tf.json .tfvars .tfvars.json .hcl .tftpl .checkov.yaml .checkov.yml,--suffix $(x)) \
 	$(foreach p,$(CHECKOV_SKIPS),--skip '$(p)') -- $(subst BC_SKIP_MAPPING=TRUE ,,$(CHECKOV))
 
 # Three workers, one LocalStack each; a file's tests stay on one worker (they share
