@@ -31,10 +31,10 @@ CHECKOV_CACHED := BC_SKIP_MAPPING=TRUE $(VENV)/bin/python scripts/cached_check.p
 
 # Three workers, one LocalStack each; a file's tests stay on one worker (they share
 # its deployment), and files go longest first (tests/scheduling.py; xdist's own
-# most-tests-first reordering is off). The 25 slowest tests are printed at the end. checkov (a minute of
-# one core, single-threaded) runs beside pytest, whose workers leave a third of the
-# CPU idle while they wait on executions; its report is printed after pytest's and
-# either failing fails the target.
+# most-tests-first reordering is off). The 25 slowest tests are printed at the end.
+# checkov (a minute of one core, single-threaded, unless its result is replayed) runs
+# beside pytest, whose workers leave CPU idle while they wait on executions; its
+# report is printed after pytest's and either failing fails the target.
 PYTEST_WORKERS ?= 3
 test: fast-checks ## Run the static checks and every test (unit + LocalStack integration)
 	@mkdir -p build; \
