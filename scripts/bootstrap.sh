@@ -23,9 +23,7 @@ if ! command -v "$python" >/dev/null; then
   exit 1
 fi
 stamp="$venv/.sfn-patterns-installed"
-# The install's own format counts too (compiled bytecode since 2026-11-25), so a venv
-# made the older way is brought up to date.
-want=$( (echo bytecode-compiled; cat "$root/requirements.lock" "$root"/{lambda_src,cli,harness}/pyproject.toml) | sha256sum | cut -c1-16)
+want=$(cat "$root/requirements.lock" "$root"/{lambda_src,cli,harness}/pyproject.toml | sha256sum | cut -c1-16)
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$venv/bin/sfn-patterns" ]]; then
   echo "    up to date (requirements.lock unchanged)"
 else
@@ -46,12 +44,7 @@ else
   packages=(-c "$root/requirements.lock" -e "$root/lambda_src" -e "$root/cli" -e "$root/harness[dev]")
   if [[ -x "$uv" ]]; then
     echo "    installing the locked dependency set with uv $uv_version (first run: about a minute)"
-    # --compile-bytecode: CI images often set PYTHONDONTWRITEBYTECODE=1 (this machine
-    # kind does), and then every process compiled every module it imported, every
-    # time: LocalStack, moto, sqlglot and networkx had no .pyc at all. Compiling once
-    # here costs about 20 CPU-seconds per new venv.
-    UV_CACHE_DIR="$cache/uv-cache" "$uv" pip install --quiet --compile-bytecode \
-      --python "$venv/bin/python" "${packages[@]}"
+    UV_CACHE_DIR="$cache/uv-cache" "$uv" pip install --quiet --python "$venv/bin/python" "${packages[@]}"
   else
     echo "    installing the locked dependency set with pip (first run: about 2 minutes)"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==25.3"
