@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr.write(proc.stderr)
     if proc.returncode == 0:
         stored.parent.mkdir(parents=True, exist_ok=True)
-        partial = stored.with_suffix(".tmp")
+        partial = stored.with_name(f"{stored.name}.{os.getpid()}.tmp")  # concurrent runs
         partial.write_text(proc.stdout)
         partial.replace(stored)
     return proc.returncode
