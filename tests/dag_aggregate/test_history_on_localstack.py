@@ -28,6 +28,7 @@ from sfn_patterns_cli.dag_aggregate import history
 from sfn_patterns_cli.dag_aggregate.dependency import plan_document, render_task_machine
 from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
 from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target, render
+from sfn_patterns_localstack import demo
 from sfn_patterns_localstack.leftovers import leftovers
 from sfn_patterns_localstack.terraform import Workspace
 
@@ -154,25 +155,12 @@ def _start(aws: Callable, completion: dict, scenario: str, definition: str, payl
 def _finish(aws: Callable, executions: dict[str, str], timeout: float = 120) -> dict[str, dict]:
     """Wait for every execution; return scenario -> describe_execution + its whole history."""
     sfn = aws("stepfunctions")
-    deadline, done = time.monotonic() + timeout, {}
-    while len(done) < len(executions):
-        assert time.monotonic() < deadline, f"still running: {set(executions) - set(done)}"
-        for name, arn in executions.items():
-            if (
-                name not in done
-                and (d := sfn.describe_execution(executionArn=arn))["status"] != "RUNNING"
-            ):
-                events, token = [], None
-                while True:
-                    page = sfn.get_execution_history(
-                        executionArn=arn, maxResults=1000, **({"nextToken": token} if token else {})
-                    )
-                    events += page["events"]
-                    if not (token := page.get("nextToken")):
-                        break
-                done[name] = {**d, "events": events}
-        time.sleep(0.5)
-    return done
+    stopped = demo.wait_stopped(sfn, list(executions.values()), timeout)
+    pending = {name for name, arn in executions.items() if arn not in stopped}
+    assert not pending, f"still running: {pending}"
+    return {
+        name: {**stopped[arn], "events": demo.history(sfn, arn)} for name, arn in executions.items()
+    }
 
 
 def _count(events: list[dict], event_type: str, state_suffix: str | None = None) -> int:

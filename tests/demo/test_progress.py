@@ -55,3 +55,31 @@ def test_wait_executions_gives_up_at_the_timeout() -> None:
     (described,) = demo.Progress().wait_executions(sfn, ["slow"], "x", timeout=0.6)
     assert described["status"] == "RUNNING"
     assert time.monotonic() - started < 3
+
+
+class ClockSfn:
+    """Every execution stops ``after`` seconds from now; counts describe calls."""
+
+    def __init__(self, after: float) -> None:
+        self.stops_at = time.monotonic() + after
+        self.calls = 0
+
+    def describe_execution(self, executionArn: str) -> dict:
+        self.calls += 1
+        status = "RUNNING" if time.monotonic() < self.stops_at else "SUCCEEDED"
+        return {"executionArn": executionArn, "status": status}
+
+
+def test_waiting_for_many_costs_one_call_per_interval_plus_one_per_execution() -> None:
+    sfn = ClockSfn(after=0.5)
+    arns = [f"e{i}" for i in range(20)]
+    done = demo.wait_stopped(sfn, arns, timeout=10, interval=0.1)
+    assert list(done) == arns and {d["status"] for d in done.values()} == {"SUCCEEDED"}
+    # About 5 rounds on the first execution, then one call for each of the 20.
+    # Describing every pending execution each round would have taken about 120.
+    assert sfn.calls <= 5 + 2 + len(arns), sfn.calls
+
+
+def test_wait_stopped_leaves_out_what_still_runs_at_the_deadline() -> None:
+    sfn = ClockSfn(after=60)
+    assert demo.wait_stopped(sfn, ["a", "b"], timeout=0.3, interval=0.1) == {}

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
+
+from sfn_patterns_localstack.demo import wait_stopped
 
 
 def start(sfn: Any, state_machine_arn: str, payload: dict[str, Any]) -> str:
@@ -16,21 +17,10 @@ def start(sfn: Any, state_machine_arn: str, payload: dict[str, Any]) -> str:
 
 def wait_all(sfn: Any, executions: dict[str, str], timeout: float = 90) -> dict[str, dict]:
     """Wait for every execution to stop; return name -> describe_execution + ``events``."""
-    deadline = time.monotonic() + timeout
-    done: dict[str, dict] = {}
-    while len(done) < len(executions):
-        if time.monotonic() > deadline:
-            pending = sorted(set(executions) - set(done))
-            raise AssertionError(f"executions still RUNNING after {timeout} s: {pending}")
-        for name, arn in executions.items():
-            if name in done:
-                continue
-            described = sfn.describe_execution(executionArn=arn)
-            if described["status"] != "RUNNING":
-                described["events"] = history(sfn, arn)
-                done[name] = described
-        time.sleep(0.5)
-    return done
+    stopped = wait_stopped(sfn, list(executions.values()), timeout)
+    pending = sorted(name for name, arn in executions.items() if arn not in stopped)
+    assert not pending, f"executions still RUNNING after {timeout} s: {pending}"
+    return {name: {**stopped[arn], "events": history(sfn, arn)} for name, arn in executions.items()}
 
 
 def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:

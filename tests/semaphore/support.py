@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sfn_patterns_localstack.demo import peak_overlap
+from sfn_patterns_localstack.demo import peak_overlap, wait_stopped
 from sfn_patterns_localstack.leftovers import leftovers
 from sfn_patterns_localstack.terraform import Workspace
 
@@ -54,15 +54,7 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
 
 
 def wait_done(sfn: Any, arns: list[str], timeout: float) -> dict[str, dict]:
-    done: dict[str, dict] = {}
-    deadline = time.monotonic() + timeout
-    while len(done) < len(arns) and time.monotonic() < deadline:
-        for arn in arns:
-            if arn not in done:
-                described = sfn.describe_execution(executionArn=arn)
-                if described["status"] != "RUNNING":
-                    done[arn] = described
-        time.sleep(0.5)
+    done = wait_stopped(sfn, arns, timeout)
     missing = [arn for arn in arns if arn not in done]
     assert not missing, f"{len(missing)} executions still RUNNING after {timeout} s"
     return done
