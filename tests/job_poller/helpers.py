@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sfn_patterns_localstack.demo import wait_stopped
+from sfn_patterns_localstack.demo import history, wait_stopped
 
 
 def start(sfn: Any, state_machine_arn: str, payload: dict[str, Any]) -> str:
@@ -21,20 +21,6 @@ def wait_all(sfn: Any, executions: dict[str, str], timeout: float = 90) -> dict[
     pending = sorted(name for name, arn in executions.items() if arn not in stopped)
     assert not pending, f"executions still RUNNING after {timeout} s: {pending}"
     return {name: {**stopped[arn], "events": history(sfn, arn)} for name, arn in executions.items()}
-
-
-def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
-    """Every history event of one execution, oldest first."""
-    events, token = [], None
-    while True:
-        kwargs = {"executionArn": execution_arn, "maxResults": 1000}
-        if token:
-            kwargs["nextToken"] = token
-        page = sfn.get_execution_history(**kwargs)
-        events += page["events"]
-        token = page.get("nextToken")
-        if not token:
-            return events
 
 
 def entered_states(events: list[dict[str, Any]]) -> list[str]:

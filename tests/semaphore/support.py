@@ -85,18 +85,6 @@ def assert_lock_free(aws: Callable, deployed: dict) -> None:
     assert holders(item) == {}, item
 
 
-def history(sfn: Any, arn: str) -> list[dict[str, Any]]:
-    """Every event of an execution's history."""
-    events: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"executionArn": arn, "maxResults": 1000}
-    while True:
-        page = sfn.get_execution_history(**kwargs)
-        events += page["events"]
-        if not page.get("nextToken"):
-            return events
-        kwargs["nextToken"] = page["nextToken"]
-
-
 def states_entered(events: list[dict[str, Any]]) -> list[str]:
     """Names of the states an execution entered, in order."""
     return [

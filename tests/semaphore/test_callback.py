@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
+from sfn_patterns_localstack.demo import history
+
 from .support import (
     deploy,
-    history,
     holders,
     invoke,
     lock_item,

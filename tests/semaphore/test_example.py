@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from sfn_patterns.semaphore.lease import holder_attribute
+from sfn_patterns_localstack.demo import history
 
 from .support import (
     assert_lock_free,
     deploy,
-    history,
     holders,
     invoke,
     lock_item,

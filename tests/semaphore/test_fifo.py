@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from sfn_patterns.semaphore.lease import holder_attribute, queue_counters, waiters
+from sfn_patterns_localstack.demo import history
 
 from .support import (
     deploy,
-    history,
     holders,
     invoke,
     lock_item,
