@@ -27,14 +27,15 @@ bootstrap: ## Install the toolchain: .venv, Terraform, providers (idempotent, ca
 demo: bootstrap ## Start LocalStack, deploy every pattern, run each, write build/demo-report/index.html
 	@$(VENV)/bin/sfn-patterns demo
 
-CHECKOV := BC_SKIP_MAPPING=TRUE $(VENV)/bin/checkov -d . --framework terraform --quiet --compact \
+CHECKOV_RUN := $(VENV)/bin/checkov -d . --framework terraform --quiet --compact \
 	--skip-download $(CHECKOV_SKIP)
+CHECKOV := BC_SKIP_MAPPING=TRUE $(CHECKOV_RUN)
 # make test replays a passing checkov result while nothing checkov reads has changed:
 # its version and arguments and every file it could read (scripts/cached_check.py).
 # make check always runs it.
 CHECKOV_CACHED := BC_SKIP_MAPPING=TRUE $(VENV)/bin/python scripts/cached_check.py --name checkov \
 	--env BC_SKIP_MAPPING $(foreach x,.tf .tf.json .tfvars .tfvars.json .hcl .tftpl .checkov.yaml .checkov.yml,--suffix $(x)) \
-	$(foreach p,$(CHECKOV_SKIPS),--skip '$(p)') -- $(subst BC_SKIP_MAPPING=TRUE ,,$(CHECKOV))
+	$(foreach p,$(CHECKOV_SKIPS),--skip '$(p)') -- $(CHECKOV_RUN)
 
 # Four workers, one LocalStack each (three left a quarter of the 2 cores idle while
 # tests waited on executions); a file's tests stay on one worker (they share

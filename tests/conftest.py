@@ -51,7 +51,7 @@ def aws(localstack_endpoint: str) -> Callable[..., object]:
     return client_factory(localstack_endpoint)
 
 
-# Scheduling under pytest-xdist (`make test` runs `-n 3 --dist loadfile
+# Scheduling under pytest-xdist (`make test` runs `-n $(PYTEST_WORKERS) --dist loadfile
 # --no-loadscope-reorder`): files go longest first, by the durations recorded in
 # tests/file_durations.json (tests/scheduling.py says why and how).
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -73,9 +73,8 @@ _seconds: dict[str, float] = {}
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Add each phase's time to its file (in the controller: workers send their reports)."""
-    _seconds[scheduling.file_of(report.nodeid)] = (
-        _seconds.get(scheduling.file_of(report.nodeid), 0.0) + report.duration
-    )
+    path = scheduling.file_of(report.nodeid)
+    _seconds[path] = _seconds.get(path, 0.0) + report.duration
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
