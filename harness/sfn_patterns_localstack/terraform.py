@@ -170,6 +170,11 @@ class Workspace:
             # Configurations that run the planner at plan time use this Python
             # (it has the library's dependencies); others ignore the variable.
             TF_VAR_python_executable=sys.executable,
+            # A configuration that runs `python3` by name (the lambda-function module's
+            # packager, when its caller passes no python_executable) gets this
+            # interpreter too, not a version manager's shim: a pyenv shim costs two
+            # shell scripts and a `pyenv which` per call, dozens of calls per suite.
+            PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
         )
         env[ENDPOINT_ENV] = self.endpoint
         # LocalStack is consistent at once: cap the provider's AWS-sized pauses between
