@@ -5,6 +5,12 @@ to CloudWatch, the Step Functions integration) stays LocalStack's own; only the
 place the code runs changes: instead of a Docker container, a child process
 (:mod:`sfn_patterns_localstack.worker`) that imports the unzipped function code.
 
+Workers are forked from one fork server per LocalStack process (``worker.py
+--fork-server``), which has imported the runtime's boto3 already: a cold start then
+costs a fork and the handler's own imports, not a new interpreter importing boto3
+(about 0.2 CPU-second each). ``SFNP_LAMBDA_FORK_SERVER=0`` starts each worker as a
+process of its own instead, as does a fork server that cannot be started.
+
 What it does not emulate, and the docs say so: the function's Runtime version
 (handlers run on the harness's Python), layers, container images, memory limits
 and isolation between functions.
@@ -17,9 +23,11 @@ import importlib.util
 import json
 import logging
 import os
+import queue
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -67,10 +75,130 @@ class WorkerDied(Exception):
     """The worker process exited while the executor waited for it."""
 
 
+class _ForkedProcess:
+    """A worker forked by the fork server, with the part of Popen the executor uses."""
+
+    def __init__(self, pid: int, server: _ForkServer) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._server = server
+
+    def poll(self) -> int | None:
+        """The exit status once the fork server has reported it, else None."""
+        if self.returncode is None:
+            self.returncode = self._server.exit_status(self.pid, timeout=0)
+        return self.returncode
+
+    def wait(self) -> int | None:
+        """Block until the worker's exit is reported (None if the fork server died)."""
+        if self.returncode is None:
+            self.returncode = self._server.exit_status(self.pid, timeout=None)
+        return self.returncode
+
+
+class _ForkServer:
+    """The fork server of this LocalStack process (protocol: :mod:`worker`'s docstring).
+
+    Started on the first cold start. It is in LocalStack's process group, so stopping
+    LocalStack stops it, and it watches its parent as workers do; its workers each
+    have a session of their own, and exit when it does.
+    """
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(WORKER), "--fork-server"],
+                env={
+                    "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+                    "LANG": "C.UTF-8",
+                    "SFNP_CONTROL_FD": str(theirs.fileno()),
+                    "SFNP_RUNTIME_PATH": runtime_path(),
+                },
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        finally:
+            theirs.close()
+        self._socket = ours
+        self._request_lock = threading.Lock()
+        self._answers: queue.Queue[int | None] = queue.Queue()
+        self._exits: dict[int, int] = {}
+        self._exited = threading.Condition()
+        self._dead = False
+        threading.Thread(target=self._read, name="sfnp-fork-server", daemon=True).start()
+
+    def _read(self) -> None:
+        """Route the server's messages: answers to spawn(), exit statuses to waiters."""
+        while True:
+            try:
+                data = self._socket.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                with self._exited:
+                    self._dead = True
+                    self._exited.notify_all()
+                self._answers.put(None)
+                return
+            message = json.loads(data)
+            if "pid" in message:
+                self._answers.put(message["pid"])
+            else:
+                with self._exited:
+                    self._exits[message["exited"]] = message["status"]
+                    self._exited.notify_all()
+
+    def alive(self) -> bool:
+        """Whether the server still answers (a new one replaces a dead one)."""
+        return not self._dead and self.process.poll() is None
+
+    def spawn(self, env: dict[str, str], cwd: str, fds: tuple[int, int]) -> _ForkedProcess:
+        """Fork a worker with ``env`` in ``cwd``, its command and result pipe ends ``fds``."""
+        with self._request_lock:
+            socket.send_fds(self._socket, [json.dumps({"env": env, "cwd": cwd}).encode()], fds)
+            try:
+                pid = self._answers.get(timeout=STARTUP_TIMEOUT_SECONDS)
+            except queue.Empty:
+                pid = None
+        if pid is None:
+            raise WorkerDied("the fork server did not answer")
+        return _ForkedProcess(pid, self)
+
+    def exit_status(self, pid: int, timeout: float | None) -> int | None:
+        """Worker ``pid``'s exit status, waiting up to ``timeout``; None if not (yet) known."""
+        with self._exited:
+            self._exited.wait_for(lambda: pid in self._exits or self._dead, timeout)
+            return self._exits.pop(pid, None)
+
+
+class _Shared:
+    """The fork server this LocalStack process shares between its environments."""
+
+    server: _ForkServer | None = None
+    lock = threading.Lock()
+
+
+def fork_server() -> _ForkServer | None:
+    """The shared fork server, started on first use; None when switched off or broken."""
+    if os.environ.get("SFNP_LAMBDA_FORK_SERVER", "1") == "0":
+        return None
+    with _Shared.lock:
+        if _Shared.server is None or not _Shared.server.alive():
+            try:
+                _Shared.server = _ForkServer()
+            except OSError:
+                LOG.exception("cannot start the Lambda fork server: starting workers directly")
+                return None
+        return _Shared.server
+
+
 class _Channel:
     """Line-oriented reads from the worker's result pipe, with a deadline."""
 
-    def __init__(self, fd: int, process: subprocess.Popen) -> None:
+    def __init__(self, fd: int, process: subprocess.Popen | _ForkedProcess) -> None:
         self.fd = fd
         self.process = process
         self.buffer = b""
@@ -99,7 +227,7 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
     def __init__(self, id: str, function_version: FunctionVersion) -> None:
         super().__init__(id=id, function_version=function_version)
         self._env: dict[str, str] = {}
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen | _ForkedProcess | None = None
         self._commands = None
         self._channel: _Channel | None = None
         self._lock = threading.Lock()
@@ -132,24 +260,35 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
         res_read, res_write = os.pipe()
         init_log = self._workdir / "init.log"
         init_log.write_bytes(b"")
-        env = dict(
-            self._env,
-            SFNP_CMD_FD=str(cmd_read),
-            SFNP_RES_FD=str(res_write),
-            SFNP_INIT_LOG=str(init_log),
-            SFNP_RUNTIME_PATH=runtime_path(),
-        )
+        env = dict(self._env, SFNP_INIT_LOG=str(init_log))
+        server = fork_server()
         try:
-            process = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(WORKER)],
-                env=env,
-                cwd=self._env["LAMBDA_TASK_ROOT"],
-                pass_fds=(cmd_read, res_write),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,  # its own process group, so stop() kills children too
-            )
+            if server is not None:
+                process: subprocess.Popen | _ForkedProcess = server.spawn(
+                    env, self._env["LAMBDA_TASK_ROOT"], (cmd_read, res_write)
+                )
+            else:
+                process = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(WORKER)],
+                    env=dict(
+                        env,
+                        SFNP_CMD_FD=str(cmd_read),
+                        SFNP_RES_FD=str(res_write),
+                        SFNP_RUNTIME_PATH=runtime_path(),
+                    ),
+                    cwd=self._env["LAMBDA_TASK_ROOT"],
+                    pass_fds=(cmd_read, res_write),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,  # its own process group: stop() kills children too
+                )
+        except WorkerDied as exc:
+            os.close(cmd_write)
+            os.close(res_read)
+            raise LambdaRuntimeException(
+                f"Lambda worker for {self.function_version.qualified_arn} did not start ({exc})"
+            ) from exc
         finally:
             os.close(cmd_read)
             os.close(res_write)

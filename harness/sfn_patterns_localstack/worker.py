@@ -14,14 +14,26 @@ in ``SFNP_CMD_FD``; the worker answers on ``SFNP_RES_FD``. The first answer is
 ``{"type": "ready"}`` (with ``init_error`` when the handler could not be loaded, which
 every invocation then reports, as AWS does). The handler's stdout/stderr (fds 1
 and 2, so subprocesses are captured too) go to the log file named per invocation.
+
+Fork server (``worker.py --fork-server``): one process per LocalStack that imports
+the runtime's boto3 once, then forks each worker on request, so an environment's
+cold start does not import boto3 again (about 0.2 CPU-second each, a few hundred
+cold starts per test suite). It reads requests on the SOCK_SEQPACKET socket in
+``SFNP_CONTROL_FD``: a JSON document ``{"env": {...}, "cwd": ...}`` with the
+worker's two pipe ends attached (SCM_RIGHTS). It answers ``{"pid": N}`` for each,
+and ``{"exited": N, "status": S}`` when worker N ends (S as ``Popen.returncode``:
+negative for a signal). A forked worker is what a started one is: its own session,
+the function's environment and working directory, the same ``sys.path``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import logging
 import os
+import socket
 import sys
 import threading
 import time
@@ -114,13 +126,23 @@ class _InitError(Exception):
         self.payload["errorMessage"] = f"Unable to import module: {cause}"
 
 
-def main() -> None:
-    """Load the handler, report readiness, then serve invocations until EOF."""
+def _runtime_path() -> list[str]:
+    """The runtime's package directories (``SFNP_RUNTIME_PATH``), taken from the environment."""
+    return [p for p in os.environ.pop("SFNP_RUNTIME_PATH", "").split(os.pathsep) if p]
+
+
+def main(runtime_path: list[str] | None = None) -> None:
+    """Load the handler, report readiness, then serve invocations until EOF.
+
+    ``runtime_path``: None when started as a process (read from the environment); a
+    forked worker's fork server has put it on ``sys.path`` already and passes ``[]``.
+    """
     commands = os.fdopen(int(os.environ.pop("SFNP_CMD_FD")), "r", encoding="utf-8")
     results = os.fdopen(int(os.environ.pop("SFNP_RES_FD")), "w", encoding="utf-8")
     _redirect_output(os.environ.pop("SFNP_INIT_LOG"))
-    runtime_path = os.environ.pop("SFNP_RUNTIME_PATH", "")
-    sys.path[:0] = [os.environ["LAMBDA_TASK_ROOT"], *filter(None, runtime_path.split(os.pathsep))]
+    if runtime_path is None:
+        runtime_path = _runtime_path()
+    sys.path[:0] = [os.environ["LAMBDA_TASK_ROOT"], *runtime_path]
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     _configure_logging()
 
@@ -168,5 +190,110 @@ class _MarshalError(Exception):
     """The handler returned something that is not JSON serializable."""
 
 
+# What a handler's first AWS call imports: boto3 and the botocore modules a client
+# is built from. Imported once by the fork server; each forked worker finds them
+# loaded. Only the runtime's own packages, so a handler still imports nothing that
+# AWS's Python runtime would not give it.
+PRELOAD = (
+    "boto3",
+    "boto3.session",
+    "botocore.args",
+    "botocore.auth",
+    "botocore.client",
+    "botocore.configprovider",
+    "botocore.credentials",
+    "botocore.endpoint",
+    "botocore.endpoint_provider",
+    "botocore.httpsession",
+    "botocore.parsers",
+    "botocore.regions",
+    "botocore.retries.standard",
+    "botocore.serialize",
+    "botocore.useragent",
+)
+
+
+class _Children:
+    """The fork server's live workers, reaped by one thread that reports each exit."""
+
+    def __init__(self, report: Any) -> None:
+        self._report = report
+        self._count = 0
+        self._changed = threading.Condition()
+        threading.Thread(target=self._reap, daemon=True).start()
+
+    def add(self) -> None:
+        with self._changed:
+            self._count += 1
+            self._changed.notify()
+
+    def _reap(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._count > 0)
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except ChildProcessError:  # not expected: every fork was counted
+                time.sleep(0.1)
+                continue
+            with self._changed:
+                self._count -= 1
+            self._report({"exited": pid, "status": os.waitstatus_to_exitcode(status)})
+
+
+def _run_forked(request: dict[str, Any], fds: list[int], runtime_path: list[str]) -> None:
+    """In the forked child: become the requested worker; never returns to the server."""
+    code = 0
+    try:
+        os.setsid()  # its own process group, so the executor's killpg reaches its children
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"], SFNP_CMD_FD=str(fds[0]), SFNP_RES_FD=str(fds[1]))
+        main(runtime_path=[])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def serve_forks() -> None:
+    """The fork server: preload the runtime's packages, then fork a worker per request."""
+    control = socket.socket(fileno=int(os.environ.pop("SFNP_CONTROL_FD")))
+    runtime_path = _runtime_path()
+    sys.path[:0] = runtime_path
+    for name in PRELOAD:
+        # An older botocore without one of them: the worker imports what it has.
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    send_lock = threading.Lock()
+
+    def report(message: dict[str, Any]) -> None:
+        with send_lock:
+            control.send(json.dumps(message).encode())
+
+    children = _Children(report)
+    while True:
+        data, fds, _, _ = socket.recv_fds(control, 1 << 20, 2)
+        if not data:
+            os._exit(0)  # the executor side closed: LocalStack is stopping
+        request = json.loads(data)
+        with send_lock:  # no exit report between the fork and this request's answer
+            pid = os.fork()
+            if pid == 0:
+                control.close()
+                _run_forked(request, fds, runtime_path)
+            for fd in fds:
+                os.close(fd)
+            children.add()
+            control.send(json.dumps({"pid": pid}).encode())
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--fork-server"]:
+        serve_forks()
+    else:
+        main()

@@ -25,7 +25,8 @@ def handler(event, context):
     account = boto3.client("sts").get_caller_identity()["Account"]
     return {"event": event, "account": account, "name": context.function_name,
             "remaining": context.get_remaining_time_in_millis(),
-            "task_root": os.environ["LAMBDA_TASK_ROOT"], "cwd": os.getcwd()}
+            "task_root": os.environ["LAMBDA_TASK_ROOT"], "cwd": os.getcwd(),
+            "ppid": os.getppid(), "sid": os.getsid(0), "pid": os.getpid()}
 """,
     "error": """
 class OrderRejected(Exception):
@@ -38,6 +39,11 @@ import time
 def handler(event, context):
     time.sleep(event.get("seconds", 0))
     return "slept"
+""",
+    "pids": """
+import os
+def handler(event, context):
+    return {"pid": os.getpid(), "ppid": os.getppid()}
 """,
     "window": """
 import time
@@ -127,6 +133,11 @@ def test_handler_runs_with_localstack_credentials_and_endpoint(aws, make_functio
     assert payload["cwd"] == payload["task_root"]
     logs = base64.b64decode(response["LogResult"]).decode()
     assert "printed line" in logs and "logged line" in logs
+    # Forked by the fork server (executor.py), in a session of its own, and it still
+    # had the function's own environment and directory (the assertions above).
+    parent = Path(f"/proc/{payload['ppid']}/cmdline").read_bytes().split(b"\0")
+    assert b"--fork-server" in parent, parent
+    assert payload["sid"] == payload["pid"]
 
 
 def test_handler_exception_is_a_function_error_with_its_type(aws, make_function) -> None:
@@ -185,26 +196,14 @@ def test_logs_reach_cloudwatch_logs(aws, make_function) -> None:
     assert any(message.startswith("REPORT RequestId") for message in messages), messages
 
 
-def _workers_of(function_name: str) -> list[int]:
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes()
-            environ = (proc / "environ").read_bytes()
-        except OSError:
-            continue
-        if b"sfn_patterns_localstack/worker.py" in cmdline and (
-            f"AWS_LAMBDA_FUNCTION_NAME={function_name}".encode() in environ.split(b"\0")
-        ):
-            pids.append(int(proc.name))
-    return pids
+def _alive(pids: list[int]) -> list[int]:
+    """Those of ``pids`` that are still processes (a zombie counts: not yet reaped)."""
+    return [pid for pid in pids if Path(f"/proc/{pid}").exists()]
 
 
-def _wait_until_gone(function_name: str, seconds: float = 15) -> list[int]:
+def _wait_until_gone(pids: list[int], seconds: float = 15) -> list[int]:
     deadline = time.monotonic() + seconds
-    while (alive := _workers_of(function_name)) and time.monotonic() < deadline:
+    while (alive := _alive(pids)) and time.monotonic() < deadline:
         time.sleep(0.25)
     return alive
 
@@ -217,14 +216,14 @@ def test_deleting_a_function_leaves_no_process(aws, role_arn) -> None:
         Runtime="python3.12",
         Role=role_arn,
         Handler="app.handler",
-        Code={"ZipFile": _zip(HANDLERS["sleep"])},
+        Code={"ZipFile": _zip(HANDLERS["pids"])},
         Timeout=5,
     )
     client.get_waiter("function_active_v2").wait(FunctionName=name)
-    _invoke(aws, name)
-    assert _workers_of(name), "the invocation should have started a worker"
+    _, worker = _invoke(aws, name)  # the worker reports its own pid
+    assert _alive([worker["pid"]]), "the worker should outlive its invocation"
     client.delete_function(FunctionName=name)
-    assert _wait_until_gone(name) == []
+    assert _wait_until_gone([worker["pid"]]) == []
 
 
 def test_stopping_localstack_leaves_no_process(tmp_path: Path) -> None:
@@ -233,6 +232,7 @@ def test_stopping_localstack_leaves_no_process(tmp_path: Path) -> None:
     from sfn_patterns_localstack import server
 
     instance = server.start()
+    pids: list[int] = []
     try:
         kw = dict(
             endpoint_url=instance.endpoint,
@@ -249,15 +249,19 @@ def test_stopping_localstack_leaves_no_process(tmp_path: Path) -> None:
             Runtime="python3.12",
             Role=role,
             Handler="app.handler",
-            Code={"ZipFile": _zip(HANDLERS["sleep"])},
+            Code={"ZipFile": _zip(HANDLERS["pids"])},
             Timeout=5,
         )
         client.get_waiter("function_active_v2").wait(FunctionName="orphan-check")
-        client.invoke(FunctionName="orphan-check", Payload=b"{}")
-        assert _workers_of("orphan-check")
+        response = client.invoke(FunctionName="orphan-check", Payload=b"{}")
+        worker = json.loads(response["Payload"].read())
+        # The worker and its parent, the fork server LocalStack started.
+        pids = [worker["pid"], worker["ppid"]]
+        assert worker["ppid"] != instance.process.pid
+        assert _alive(pids) == pids
     finally:
         instance.stop()
-    assert _wait_until_gone("orphan-check") == []
+    assert _wait_until_gone(pids) == []
 
 
 def test_asynchronous_invokes_run_beyond_six_at_once(aws, make_function) -> None:
