@@ -1,0 +1,18 @@
+"""scripts/bench_lambda_cold_start.py runs at its smallest size (it starts its own LocalStacks)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .smoke import cell, run_smoke
+
+pytestmark = pytest.mark.integration
+
+
+def test_bench_lambda_cold_start_smoke() -> None:
+    rows = run_smoke("bench_lambda_cold_start", None)
+    for executor in ("fork server", "process per worker"):
+        cold_median, cold_p90, cpu, warm = (float(c) for c in cell(rows, executor))
+        assert 0 < cold_median <= cold_p90, rows
+        assert cpu > 0 and warm > 0, rows
+    assert all(c.endswith("x") for c in cell(rows, "process per worker / fork server")), rows
