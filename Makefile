@@ -37,14 +37,15 @@ CHECKOV_CACHED := BC_SKIP_MAPPING=TRUE $(VENV)/bin/python scripts/cached_check.p
 	--env BC_SKIP_MAPPING $(foreach x,.tf .tf.json .tfvars .tfvars.json .hcl .tftpl .checkov.yaml .checkov.yml,--suffix $(x)) \
 	$(foreach p,$(CHECKOV_SKIPS),--skip '$(p)') -- $(CHECKOV_RUN)
 
-# Four workers, one LocalStack each (three left a quarter of the 2 cores idle while
-# tests waited on executions); a file's tests stay on one worker (they share
-# its deployment), and files go longest first (tests/scheduling.py; xdist's own
-# most-tests-first reordering is off). The 25 slowest tests are printed at the end.
+# Five workers, one LocalStack each: with less CPU per test (README "Tests: what runs,
+# and how long"), four left 43 % of the 2 cores idle while tests waited on executions
+# (a623eef: 7 min 52 s on 4 workers, 7 min 29 s on 5); a file's tests stay on one worker
+# (they share its deployment), and files go longest first (tests/scheduling.py; xdist's
+# own most-tests-first reordering is off). The 25 slowest tests are printed at the end.
 # checkov (a minute of one core, single-threaded, unless its result is replayed) runs
 # beside pytest, whose workers leave CPU idle while they wait on executions; its
 # report is printed after pytest's and either failing fails the target.
-PYTEST_WORKERS ?= 4
+PYTEST_WORKERS ?= 5
 test: fast-checks ## Run the static checks and every test (unit + LocalStack integration)
 	@mkdir -p build; \
 	$(CHECKOV_CACHED) > build/checkov.log 2>&1 & checkov_pid=$$!; \

@@ -1,6 +1,6 @@
 """The order in which `make test`'s workers take test files: longest first.
 
-Why: `make test` runs ``-n 3 --dist loadfile``: a file's tests stay on one worker
+Why: `make test` runs ``-n $(PYTEST_WORKERS) --dist loadfile``: a file's tests stay on one worker
 (they share a module-scoped deployment), and a worker takes the next file when its
 current one is almost done. A long file that starts last sets the run's length while
 the other workers sit idle, so files go longest first (the classic longest-processing-
