@@ -83,6 +83,18 @@ def stage(config_dir: Path, work_dir: Path) -> Path:
     return target
 
 
+def interpreter_first_path(path: str | None = None) -> str:
+    """``path`` (default: this process's PATH) with this interpreter's directory first.
+
+    Why: a configuration that runs ``python3`` by name (the lambda-function module's
+    packager, the planner in ``terraform test``) then gets the harness's interpreter,
+    with the library's dependencies, not a version manager's shim: a pyenv shim costs
+    two shell scripts and a ``pyenv which`` per call, dozens of calls per suite.
+    """
+    rest = os.environ.get("PATH", "") if path is None else path
+    return os.pathsep.join([str(Path(sys.executable).parent), rest])
+
+
 class TerraformError(RuntimeError):
     """A terraform command failed; the message carries its output."""
 
@@ -170,11 +182,7 @@ class Workspace:
             # Configurations that run the planner at plan time use this Python
             # (it has the library's dependencies); others ignore the variable.
             TF_VAR_python_executable=sys.executable,
-            # A configuration that runs `python3` by name (the lambda-function module's
-            # packager, when its caller passes no python_executable) gets this
-            # interpreter too, not a version manager's shim: a pyenv shim costs two
-            # shell scripts and a `pyenv which` per call, dozens of calls per suite.
-            PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+            PATH=interpreter_first_path(),
         )
         env[ENDPOINT_ENV] = self.endpoint
         # LocalStack is consistent at once: cap the provider's AWS-sized pauses between

@@ -17,12 +17,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform import REPO_ROOT, terraform_binary
+from sfn_patterns_localstack.terraform import REPO_ROOT, interpreter_first_path, terraform_binary
 
 pytestmark = pytest.mark.terraform
 
@@ -56,7 +55,7 @@ def test_terraform_test_passes(config: Path, test_dir: str, tmp_path: Path) -> N
         TF_DATA_DIR=str(tmp_path / ".terraform"),
         TF_IN_AUTOMATION="1",
         TF_INPUT="0",
-        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        PATH=interpreter_first_path(env.get("PATH", "")),
         SFN_PATTERNS_DAG_CACHE=str(tmp_path / "dag-parse"),
     )
     binary = terraform_binary()
