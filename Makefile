@@ -16,7 +16,7 @@ VENV := .venv
 CHECKOV_SKIPS := ^build/ \.venv/ \.build/ \.terraform/ localstack_override\.tf
 CHECKOV_SKIP := $(foreach p,$(CHECKOV_SKIPS),--skip-path '$(p)')
 
-.PHONY: help bootstrap demo test test-unit test-integration lint fast-checks check docs fmt lock durations clean
+.PHONY: help bootstrap demo test test-unit lint import-contracts fast-checks check docs fmt lock durations clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -66,7 +66,16 @@ lint: bootstrap ## ruff and terraform fmt
 docs: bootstrap ## Regenerate the terraform-docs tables of every README
 	@bash scripts/docs.sh
 
-fast-checks: lint ## lint, README tables current, tflint (make check without checkov)
+# The architecture contracts of pyproject.toml's [tool.importlinter] (layers, independent
+# patterns, no cycles). IMPORT_ROOTS is where the packages are found: the checkout, or
+# a copy (tests/tooling/test_import_contracts.py breaks a copy to show a forbidden
+# import fails this target). sfn_patterns_samples is in no distribution, hence the path.
+IMPORT_ROOTS ?= lambda_src:cli:harness
+import-contracts: bootstrap ## Check the import contracts (import-linter): layers, independence, no cycles
+	@echo "==> import-linter (architecture contracts in pyproject.toml)"
+	@PYTHONPATH=$(IMPORT_ROOTS) $(VENV)/bin/lint-imports --no-cache --config $(CURDIR)/pyproject.toml
+
+fast-checks: lint import-contracts ## lint, import contracts, README tables current, tflint (make check without checkov)
 	@echo "==> terraform-docs (README tables current)"
 	@bash scripts/docs.sh --check
 	@echo "==> tflint (terraform ruleset, .tflint.hcl)"

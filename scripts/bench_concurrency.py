@@ -64,8 +64,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
 
 from sfn_patterns.sqs_throttle.producer import enqueue  # noqa: E402
-from sfn_patterns_localstack.demo import history, peak_overlap  # noqa: E402
-from sfn_patterns_localstack.terraform import Workspace  # noqa: E402
+from sfn_patterns_localstack.executions import history, peak_overlap  # noqa: E402
+from sfn_patterns_localstack.terraform.workspace import Workspace  # noqa: E402
 
 SEMAPHORE_SCHEMES = {
     "semaphore": {"strategy": "dynamodb", "fairness": "none"},

@@ -54,8 +54,8 @@ from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
 from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.simulate import critical_path, lower_bound, simulate
 from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
-from sfn_patterns_localstack.demo import history as history_of
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.executions import history as history_of
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "dag-aggregate"
 STRATEGIES = ("simple-level", "parent-level", "dependency")

@@ -44,8 +44,8 @@ from typing import Any
 import boto3
 
 from sfn_patterns.job_poller.store import execution_key
-from sfn_patterns_localstack.demo import history
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.executions import history
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "modules" / "job-poller"

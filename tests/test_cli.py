@@ -56,7 +56,7 @@ def test_demo_help_documents_report_and_isolation_options() -> None:
 def test_demo_exit_code_and_options_reach_the_runner(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from sfn_patterns_localstack import demo
+    from sfn_patterns_localstack.demo import run as demo
 
     seen: dict[str, object] = {}
 

@@ -1,17 +1,15 @@
 """The ``sfn-patterns`` command line.
 
 One group per pattern (``dag``, ``status``) plus the LocalStack tooling. The
-``localstack`` and ``demo`` commands need the harness distribution
-(``sfn-patterns-localstack``, Python 3.11); without it they say how to install it.
+``localstack`` and ``demo`` commands come from the harness distribution
+(``sfn-patterns-localstack``, Python 3.11) through the ``sfn_patterns.commands``
+entry points; without it they say how to install it.
 """
 
 from __future__ import annotations
 
-import importlib
-import json
 import sys
-from pathlib import Path
-from types import ModuleType
+from importlib.metadata import EntryPoint, entry_points
 
 import click
 
@@ -36,15 +34,34 @@ HARNESS_INSTALL = (
     "pip install 'sfn-patterns-localstack @ "
     "git+https://example.com/sfn-patterns.git@v0.2.0#subdirectory=harness'"
 )
+# Commands other distributions add to ``sfn-patterns``. The harness adds ``localstack``
+# and ``demo`` this way, so the CLI never imports the harness (the layers point one
+# way: harness above CLI above runtime); without it installed they say how to get it.
+COMMANDS_ENTRY_POINT_GROUP = "sfn_patterns.commands"
+HARNESS_COMMANDS = {
+    "localstack": "Run LocalStack in-process on loopback (needs sfn-patterns-localstack).",
+    "demo": "Deploy every pattern to LocalStack and run each (needs sfn-patterns-localstack).",
+}
 
 
-def harness(module: str) -> ModuleType:
-    """Import ``sfn_patterns_localstack.<module>``, or exit 2 naming the install command."""
-    try:
-        return importlib.import_module(f"sfn_patterns_localstack.{module}")
-    except ModuleNotFoundError as error:
-        if not (error.name or "").startswith(("sfn_patterns_localstack", "localstack")):
-            raise
+def _entry_points(group: str) -> list[EntryPoint]:
+    """The installed entry points of one group (Python 3.9's API has no ``group=``)."""
+    found = entry_points()
+    if hasattr(found, "select"):
+        return list(found.select(group=group))
+    return list(found.get(group, []))  # type: ignore[attr-defined]
+
+
+def _missing_harness(name: str, help_text: str) -> click.Command:
+    """A stand-in for a harness command: it exits 2 naming the install command."""
+
+    @click.command(
+        name,
+        help=help_text,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        add_help_option=False,
+    )
+    def command() -> None:
         click.echo(
             "error: this command runs LocalStack in-process and needs the harness "
             f"distribution (Python 3.11); install it with:\n  {HARNESS_INSTALL}",
@@ -52,103 +69,16 @@ def harness(module: str) -> ModuleType:
         )
         sys.exit(2)
 
-
-@main.group("localstack")
-def localstack_group() -> None:
-    """Run LocalStack in-process on loopback (no Docker), with this project's plugins."""
+    return command
 
 
-@localstack_group.command("start")
-@click.option("--port", default=4566, show_default=True, help="Gateway port on 127.0.0.1.")
-@click.option(
-    "--state-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path(".localstack"),
-    show_default=True,
-    help="Where the pid file and log are kept.",
-)
-def localstack_start(port: int, state_dir: Path) -> None:
-    """Start LocalStack in the background and wait until it is healthy."""
-    server = harness("server")
-
-    endpoint = server.start_daemon(port=port, state_dir=state_dir)
-    click.echo(endpoint)
-
-
-@localstack_group.command("stop")
-@click.option(
-    "--state-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path(".localstack"),
-    show_default=True,
-    help="Where `start` kept the pid file.",
-)
-def localstack_stop(state_dir: Path) -> None:
-    """Stop a LocalStack started with `sfn-patterns localstack start`."""
-    server = harness("server")
-
-    stopped = server.stop_daemon(state_dir=state_dir)
-    click.echo("stopped" if stopped else "not running")
-
-
-@localstack_group.command("status")
-@click.option("--endpoint", default="http://127.0.0.1:4566", show_default=True)
-def localstack_status(endpoint: str) -> None:
-    """Print LocalStack's service health, or exit 1 when it is not reachable."""
-    server = harness("server")
-
-    health = server.health(endpoint)
-    if health is None:
-        click.echo(f"LocalStack is not reachable at {endpoint}", err=True)
-        sys.exit(1)
-    click.echo(json.dumps(health, indent=2))
-
-
-@main.command("demo")
-@click.option("--endpoint", help="Use this LocalStack instead of starting one.")
-@click.option("--keep", is_flag=True, help="Leave the deployment and LocalStack running.")
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("build/demo-report/index.html"),
-    show_default=True,
-    help="Where to write the self-contained HTML report.",
-)
-@click.option(
-    "--name-prefix",
-    default="sfnp-demo",
-    show_default=True,
-    help="Prefix of every resource name (use a distinct one on a shared LocalStack).",
-)
-@click.option(
-    "--work-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Keep Terraform state and data here (default: a new temporary directory).",
-)
-def demo(
-    endpoint: str | None,
-    keep: bool,
-    report_path: Path,
-    name_prefix: str,
-    work_dir: Path | None,
-) -> None:
-    """Deploy every pattern to LocalStack, run each once, print a summary, write a report.
-
-    Progress goes to stderr, the summary table to stdout; the exit code is 0 only
-    when every pattern succeeded.
-    """
-    demo_module = harness("demo")
-
-    sys.exit(
-        demo_module.run(
-            endpoint=endpoint,
-            keep=keep,
-            report_path=report_path,
-            name_prefix=name_prefix,
-            work_dir=work_dir,
-        )
-    )
+def _add_plugin_commands() -> None:
+    """Attach the commands other installed distributions register (the harness's)."""
+    for entry_point in _entry_points(COMMANDS_ENTRY_POINT_GROUP):
+        main.add_command(entry_point.load(), entry_point.name)
+    for name, help_text in HARNESS_COMMANDS.items():
+        if name not in main.commands:
+            main.add_command(_missing_harness(name, help_text), name)
 
 
 def _add_pattern_groups() -> None:
@@ -161,6 +91,7 @@ def _add_pattern_groups() -> None:
 
 
 _add_pattern_groups()
+_add_plugin_commands()
 
 if __name__ == "__main__":
     main()

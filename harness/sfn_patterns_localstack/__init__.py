@@ -1,11 +1,15 @@
-"""LocalStack harness of sfn-patterns: plugins that let LocalStack 4.9.2 run without Docker.
+"""LocalStack harness of sfn-patterns: LocalStack 4.9.2 in-process, made to behave like AWS.
 
-LocalStack loads these through its entry points (see ``pyproject.toml``):
+Laid out by job:
 
-* ``dynamodb:moto`` - a DynamoDB provider served by moto, because the default
-  provider downloads DynamoDB Local and a Java runtime at start-up.
-* ``local-process`` - a Lambda runtime executor that runs the function's unzipped
-  code in a local Python process, because the only built-in executor is Docker.
-
-:mod:`sfn_patterns_localstack.server` starts and stops LocalStack with both enabled.
+* :mod:`.server` - start and stop LocalStack in-process on loopback (no Docker);
+* :mod:`.emulation` - what makes LocalStack behave like AWS here: the plugins LocalStack
+  loads through its entry points (DynamoDB on moto, the local-process Lambda executor,
+  the Redshift Data API on DuckDB) and the fixes to its own services;
+* :mod:`.terraform` - apply a configuration to LocalStack and check what it leaves;
+* :mod:`.executions` - read Step Functions executions (histories, waits, overlaps);
+* :mod:`.asl` - render and validate ASL offline with LocalStack's parser;
+* :mod:`.demo` - ``sfn-patterns demo`` and its report; :mod:`.commands` - the harness's
+  ``sfn-patterns`` commands;
+* :mod:`.clients` - boto3 clients for an endpoint.
 """

@@ -3,7 +3,7 @@
 "In-process" means LocalStack's own Python runtime (``python -m
 localstack.runtime.main``) runs directly on this machine, not in Docker; its
 DynamoDB is served by moto and its Lambda functions run as local processes
-(:mod:`sfn_patterns_localstack.providers`, :mod:`sfn_patterns_localstack.executor`).
+(:mod:`.emulation.plugins`, :mod:`.emulation.lambda_executor`).
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ import pytest
 from sfn_patterns.sqs_throttle import enqueue
 from sfn_patterns.status_table import Status, Tracker
 from sfn_patterns_localstack.clients import client_factory
-from sfn_patterns_localstack.leftovers import leftovers
-from sfn_patterns_localstack.terraform import REPO_ROOT, Workspace
+from sfn_patterns_localstack.terraform.leftovers import leftovers
+from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, Workspace
 
 from ..tooling.pythons import venv_for
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from sfn_patterns_cli.dag_aggregate import runs
 from sfn_patterns_cli.dag_aggregate.cli import group
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
 DATABASE = "dev"

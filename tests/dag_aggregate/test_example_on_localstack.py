@@ -22,7 +22,7 @@ import pytest
 
 from sfn_patterns_cli.dag_aggregate import ddl
 from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 

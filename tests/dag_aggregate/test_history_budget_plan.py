@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 from .helpers import write_sql
 

@@ -28,9 +28,8 @@ from sfn_patterns_cli.dag_aggregate import history
 from sfn_patterns_cli.dag_aggregate.dependency import plan_document, render_task_machine
 from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
 from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target, render
-from sfn_patterns_localstack import demo
-from sfn_patterns_localstack.leftovers import leftovers
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform.leftovers import leftovers
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 from .helpers import write_sql
 
@@ -155,11 +154,12 @@ def _start(aws: Callable, completion: dict, scenario: str, definition: str, payl
 def _finish(aws: Callable, executions: dict[str, str], timeout: float = 120) -> dict[str, dict]:
     """Wait for every execution; return scenario -> describe_execution + its whole history."""
     sfn = aws("stepfunctions")
-    stopped = demo.wait_stopped(sfn, list(executions.values()), timeout)
+    stopped = executions.wait_stopped(sfn, list(executions.values()), timeout)
     pending = {name for name, arn in executions.items() if arn not in stopped}
     assert not pending, f"still running: {pending}"
     return {
-        name: {**stopped[arn], "events": demo.history(sfn, arn)} for name, arn in executions.items()
+        name: {**stopped[arn], "events": executions.history(sfn, arn)}
+        for name, arn in executions.items()
     }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 

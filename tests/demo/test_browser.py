@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.report import browser, gantt, render
+from sfn_patterns_localstack.demo.report import browser, gantt, render
 
 from .test_report import sample
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sfn_patterns_localstack.demo import spans_from_run_results
+from sfn_patterns_localstack.demo.patterns import spans_from_run_results
 
 STARTED = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from sfn_patterns_localstack import demo
-from sfn_patterns_localstack.report import browser, gantt
+from sfn_patterns_localstack.demo import run as demo
+from sfn_patterns_localstack.demo.report import browser, gantt
 
 from .test_browser import assert_renders
 

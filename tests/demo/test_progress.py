@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sfn_patterns_localstack import demo
+from sfn_patterns_localstack import executions
+from sfn_patterns_localstack.demo.progress import Progress
 
 
 class FakeSfn:
@@ -28,7 +29,7 @@ class FakeSfn:
 
 
 def test_ticker_prints_while_waiting_on_a_pipe(capsys: pytest.CaptureFixture[str]) -> None:
-    progress = demo.Progress(interval=0.1)
+    progress = Progress(interval=0.1)
     assert not progress.tty  # pytest captures stderr: the line-per-interval mode
     with progress.ticking("terraform apply"):
         time.sleep(0.6)
@@ -42,7 +43,7 @@ def test_wait_executions_reports_progress_and_keeps_order(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     sfn = FakeSfn({"a": 3, "b": 1})
-    described = demo.Progress().wait_executions(sfn, ["a", "b"], "executions", timeout=10)
+    described = Progress().wait_executions(sfn, ["a", "b"], "executions", timeout=10)
     assert [d["executionArn"] for d in described] == ["a", "b"]
     assert {d["status"] for d in described} == {"SUCCEEDED"}
     out, err = capsys.readouterr()
@@ -52,7 +53,7 @@ def test_wait_executions_reports_progress_and_keeps_order(
 def test_wait_executions_gives_up_at_the_timeout() -> None:
     sfn = FakeSfn({"slow": 10_000})
     started = time.monotonic()
-    (described,) = demo.Progress().wait_executions(sfn, ["slow"], "x", timeout=0.6)
+    (described,) = Progress().wait_executions(sfn, ["slow"], "x", timeout=0.6)
     assert described["status"] == "RUNNING"
     assert time.monotonic() - started < 3
 
@@ -73,7 +74,7 @@ class ClockSfn:
 def test_waiting_for_many_costs_one_call_per_interval_plus_one_per_execution() -> None:
     sfn = ClockSfn(after=0.5)
     arns = [f"e{i}" for i in range(20)]
-    done = demo.wait_stopped(sfn, arns, timeout=10, interval=0.1)
+    done = executions.wait_stopped(sfn, arns, timeout=10, interval=0.1)
     assert list(done) == arns and {d["status"] for d in done.values()} == {"SUCCEEDED"}
     # About 5 rounds on the first execution, then one call for each of the 20.
     # Describing every pending execution each round would have taken about 120.
@@ -82,4 +83,4 @@ def test_waiting_for_many_costs_one_call_per_interval_plus_one_per_execution() -
 
 def test_wait_stopped_leaves_out_what_still_runs_at_the_deadline() -> None:
     sfn = ClockSfn(after=60)
-    assert demo.wait_stopped(sfn, ["a", "b"], timeout=0.3, interval=0.1) == {}
+    assert executions.wait_stopped(sfn, ["a", "b"], timeout=0.3, interval=0.1) == {}

@@ -10,8 +10,10 @@ import pytest
 
 from sfn_patterns_cli.dag_aggregate import draw
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
-from sfn_patterns_localstack import demo
-from sfn_patterns_localstack.report import (
+from sfn_patterns_localstack import executions
+from sfn_patterns_localstack.demo import patterns
+from sfn_patterns_localstack.demo import run as demo
+from sfn_patterns_localstack.demo.report import (
     DagRun,
     DemoReport,
     ExecutionSummary,
@@ -210,18 +212,20 @@ def test_spans_from_history_maps_map_iterations_to_tasks() -> None:
             mapIterationFailedEventDetails={"name": "Stage 1", "index": 0},
         ),
     ]
-    spans = demo.spans_from_history(events, events[0]["timestamp"])
+    spans = patterns.spans_from_history(events, events[0]["timestamp"])
     assert spans == [
         TaskSpan("b", pytest.approx(0.3), pytest.approx(2.0), "Stage 1", "SUCCEEDED"),
         TaskSpan("a", pytest.approx(0.2), pytest.approx(3.0), "Stage 1", "FAILED"),
     ]
-    assert demo.spans_from_history([_event("ExecutionStarted", 0)], events[0]["timestamp"]) == []
+    assert (
+        patterns.spans_from_history([_event("ExecutionStarted", 0)], events[0]["timestamp"]) == []
+    )
 
 
 def test_peak_overlap() -> None:
-    assert demo.peak_overlap([]) == 0
-    assert demo.peak_overlap([(0, 1), (1, 2), (2, 3)]) == 1
-    assert demo.peak_overlap([(0, 3), (1, 4), (2, 5)]) == 3
+    assert executions.peak_overlap([]) == 0
+    assert executions.peak_overlap([(0, 1), (1, 2), (2, 3)]) == 1
+    assert executions.peak_overlap([(0, 3), (1, 4), (2, 5)]) == 3
 
 
 def test_pattern_outputs_cut_the_complete_example_outputs() -> None:
@@ -245,7 +249,7 @@ def test_pattern_outputs_cut_the_complete_example_outputs() -> None:
         },
     }
     cut = demo.pattern_outputs(outputs)
-    assert set(cut) == set(demo.PATTERNS) == set(demo.RUNNERS)
+    assert set(cut) == set(demo.PATTERNS) == set(patterns.RUNNERS)
     assert cut["sqs-throttle"]["target_state_machine_arn"] == "tw"
     assert cut["semaphore"]["target_state_machine_arn"] == "cw"
     assert cut["dag-aggregate"]["state_machines"] == {"parent-level": "dag"}
@@ -308,7 +312,7 @@ def test_spans_from_statements_keeps_the_execution_window() -> None:
         ]
     )
     described = {"startDate": t0, "stopDate": t0 + timedelta(seconds=10)}
-    spans = demo.spans_from_statements(redshift, described)
+    spans = patterns.spans_from_statements(redshift, described)
     assert [(s.task, s.start, s.end, s.status) for s in spans] == [
         ("a", 1.0, 2.0, "SUCCEEDED"),
         ("b", 2.0, 4.0, "FAILED"),

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sfn_patterns_localstack import demo
-from sfn_patterns_localstack.terraform import TerraformError
+from sfn_patterns_localstack.demo import run as demo
+from sfn_patterns_localstack.terraform.workspace import TerraformError
 
 
 class FailingApply:

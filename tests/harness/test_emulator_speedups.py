@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.dynamodb import models as moto_dynamodb
 
-from sfn_patterns_localstack import moto_update_copy, sfn_client_cache
+from sfn_patterns_localstack.emulation.fixes import moto_update_copy, sfn_client_cache
 
 
 def test_both_apply_to_the_pinned_versions() -> None:

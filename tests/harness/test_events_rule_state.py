@@ -1,4 +1,4 @@
-"""events_rule_state_fix (providers.py): a disabled EventBridge rule delivers nothing.
+"""events_rule_state (providers.py): a disabled EventBridge rule delivers nothing.
 
 Plain LocalStack 4.9.2 keeps sending a disabled rule's matching events and keeps
 firing its schedule. The pattern case runs against the harness's LocalStack; the
@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from localstack.services.events.provider import EventsProvider
 
-from sfn_patterns_localstack import events_rule_state_fix
+from sfn_patterns_localstack.emulation.fixes import events_rule_state
 
 
 def test_it_applies_to_the_pinned_version() -> None:
-    assert events_rule_state_fix.apply() is True
+    assert events_rule_state.apply() is True
 
 
 class _Sender:
@@ -35,7 +35,7 @@ class _Sender:
 
 @pytest.mark.parametrize("state, sent", [("DISABLED", 0), ("ENABLED", 1)])
 def test_a_scheduled_rule_fires_only_while_enabled(state: str, sent: int) -> None:
-    assert events_rule_state_fix.apply()
+    assert events_rule_state.apply()
     sender = _Sender()
     rule = SimpleNamespace(
         state=state, arn="arn:aws:events:us-east-1:000000000000:rule/r", targets={"t": {"Id": "t"}}

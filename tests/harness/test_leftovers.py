@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from sfn_patterns_localstack.leftovers import (
+from sfn_patterns_localstack.terraform.leftovers import (
     CHECKERS,
     Created,
     UncheckedTypeError,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform import REPO_ROOT, Workspace, terraform_binary
+from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, Workspace, terraform_binary
 
 pytestmark = pytest.mark.terraform
 

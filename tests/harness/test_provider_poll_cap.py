@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform import PROVIDER_POLL_CAP, Workspace
+from sfn_patterns_localstack.terraform.workspace import PROVIDER_POLL_CAP, Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sfn_patterns_localstack.terraform import OVERRIDE_NAME, REPO_ROOT, stage
+from sfn_patterns_localstack.terraform.workspace import OVERRIDE_NAME, REPO_ROOT, stage
 
 
 def test_stage_links_the_tree_and_keeps_the_override_out_of_the_checkout(tmp_path: Path) -> None:

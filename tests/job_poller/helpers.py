@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sfn_patterns_localstack.demo import history, wait_stopped
+from sfn_patterns_localstack.executions import history, wait_stopped
 
 
 def start(sfn: Any, state_machine_arn: str, payload: dict[str, Any]) -> str:

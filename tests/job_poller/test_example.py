@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from sfn_patterns.job_poller.store import execution_key
-from sfn_patterns_localstack.leftovers import leftovers
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform.leftovers import leftovers
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 from . import helpers
 

@@ -19,8 +19,8 @@ from typing import Any
 import boto3
 import pytest
 
-from sfn_patterns_localstack.leftovers import leftovers
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform.leftovers import leftovers
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 from . import helpers
 

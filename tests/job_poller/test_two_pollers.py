@@ -18,8 +18,8 @@ import pytest
 
 from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_cli.templating import render_tftpl, templates_root
-from sfn_patterns_localstack.leftovers import leftovers
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform.leftovers import leftovers
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 from . import helpers
 

@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sfn_patterns_localstack.demo import peak_overlap, wait_stopped
-from sfn_patterns_localstack.leftovers import leftovers
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.executions import peak_overlap, wait_stopped
+from sfn_patterns_localstack.terraform.leftovers import leftovers
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "semaphore"
 

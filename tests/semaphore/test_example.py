@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns.semaphore.lease import holder_attribute
-from sfn_patterns_localstack.demo import history
+from sfn_patterns_localstack.executions import history
 
 from .support import (
     assert_lock_free,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns.semaphore.lease import holder_attribute, queue_counters, waiters
-from sfn_patterns_localstack.demo import history
+from sfn_patterns_localstack.executions import history
 
 from .support import (
     deploy,

@@ -22,9 +22,9 @@ from botocore.exceptions import ClientError
 
 from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
 from sfn_patterns.sqs_throttle.starter import Config, Starter
-from sfn_patterns_localstack.demo import peak_overlap
-from sfn_patterns_localstack.leftovers import leftovers
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.executions import peak_overlap
+from sfn_patterns_localstack.terraform.leftovers import leftovers
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 

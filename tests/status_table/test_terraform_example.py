@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from sfn_patterns.status_table import Status, Tracker, terraform_schema
 from sfn_patterns_cli.status_table.cli import group as status_cli
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 

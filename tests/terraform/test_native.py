@@ -21,7 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform import REPO_ROOT, interpreter_first_path, terraform_binary
+from sfn_patterns_localstack.terraform.workspace import (
+    REPO_ROOT,
+    interpreter_first_path,
+    terraform_binary,
+)
 
 pytestmark = pytest.mark.terraform
 

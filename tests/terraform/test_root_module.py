@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sfn_patterns_localstack.terraform import Workspace
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 

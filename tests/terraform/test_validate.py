@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform import terraform_binary
+from sfn_patterns_localstack.terraform.workspace import terraform_binary
 
 pytestmark = pytest.mark.terraform
 

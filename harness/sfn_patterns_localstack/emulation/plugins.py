@@ -10,28 +10,28 @@ from localstack.aws.skeleton import DispatchTable
 from localstack.services.moto import MotoFallbackDispatcher
 from localstack.services.plugins import Service, aws_provider
 
-from sfn_patterns_localstack import (
-    events_rule_state_fix,
-    lambda_async_fix,
+from sfn_patterns_localstack.emulation.fixes import (
+    events_rule_state,
+    lambda_async,
     moto_update_copy,
     sfn_client_cache,
     sfn_parse_cache,
-    sfn_stop_fix,
+    sfn_stop,
 )
 
 # LocalStack imports every provider entry point's module at start-up, before it
 # serves a request: the place to fix its Step Functions' StopExecution of an
-# execution parked on a task token (see sfn_stop_fix), to parse each definition
+# execution parked on a task token (see fixes.sfn_stop), to parse each definition
 # once rather than once per execution (see sfn_parse_cache), to reuse a task's
 # client per role (see sfn_client_cache), to spare moto's UpdateItem a copy of the
 # whole item (see moto_update_copy), and to make a disabled EventBridge rule deliver
-# nothing (see events_rule_state_fix).
-sfn_stop_fix.apply()
+# nothing (see fixes.events_rule_state).
+sfn_stop.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
 moto_update_copy.apply()
-lambda_async_fix.apply()
-events_rule_state_fix.apply()
+lambda_async.apply()
+events_rule_state.apply()
 
 
 class MotoDynamoDBProvider(DynamodbApi):

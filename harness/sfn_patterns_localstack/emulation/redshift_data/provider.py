@@ -64,7 +64,7 @@ from typing import Any
 from localstack.aws.api import CommonServiceException, RequestContext
 from localstack.services.plugins import Service, ServiceLifecycleHook, aws_provider
 
-from sfn_patterns_localstack.redshift_data_engine import (
+from sfn_patterns_localstack.emulation.redshift_data.engine import (
     MAX_BATCH_STATEMENTS,
     TERMINAL,
     DataApiError,

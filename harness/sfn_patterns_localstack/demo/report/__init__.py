@@ -4,7 +4,7 @@
 :func:`write` renders it through ``report.html.j2``. The page must open from a
 file:// URL on a machine without network, so everything is inline: the DAG picture
 comes from :mod:`sfn_patterns_cli.dag_aggregate.draw`, the Gantt charts from
-:mod:`sfn_patterns_localstack.report.gantt`. Jinja autoescaping is on: every string from a run
+:mod:`sfn_patterns_localstack.demo.report.gantt`. Jinja autoescaping is on: every string from a run
 (task names, error causes) is escaped; only the SVG our own drawers produce (which
 escape their labels themselves) is inserted as markup.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from sfn_patterns_localstack.report import gantt
-from sfn_patterns_localstack.report.gantt import TaskSpan
+from sfn_patterns_localstack.demo.report import gantt
+from sfn_patterns_localstack.demo.report.gantt import TaskSpan
 
 __all__ = [
     "DagRun",

@@ -1,6 +1,6 @@
 """The Lambda execution environment: one process running one function's handler.
 
-Started by :class:`sfn_patterns_localstack.executor.LocalProcessRuntimeExecutor` as
+Started by :class:`.executor.LocalProcessRuntimeExecutor` as
 ``python -I -S worker.py``: isolated mode and no ``site``, so the handler imports
 only the standard library, the unzipped code (``LAMBDA_TASK_ROOT``) and the
 runtime's own boto3/botocore (``SFNP_RUNTIME_PATH``), as on AWS Lambda. A dependency

@@ -3,7 +3,7 @@
 LocalStack's Lambda service (function versions, concurrency, event invokes, logs
 to CloudWatch, the Step Functions integration) stays LocalStack's own; only the
 place the code runs changes: instead of a Docker container, a child process
-(:mod:`sfn_patterns_localstack.worker`) that imports the unzipped function code.
+(:mod:`.worker`) that imports the unzipped function code.
 
 Workers are forked from one fork server per LocalStack process (``worker.py
 --fork-server``), which has imported the runtime's boto3 already: a cold start then

@@ -221,7 +221,7 @@ def still_there(
     if unchecked:
         raise UncheckedTypeError(
             f"no leftover check for {', '.join(unchecked)}: add one to "
-            "sfn_patterns_localstack.leftovers.CHECKERS"
+            "sfn_patterns_localstack.terraform.leftovers.CHECKERS"
         )
     left = []
     for resource in resources:

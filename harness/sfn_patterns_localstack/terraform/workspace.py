@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sfn_patterns_localstack.clients import client_factory
-from sfn_patterns_localstack.leftovers import created_resources, still_there
+from sfn_patterns_localstack.terraform.leftovers import created_resources, still_there
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 OVERRIDE_NAME = "localstack_override.tf"
 # The AWS provider of the project's mirror caps each pause between its consistency
 # checks at this (upstream: up to 10 s, then 10 matching reads 5 s apart for an S3

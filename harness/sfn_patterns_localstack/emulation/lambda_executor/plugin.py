@@ -1,6 +1,6 @@
 """Entry point of the ``local-process`` Lambda runtime executor.
 
-Kept apart from :mod:`sfn_patterns_localstack.executor` so that LocalStack's plugin
+Kept apart from :mod:`.executor` so that LocalStack's plugin
 discovery does not import the executor (and its Lambda internals) unless selected.
 """
 
@@ -14,6 +14,8 @@ class LocalProcessExecutorPlugin(RuntimeExecutorPlugin):
 
     def load(self, *args, **kwargs):
         """Return the executor class, imported on first use."""
-        from sfn_patterns_localstack.executor import LocalProcessRuntimeExecutor
+        from sfn_patterns_localstack.emulation.lambda_executor.executor import (
+            LocalProcessRuntimeExecutor,
+        )
 
         return LocalProcessRuntimeExecutor

@@ -1,7 +1,7 @@
 """The warehouse behind the Redshift Data API provider: statements run on DuckDB.
 
 This module knows nothing about LocalStack, so the statement life cycle can be
-reasoned about (and debugged) on its own; :mod:`sfn_patterns_localstack.redshift_data`
+reasoned about (and debugged) on its own; :mod:`.provider`
 turns requests into calls here and :class:`DataApiError` into API errors.
 
 A :class:`Warehouse` keeps one DuckDB database per target (account, region,

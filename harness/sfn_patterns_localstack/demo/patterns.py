@@ -1,166 +1,33 @@
-"""``sfn-patterns demo``: deploy every pattern to LocalStack, run each once, write a report.
+"""The demo's run of each pattern: a function of the Terraform outputs it needs.
 
-This is what ``make demo`` runs. It needs no AWS account: LocalStack runs in-process
-on loopback (or at ``--endpoint``), Terraform applies the configuration through the
-offline provider mirror, and the state machines invoke real handler code from
-``lambda_src/``. Progress goes to stderr (step lines, a ticker during long waits, a
-progress bar while executions finish); the summary table goes to stdout, and a
-self-contained HTML report (:mod:`sfn_patterns_localstack.report`) to ``--report``.
-
-The deployment is ``examples/complete`` (the root module with every pattern and its
-stand-ins). Each pattern's run is a function of the Terraform outputs it needs (a
-plain dict, see :data:`RUNNERS`), so it does not care which configuration
-provisioned them: :func:`pattern_outputs` cuts the example's outputs into those
-dicts.
+Each runner takes a plain dict of outputs (see :data:`RUNNERS`), so it does not care
+which configuration provisioned them, and returns what the report shows: a
+:class:`PatternResult` (the dag-aggregate runner also its Gantt charts and picture).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import sys
-import tempfile
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import click
 from botocore.exceptions import ClientError
 
-from sfn_patterns_localstack.clients import client_factory
-from sfn_patterns_localstack.report import (
+from sfn_patterns_localstack.demo.progress import Progress
+from sfn_patterns_localstack.demo.report import (
     DagRun,
-    DemoReport,
     ExecutionSummary,
     PatternResult,
     TaskSpan,
 )
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-PATTERNS = ("job-poller", "sqs-throttle", "semaphore", "dag-aggregate", "status-table")
-DEFAULT_PREFIX = "sfnp-demo"
-EXECUTION_TIMEOUT = 300.0
+from sfn_patterns_localstack.executions import count_transitions, history, peak_overlap
 
 Aws = Callable[[str], Any]
-
-
-# --- progress on stderr ----------------------------------------------------------------
-
-
-class Progress:
-    """Step lines, a ticker for long waits and progress bars, all on stderr.
-
-    stdout carries only the summary, so ``sfn-patterns demo > summary.txt`` stays
-    clean while the terminal still shows what is going on.
-    """
-
-    def __init__(self, interval: float = 10.0) -> None:
-        self.interval = interval
-        self.tty = sys.stderr.isatty()
-
-    def step(self, message: str) -> None:
-        """One ``==> message`` line."""
-        click.secho(f"==> {message}", fg="cyan", err=True)
-
-    def log(self, line: str) -> None:
-        """A detail line (Terraform commands, for instance), indented under the step."""
-        click.echo(f"    {line}", err=True)
-
-    @contextmanager
-    def ticking(self, label: str) -> Iterator[None]:
-        """Show that a long wait is alive: a spinner on a terminal, a line every interval else."""
-        stop = threading.Event()
-        started = time.monotonic()
-
-        def tick() -> None:
-            spinner = "|/-\\"
-            n = 0
-            while not stop.wait(0.25 if self.tty else self.interval):
-                elapsed = time.monotonic() - started
-                if self.tty:
-                    click.echo(
-                        f"\r    {spinner[n % 4]} {label} {elapsed:5.0f} s", err=True, nl=False
-                    )
-                    n += 1
-                else:
-                    click.echo(f"    ... {label}: {elapsed:.0f} s", err=True)
-
-        thread = threading.Thread(target=tick, daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
-            if self.tty:
-                click.echo("\r" + " " * (len(label) + 16) + "\r", err=True, nl=False)
-            self.log(f"{label}: {time.monotonic() - started:.1f} s")
-
-    def wait_executions(
-        self, sfn: Any, arns: Sequence[str], label: str, timeout: float = EXECUTION_TIMEOUT
-    ) -> list[dict[str, Any]]:
-        """Wait for executions to stop, with a progress bar; return their descriptions."""
-        with click.progressbar(
-            length=len(arns), label=f"    {label}", file=sys.stderr, show_pos=True
-        ) as bar:
-            done = wait_stopped(sfn, arns, timeout, on_stop=lambda _arn, _d: bar.update(1))
-        for arn in arns:  # still running at the deadline: report it as such
-            done.setdefault(arn, sfn.describe_execution(executionArn=arn))
-        return [done[arn] for arn in arns]
-
-
-# --- execution helpers -----------------------------------------------------------------
-
-
-def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
-    """Every history event of one execution, oldest first."""
-    events: list[dict[str, Any]] = []
-    for page in sfn.get_paginator("get_execution_history").paginate(executionArn=execution_arn):
-        events += page["events"]
-    return events
-
-
-def wait_stopped(
-    sfn: Any,
-    arns: Sequence[str],
-    timeout: float,
-    interval: float = 0.5,
-    on_stop: Callable[[str, dict[str, Any]], None] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Describe each execution once it has stopped (those running at the deadline: left out).
-
-    Why one call per interval: waiting for all of N executions needs only the first
-    one still running, and the others are described once it has stopped. Describing
-    every pending execution each round cost N calls per interval (a test of 24
-    executions asked about 50 a second, and LocalStack answered each one).
-    """
-    done: dict[str, dict[str, Any]] = {}
-    pending = list(dict.fromkeys(arns))
-    deadline = time.monotonic() + timeout
-    while pending:
-        arn = pending[0]
-        described = sfn.describe_execution(executionArn=arn)
-        if described["status"] != "RUNNING":
-            done[arn] = described
-            pending.pop(0)
-            if on_stop is not None:
-                on_stop(arn, described)
-            continue
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(interval)
-    return done
-
-
-def count_transitions(events: Sequence[dict[str, Any]]) -> int:
-    """State transitions billed for an execution (entered states, as AWS counts them)."""
-    return sum(1 for event in events if event["type"].endswith("StateEntered"))
 
 
 def _seconds(described: dict[str, Any]) -> float:
@@ -183,16 +50,6 @@ def _start(sfn: Any, arn: str, payload: dict[str, Any], name: str | None = None)
     if name:
         kwargs["name"] = name
     return sfn.start_execution(**kwargs)["executionArn"]
-
-
-def peak_overlap(intervals: Sequence[tuple[float, float]]) -> int:
-    """Most intervals open at one instant (an end at t sorts before a start at t)."""
-    events = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
-    running = peak = 0
-    for _, delta in events:
-        running += delta
-        peak = max(peak, running)
-    return peak
 
 
 def _result(
@@ -623,10 +480,6 @@ def run_dag_aggregate(outputs: dict[str, Any], aws: Aws, progress: Progress) -> 
     return DagOutcome(result, runs, draw.svg(plan, "dag-aggregate example DAG"))
 
 
-# --- the deployment ----------------------------------------------------------------------
-
-EXAMPLE = REPO_ROOT / "examples" / "complete"
-DAG_STRATEGY = "parent-level"  # the one strategy examples/complete provisions
 RUNNERS: dict[str, Callable[[dict[str, Any], Aws, Progress], PatternResult | DagOutcome]] = {
     "job-poller": run_job_poller,
     "sqs-throttle": run_sqs_throttle,
@@ -634,172 +487,3 @@ RUNNERS: dict[str, Callable[[dict[str, Any], Aws, Progress], PatternResult | Dag
     "dag-aggregate": run_dag_aggregate,
     "status-table": run_status_table,
 }
-
-
-def workspace(endpoint: str, work_dir: Path, log: Callable[[str], None] | None = None) -> Any:
-    """The Terraform workspace of the demo's deployment (state in ``work_dir``)."""
-    from sfn_patterns_localstack.terraform import Workspace
-
-    # The harness applies from a staging tree under work_dir: the checkout stays clean
-    # and a test or a second demo can apply examples/complete at the same time.
-    return Workspace(EXAMPLE, endpoint, Path(work_dir) / "terraform", log=log)
-
-
-def variables(name_prefix: str) -> dict[str, Any]:
-    """The variables the demo applies examples/complete with (tests re-plan with them).
-
-    The warehouse (a DuckDB database on LocalStack) is named after the prefix: the
-    demo drops and re-creates its schemas before each DAG run, which must never touch
-    another deployment's data.
-    """
-    return {
-        "name_prefix": name_prefix,
-        "redshift_workgroup_name": f"{name_prefix}-wg",
-        "dag_strategy": DAG_STRATEGY,
-    }
-
-
-def pattern_outputs(
-    outputs: dict[str, Any], dag_strategy: str = DAG_STRATEGY
-) -> dict[str, dict[str, Any]]:
-    """examples/complete's outputs cut into the dict each runner of :data:`RUNNERS` reads.
-
-    The DAG runner takes a strategy -> state machine map, so a configuration that
-    provisions several strategies (a ``state_machine_arns`` map) gets one Gantt chart
-    each; examples/complete provisions ``dag_strategy`` only.
-    """
-    warehouse = outputs["dag_warehouse"]
-    dag = outputs["dag_aggregate"]
-    state_machines = dag.get("state_machine_arns") or {dag_strategy: dag["state_machine_arn"]}
-    return {
-        "job-poller": {"state_machine_arn": outputs["job_poller"]["state_machine_arn"]},
-        "sqs-throttle": {
-            **outputs["sqs_throttle"],
-            "target_state_machine_arn": outputs["throttled_work_state_machine_arn"],
-        },
-        "semaphore": {
-            **outputs["semaphore"],
-            "target_state_machine_arn": outputs["critical_work_state_machine_arn"],
-        },
-        "dag-aggregate": {
-            "state_machines": state_machines,
-            "workgroup": warehouse["workgroup_name"],
-            "database": warehouse["database"],
-            "sql_dir": warehouse["sql_dir"],
-            "setup_sql": warehouse["setup_sql"],
-            "run_results": {dag_strategy: dag["run_results_uri"]}
-            if dag.get("run_results_uri")
-            else {},
-        },
-        "status-table": outputs["status_table"],
-    }
-
-
-# --- the command ---------------------------------------------------------------------------
-
-
-def print_summary(results: Sequence[PatternResult]) -> None:
-    """The summary table on stdout."""
-    click.echo("")
-    click.secho("sfn-patterns demo summary", bold=True)
-    click.echo(f"{'pattern':<15}{'outcome':<11}{'seconds':>8}{'transitions':>13}  detail")
-    for result in results:
-        colour = "green" if result.ok else "red"
-        click.echo(
-            f"{result.pattern:<15}"
-            + click.style(f"{result.status:<11}", fg=colour)
-            + f"{result.seconds:>8.1f}{result.transitions:>13}  {result.detail}"
-        )
-
-
-def run_patterns(
-    by_pattern: dict[str, dict[str, Any]], aws: Aws, progress: Progress
-) -> tuple[list[PatternResult], DagOutcome | None]:
-    """Run each pattern once, in :data:`PATTERNS` order; a crash fails that pattern only."""
-    results: list[PatternResult] = []
-    dag: DagOutcome | None = None
-    for pattern in PATTERNS:
-        progress.step(f"[{pattern}] running the pattern")
-        try:
-            outcome = RUNNERS[pattern](by_pattern[pattern], aws, progress)
-        except Exception as error:  # one broken pattern must not hide the others
-            progress.log(f"{pattern} failed: {type(error).__name__}: {error}")
-            outcome = PatternResult(pattern, "ERROR", 0.0, 0, f"{type(error).__name__}: {error}")
-        if isinstance(outcome, DagOutcome):
-            dag, outcome = outcome, outcome.result
-        results.append(outcome)
-        progress.log(f"{pattern}: {outcome.status} in {outcome.seconds:.1f} s")
-    return results, dag
-
-
-def run(
-    *,
-    endpoint: str | None = None,
-    keep: bool = False,
-    report_path: Path | None = None,
-    name_prefix: str = DEFAULT_PREFIX,
-    work_dir: Path | None = None,
-) -> int:
-    """Run the demo; return the process exit code (0 when every pattern succeeded).
-
-    Without ``endpoint`` a LocalStack is started here and stopped at the end (its
-    resources vanish with it); with ``endpoint`` the deployment is destroyed at the end
-    unless ``keep``. ``work_dir`` holds Terraform state (a temporary directory by
-    default), so a caller can re-plan the same deployment afterwards.
-    """
-    from sfn_patterns_localstack import report as report_module
-    from sfn_patterns_localstack import server
-    from sfn_patterns_localstack.terraform import TerraformError
-
-    progress = Progress()
-    report_path = Path(report_path or Path.cwd() / "build" / "demo-report" / "index.html")
-    scratch = None if work_dir else Path(tempfile.mkdtemp(prefix="sfnp-demo-"))
-    work_dir = Path(work_dir or scratch)
-    localstack = None
-    if endpoint is None:
-        progress.step("starting LocalStack in-process on 127.0.0.1 (no Docker)")
-        with progress.ticking("LocalStack start-up"):
-            localstack = server.start()
-        endpoint = localstack.endpoint
-    progress.step(f"LocalStack ready at {endpoint}")
-
-    settings = variables(name_prefix)
-    deployment = workspace(endpoint, work_dir, log=progress.log)
-    try:
-        progress.step("[examples/complete] terraform init + apply (every pattern, stand-ins)")
-        with progress.ticking("terraform init"):
-            deployment.init()
-        with progress.ticking("terraform apply"):
-            deployment.apply(settings)
-        by_pattern = pattern_outputs(deployment.outputs(), settings["dag_strategy"])
-        results, dag = run_patterns(by_pattern, client_factory(endpoint), progress)
-        report = DemoReport(
-            patterns=results,
-            dag_runs=dag.runs if dag else [],
-            dag_svg=dag.dag_svg if dag else None,
-            endpoint=endpoint,
-            workspace="examples/complete",
-        )
-        written = report_module.write(report, report_path)
-        if localstack is None and not keep:
-            progress.step("[examples/complete] terraform destroy")
-            with progress.ticking("terraform destroy"):
-                deployment.destroy(settings)
-    except TerraformError as error:  # a clear message instead of a traceback
-        click.secho(f"error: {error}", fg="red", err=True)
-        click.echo(f"Terraform state kept in {work_dir}", err=True)
-        return 1
-    finally:
-        deployment.close()
-        if localstack is not None and not keep:
-            localstack.stop()
-
-    if scratch is not None and not keep:  # our temporary state: kept only after an error
-        shutil.rmtree(scratch, ignore_errors=True)
-    print_summary(results)
-    click.echo(f"\nreport: {written}")
-    if keep:
-        click.echo(f"Terraform state kept in {work_dir}")
-        if localstack is not None:
-            click.echo(f"LocalStack left running at {endpoint} (pid {localstack.process.pid}).")
-    return 0 if report.ok else 1
