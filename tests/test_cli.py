@@ -18,24 +18,30 @@ def test_help_lists_every_command() -> None:
         assert command in result.output
 
 
-def test_harness_commands_name_the_install_command_when_the_harness_is_missing(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import importlib
+def test_harness_commands_name_the_install_command_when_the_harness_is_missing() -> None:
+    from sfn_patterns_cli import cli
 
-    real = importlib.import_module
+    # What `sfn-patterns` attaches for `localstack` and `demo` when no installed
+    # distribution registers them (the harness is not installed).
+    for name, help_text in cli.HARNESS_COMMANDS.items():
+        command = cli.missing_harness_command(name, help_text)
+        result = CliRunner().invoke(command, ["status", "--endpoint", "http://x:1"])
+        assert result.exit_code == 2
+        assert "needs the harness distribution" in result.output
+        assert "#subdirectory=harness" in result.output
+        assert "Traceback" not in result.output
 
-    def without_harness(name: str, *args: object) -> object:
-        if name.startswith("sfn_patterns_localstack"):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return real(name, *args)
 
-    monkeypatch.setattr(importlib, "import_module", without_harness)
-    result = CliRunner().invoke(main, ["localstack", "status"])
-    assert result.exit_code == 2
-    assert "needs the harness distribution" in result.output
-    assert "#subdirectory=harness" in result.output
-    assert "Traceback" not in result.output
+def test_the_harness_registers_its_commands_throughplugin_entry_points() -> None:
+    from sfn_patterns_cli import cli
+
+    names = {ep.name for ep in cli.plugin_entry_points(cli.COMMANDS_ENTRY_POINT_GROUP)}
+    assert names == set(cli.HARNESS_COMMANDS)
+    # The real group, not the stand-in: it has subcommands.
+    result = CliRunner().invoke(main, ["localstack", "--help"])
+    assert result.exit_code == 0
+    for sub in ("start", "stop", "status"):
+        assert sub in result.output
 
 
 def test_localstack_status_on_a_dead_endpoint_exits_1() -> None:

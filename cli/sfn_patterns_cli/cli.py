@@ -44,7 +44,7 @@ HARNESS_COMMANDS = {
 }
 
 
-def _entry_points(group: str) -> list[EntryPoint]:
+def plugin_entry_points(group: str) -> list[EntryPoint]:
     """The installed entry points of one group (Python 3.9's API has no ``group=``)."""
     found = entry_points()
     if hasattr(found, "select"):
@@ -52,7 +52,7 @@ def _entry_points(group: str) -> list[EntryPoint]:
     return list(found.get(group, []))  # type: ignore[attr-defined]
 
 
-def _missing_harness(name: str, help_text: str) -> click.Command:
+def missing_harness_command(name: str, help_text: str) -> click.Command:
     """A stand-in for a harness command: it exits 2 naming the install command."""
 
     @click.command(
@@ -74,11 +74,11 @@ def _missing_harness(name: str, help_text: str) -> click.Command:
 
 def _add_plugin_commands() -> None:
     """Attach the commands other installed distributions register (the harness's)."""
-    for entry_point in _entry_points(COMMANDS_ENTRY_POINT_GROUP):
+    for entry_point in plugin_entry_points(COMMANDS_ENTRY_POINT_GROUP):
         main.add_command(entry_point.load(), entry_point.name)
     for name, help_text in HARNESS_COMMANDS.items():
         if name not in main.commands:
-            main.add_command(_missing_harness(name, help_text), name)
+            main.add_command(missing_harness_command(name, help_text), name)
 
 
 def _add_pattern_groups() -> None:
