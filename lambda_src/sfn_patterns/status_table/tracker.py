@@ -45,14 +45,13 @@ from sfn_patterns.status_table.model import (
     ErrorRecord,
     TaskModel,
     TaskRecord,
-    make_model,
     payload_sha256,
     plain,
-    status_key,
     task_pk,
     to_record,
 )
 from sfn_patterns.status_table.statuses import Status
+from sfn_patterns.status_table.store import TaskStore
 
 
 def add_note(exc: BaseException, note: str) -> None:
@@ -152,7 +151,15 @@ class Tracker:
         self.next_use_case_id = next_use_case_id
         self.lease_margin_seconds = lease_margin_seconds
         self.expire_after = expire_after
-        self.model: type[TaskModel] = make_model(table_name, region, host)
+        self.store = TaskStore(
+            table_name,
+            use_case_id,
+            n_shards=n_shards,
+            region=region,
+            host=host,
+            expire_after=expire_after,
+        )
+        self.model: type[TaskModel] = self.store.model
 
     # -- table ------------------------------------------------------------------------------
 
@@ -162,12 +169,11 @@ class Tracker:
         Production tables come from Terraform with the layout in
         :mod:`sfn_patterns.status_table.schema`.
         """
-        if not self.model.exists():
-            self.model.create_table(wait=True, ignore_update_ttl_errors=True)
+        self.store.create_table()
 
     def table_exists(self) -> bool:
         """Whether the table exists, so the CLI can name a missing table instead of a trace."""
-        return bool(self.model.exists())
+        return self.store.table_exists()
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -180,39 +186,19 @@ class Tracker:
 
     def status_key(self, status: Status, task_id: str) -> str:
         """The GSI hash key of ``task_id`` in ``status`` for this use case."""
-        return status_key(self.use_case_id, status, task_id, self.n_shards)
-
-    def _get_item(self, task_id: str, use_case_id: str | None = None) -> TaskModel | None:
-        pk = task_pk(use_case_id or self.use_case_id, task_id)
-        try:
-            return self.model.get(pk, consistent_read=True)
-        except self.model.DoesNotExist:
-            return None
+        return self.store.status_key(status, task_id)
 
     def new_item(
         self, task_id: str, now: datetime, payload_hash: str | None, use_case_id: str | None = None
     ) -> TaskModel:
         """A fresh pending task item (not yet saved)."""
-        use_case = use_case_id or self.use_case_id
-        return self.model(
-            task_pk(use_case, task_id),
-            use_case_id=use_case,
-            task_id=task_id,
-            status=Status.PENDING.value,
-            status_key=status_key(use_case, Status.PENDING, task_id, self.n_shards),
-            attempt=0,
-            retry=0,
-            create_time=now,
-            update_time=now,
-            payload_sha256=payload_hash,
-            expire_at=now + self.expire_after if self.expire_after else None,
-        )
+        return self.store.new_item(task_id, now, payload_hash, use_case_id)
 
     # -- reading -----------------------------------------------------------------------------
 
     def get(self, task_id: str) -> TaskRecord | None:
         """The task's current state (consistent read), or None when it does not exist."""
-        item = self._get_item(task_id)
+        item = self.store.get(task_id)
         return to_record(item) if item is not None else None
 
     def query(
@@ -250,7 +236,7 @@ class Tracker:
         self, task_ids: Iterable[str], payloads: Mapping[str, Any] | None = None
     ) -> bulk.BulkResult:
         """Create pending tasks idempotently; existing tasks are reported and left untouched."""
-        return bulk.create_tasks(self, task_ids, payloads)
+        return bulk.create_tasks(self.store, task_ids, payloads, self.now())
 
     def reset(
         self,
@@ -259,7 +245,7 @@ class Tracker:
         dry_run: bool = False,
     ) -> int:
         """Send ignored (or failed) tasks back to pending with retry 0; returns how many."""
-        return bulk.reset_tasks(self, statuses, task_ids, dry_run=dry_run)
+        return bulk.reset_tasks(self.store, statuses, task_ids, self.now, dry_run=dry_run)
 
     # -- running -------------------------------------------------------------------------------
 
@@ -463,7 +449,7 @@ class Tracker:
         m = self.model
         ids = {"use_case_id": self.use_case_id, "task_id": task_id}
         label = f"{self.use_case_id}/{task_id}"
-        item = self._get_item(task_id)
+        item = self.store.get(task_id)
         now = self.now()
         if item is None:
             if not create:
@@ -581,7 +567,7 @@ class Attempt:
         return (m.attempt == self.attempt) & (m.status == Status.IN_PROGRESS.value)
 
     def _stale(self, action: str) -> StaleAttemptError:
-        current = self.tracker._get_item(self.task_id)
+        current = self.tracker.store.get(self.task_id)
         current_attempt = int(current.attempt) if current is not None else None
         log.error(
             "stale %s: attempt %d by %s could not %s; the task is now at attempt %s",
