@@ -1,21 +1,48 @@
-"""The status table's data access: the keys, reads and writes of one use case's tasks.
+"""The status table's data access: every key, read and write of one use case's tasks.
 
 Following Powertools' idempotency layer (one persistence class owns the table's
-expressions; the logic above it decides), :class:`TaskStore` is what both the tracker
-and the bulk operations talk to, so neither needs the other.
+expressions; the logic above it decides), :class:`TaskStore` holds every condition and
+update expression; the tracker and the bulk operations ask it for transitions, so
+neither needs the other.
+
+A lost race costs one request. Every conditional write asks DynamoDB for the item as
+the condition saw it (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) and
+:class:`ConditionFailed` carries it, so the loser learns the winner's status, attempt
+and lease from the rejection itself instead of reading the item again (the throttle
+ledger and the DAG ``RunStore`` do the same).
+
+pynamodb builds every request (conditions, update expressions, serialisation), but
+``Model.update`` and ``Model.save`` do not forward ``ReturnValuesOnConditionCheckFailure``,
+and pynamodb's connection drops the returned ``Item`` from the error. So single-item
+writes are built with pynamodb's operation-kwargs builders and sent by the botocore
+client of the model's own pynamodb connection (same endpoint, credentials and retry
+configuration); the chain's transaction goes through pynamodb's ``TransactWrite``, which
+does carry the item (``CancellationReason.raw_item``). Errors other than a failed
+condition are raised as pynamodb's ``PutError``/``UpdateError``, as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
+from typing import Any
 
-from pynamodb.exceptions import PutError, UpdateError
+from botocore.exceptions import BotoCoreError, ClientError
+from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
+from pynamodb.transactions import TransactWrite
 
 from sfn_patterns.status_table import queries
-from sfn_patterns.status_table.errors import is_conditional_failure
-from sfn_patterns.status_table.model import TaskModel, make_model, status_key, task_pk
+from sfn_patterns.status_table.model import (
+    ErrorRecord,
+    TaskModel,
+    make_model,
+    status_key,
+    task_pk,
+)
 from sfn_patterns.status_table.statuses import Status
+
+_CONDITION_FAILED = "ConditionalCheckFailedException"
+_ALL_OLD = "ALL_OLD"
 
 
 class ConditionFailed(Exception):
@@ -132,14 +159,178 @@ class TaskStore:
         """Save a new task unless its key exists (a concurrent creator is never overwritten).
 
         Raises:
-            ConditionFailed: the task exists.
+            ConditionFailed: the task exists (``item``: as it is now).
 
         """
+        kwargs = item.get_save_kwargs_from_instance(
+            condition=self.model.pk.does_not_exist(),
+            return_values_on_condition_failure=_ALL_OLD,
+        )
+        self._send("put_item", kwargs, PutError)
+
+    def claim_startable(
+        self,
+        task_id: str,
+        *,
+        owner: str,
+        expires_at: datetime,
+        now: datetime,
+        payload_hash: str | None,
+    ) -> TaskModel:
+        """Take a pending or failed task blindly: ``ADD attempt 1``, one UpdateItem.
+
+        The condition ``status IN (pending, failed)`` (and a matching or absent payload
+        hash) lets one worker win. Any other task (missing, locked, expired, succeeded,
+        another payload) fails it, and :class:`ConditionFailed` carries the task as it
+        is (None: missing) for the caller to tell the cases apart.
+        """
+        m = self.model
+        item = m(self.key(task_id))
+        actions = [
+            m.status.set(Status.IN_PROGRESS.value),
+            m.status_key.set(self.status_key(Status.IN_PROGRESS, task_id)),
+            m.attempt.add(1),
+            m.lease_owner.set(owner),
+            m.lease_expires_at.set(expires_at),
+            m.update_time.set(now),
+        ]
+        condition = m.pk.exists() & m.status.is_in(Status.PENDING.value, Status.FAILED.value)
+        if payload_hash:
+            actions.append(m.payload_sha256.set(m.payload_sha256 | payload_hash))
+            condition &= m.payload_sha256.does_not_exist() | (m.payload_sha256 == payload_hash)
+        self._update(item, actions, condition)
+        return item
+
+    def claim_observed(
+        self,
+        item: TaskModel,
+        *,
+        owner: str,
+        expires_at: datetime,
+        now: datetime,
+        retry: int,
+        reclaim_errors: list[ErrorRecord] | None,
+        payload_hash: str | None,
+    ) -> None:
+        """Start the next attempt of the task as it was read (``item``, updated in place).
+
+        The write is conditioned on the observed attempt and status, so exactly one
+        worker wins each attempt number (the fencing token). ``reclaim_errors`` is given
+        when the observed task is ``in_progress`` with an expired lease (the errors with
+        the lost attempt's record); the lease must then still be expired, so a heartbeat
+        since the read fails the condition. ``payload_hash`` is stored when the task has
+        none yet.
+        """
+        m = self.model
+        reclaim = reclaim_errors is not None
+        actions = [
+            m.status.set(Status.IN_PROGRESS.value),
+            m.status_key.set(self.status_key(Status.IN_PROGRESS, item.task_id)),
+            m.attempt.set(int(item.attempt) + 1),
+            m.retry.set(retry),
+            m.lease_owner.set(owner),
+            m.lease_expires_at.set(expires_at),
+            m.update_time.set(now),
+        ]
+        if reclaim_errors is not None:
+            actions.append(m.errors.set(reclaim_errors))
+        if payload_hash and not item.payload_sha256:
+            actions.append(m.payload_sha256.set(payload_hash))
+        self._update(item, actions, self._observed(item, now, reclaim))
+
+    def park_expired(
+        self, item: TaskModel, *, retry: int, errors: list[ErrorRecord], now: datetime
+    ) -> None:
+        """Set an expired ``in_progress`` task that used up its retries to ``ignored``.
+
+        Conditioned like a reclaim: the observed attempt, status and an expired lease.
+        """
+        m = self.model
+        actions = [
+            m.status.set(Status.IGNORED.value),
+            m.status_key.set(self.status_key(Status.IGNORED, item.task_id)),
+            m.retry.set(retry),
+            m.errors.set(errors),
+            m.update_time.set(now),
+            m.lease_owner.remove(),
+            m.lease_expires_at.remove(),
+        ]
+        self._update(item, actions, self._observed(item, now, reclaim=True))
+
+    def heartbeat(self, item: TaskModel, attempt: int, expires_at: datetime) -> None:
+        """Move the lease of ``attempt`` to ``expires_at``; fenced on the attempt."""
+        m = self.model
+        self._update(item, [m.lease_expires_at.set(expires_at)], self._fence(attempt))
+
+    def finish(
+        self,
+        item: TaskModel,
+        attempt: int,
+        status: Status,
+        now: datetime,
+        *,
+        data: Mapping[str, Any] | None = None,
+        retry: int | None = None,
+        errors: list[ErrorRecord] | None = None,
+    ) -> None:
+        """Record the outcome of ``attempt`` (succeeded, failed, ignored); fenced on it."""
+        m = self.model
+        actions = self._finish_actions(item, status, now, data)
+        if retry is not None:
+            actions.append(m.retry.set(retry))
+        if errors is not None:
+            actions.append(m.errors.set(errors))
+        self._update(item, actions, self._fence(attempt))
+
+    def succeed_and_chain(
+        self,
+        item: TaskModel,
+        attempt: int,
+        now: datetime,
+        *,
+        data: Mapping[str, Any] | None,
+        next_use_case_id: str,
+        next_payload_hash: str | None,
+    ) -> None:
+        """Success here and ``pending`` in the next use case, atomically (TransactWriteItems).
+
+        The next task is written with ``if_not_exists`` on every attribute, so a task
+        that already exists there (created by an earlier run) is left exactly as it is,
+        and the transaction can only fail on this attempt's own fence.
+        """
+        m = self.model
+        template = self.new_item(item.task_id, now, next_payload_hash, next_use_case_id)
+        nxt = m(template.pk)
+        next_actions = [
+            m.use_case_id.set(m.use_case_id | next_use_case_id),
+            m.task_id.set(m.task_id | item.task_id),
+            m.status.set(m.status | Status.PENDING.value),
+            m.status_key.set(m.status_key | template.status_key),
+            m.attempt.set(m.attempt | 0),
+            m.retry.set(m.retry | 0),
+            m.create_time.set(m.create_time | now),
+            m.update_time.set(m.update_time | now),
+        ]
+        if next_payload_hash:
+            next_actions.append(m.payload_sha256.set(m.payload_sha256 | next_payload_hash))
+        if template.expire_at is not None:
+            next_actions.append(m.expire_at.set(m.expire_at | template.expire_at))
+        connection = m._get_connection().connection
         try:
-            item.save(condition=self.model.pk.does_not_exist())
-        except PutError as exc:
-            if is_conditional_failure(exc):
-                raise ConditionFailed(self.get(item.task_id, item.use_case_id)) from None
+            with TransactWrite(connection=connection) as transaction:
+                transaction.update(
+                    item,
+                    actions=self._finish_actions(item, Status.SUCCEEDED, now, data),
+                    condition=self._fence(attempt),
+                    return_values=_ALL_OLD,
+                )
+                transaction.update(nxt, actions=next_actions)
+        except TransactWriteError as exc:
+            reasons = exc.cancellation_reasons
+            mine = reasons[0] if reasons else None
+            if mine is not None and mine.code == "ConditionalCheckFailed":
+                raw = mine.raw_item
+                raise ConditionFailed(m.from_raw_data(raw) if raw else None) from None
             raise
 
     def reset(self, item: TaskModel, now: datetime) -> None:
@@ -153,19 +344,63 @@ class TaskStore:
 
         """
         m = self.model
+        actions = [
+            m.status.set(Status.PENDING.value),
+            m.status_key.set(self.status_key(Status.PENDING, item.task_id)),
+            m.retry.set(0),
+            m.update_time.set(now),
+            m.lease_owner.remove(),
+            m.lease_expires_at.remove(),
+        ]
+        self._update(item, actions, (m.status == item.status) & (m.attempt == item.attempt))
+
+    # -- expressions and sending ---------------------------------------------------------------
+
+    def _fence(self, attempt: int) -> Any:
+        """Only the attempt that owns the task may write: ``attempt = :mine AND in_progress``."""
+        m = self.model
+        return (m.attempt == attempt) & (m.status == Status.IN_PROGRESS.value)
+
+    def _observed(self, item: TaskModel, now: datetime, reclaim: bool) -> Any:
+        """The task is still as read (attempt, status), and for a reclaim still expired."""
+        m = self.model
+        condition = (m.attempt == int(item.attempt)) & (m.status == item.status)
+        if reclaim and item.lease_expires_at is not None:
+            condition &= m.lease_expires_at <= now
+        return condition
+
+    def _finish_actions(
+        self, item: TaskModel, status: Status, now: datetime, data: Mapping[str, Any] | None
+    ) -> list[Any]:
+        m = self.model
+        actions = [
+            m.status.set(status.value),
+            m.status_key.set(self.status_key(status, item.task_id)),
+            m.update_time.set(now),
+            m.lease_owner.remove(),
+            m.lease_expires_at.remove(),
+        ]
+        if data is not None:
+            actions.append(m.data.set(dict(data)))
+        return actions
+
+    def _update(self, item: TaskModel, actions: list[Any], condition: Any) -> None:
+        """UpdateItem; ``item`` takes the new values (as ``Model.update`` does)."""
+        kwargs = item.get_update_kwargs_from_instance(
+            actions=actions, condition=condition, return_values_on_condition_failure=_ALL_OLD
+        )
+        kwargs["ReturnValues"] = "ALL_NEW"
+        item.deserialize(self._send("update_item", kwargs, UpdateError)["Attributes"])
+
+    def _send(self, operation: str, kwargs: dict[str, Any], error: type[Exception]) -> Any:
+        """One request; a failed condition raises :class:`ConditionFailed` with the old item."""
+        client = self.model._get_connection().connection.client
         try:
-            item.update(
-                actions=[
-                    m.status.set(Status.PENDING.value),
-                    m.status_key.set(self.status_key(Status.PENDING, item.task_id)),
-                    m.retry.set(0),
-                    m.update_time.set(now),
-                    m.lease_owner.remove(),
-                    m.lease_expires_at.remove(),
-                ],
-                condition=(m.status == item.status) & (m.attempt == item.attempt),
-            )
-        except UpdateError as exc:
-            if is_conditional_failure(exc):
-                raise ConditionFailed(None) from None
-            raise
+            return getattr(client, operation)(**kwargs)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == _CONDITION_FAILED:
+                raw = exc.response.get("Item")
+                raise ConditionFailed(self.model.from_raw_data(raw) if raw else None) from None
+            raise error(f"{operation} failed: {exc}", exc) from exc
+        except BotoCoreError as exc:
+            raise error(f"{operation} failed: {exc}", exc) from exc

@@ -4,16 +4,20 @@ One attempt, step by step (:meth:`Tracker.start`, then the ``with`` block):
 
 1. Fast path: one UpdateItem ``ADD attempt 1`` on condition ``status IN (pending,
    failed)`` (and a matching payload hash). Only one worker can win it.
-2. Otherwise read the task (consistent read) and decide: succeeded -> skip, ignored
-   -> skip, in_progress with a live lease -> locked, in_progress with an expired
-   lease -> reclaim (the lost attempt counts as one failure), missing -> not found
-   (or create). The write is conditioned on ``attempt = :observed AND status =
-   :observed_status`` (plus ``lease_expires_at <= :now`` for a reclaim). The attempt
-   number is a fencing token: exactly one worker wins each number.
+2. Otherwise decide on the task as the rejection returned it (ALL_OLD, no GetItem):
+   succeeded -> skip, ignored -> skip, in_progress with a live lease -> locked,
+   in_progress with an expired lease -> reclaim (the lost attempt counts as one
+   failure), missing -> not found (or create). The write is conditioned on
+   ``attempt = :observed AND status = :observed_status`` (plus ``lease_expires_at <=
+   :now`` for a reclaim). The attempt number is a fencing token: exactly one worker
+   wins each number; a loser decides again on the item its rejection returned.
 3. Run the body. Every later write of this worker (heartbeat, success, failure) is
    conditioned on ``attempt = :mine AND status = in_progress``; once another worker
    has reclaimed the task, those writes are rejected instead of overwriting the new
-   owner's state.
+   owner's state, and the rejection names the attempt that owns it now.
+
+Every expression lives in :class:`~sfn_patterns.status_table.store.TaskStore`; this
+module decides.
 """
 
 from __future__ import annotations
@@ -28,9 +32,6 @@ from datetime import datetime, timedelta, timezone
 from types import TracebackType
 from typing import Any, Protocol
 
-from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
-from pynamodb.transactions import TransactWrite
-
 from sfn_patterns.status_table import bulk, queries
 from sfn_patterns.status_table.errors import (
     PayloadMismatchError,
@@ -39,7 +40,6 @@ from sfn_patterns.status_table.errors import (
     TaskIgnoredError,
     TaskLockedError,
     TaskNotFoundError,
-    is_conditional_failure,
 )
 from sfn_patterns.status_table.model import (
     ErrorRecord,
@@ -47,11 +47,10 @@ from sfn_patterns.status_table.model import (
     TaskRecord,
     payload_sha256,
     plain,
-    task_pk,
     to_record,
 )
 from sfn_patterns.status_table.statuses import Status
-from sfn_patterns.status_table.store import TaskStore
+from sfn_patterns.status_table.store import ConditionFailed, TaskStore
 
 
 def add_note(exc: BaseException, note: str) -> None:
@@ -277,11 +276,11 @@ class Tracker:
         """
         lease = self._lease_seconds(context, lease_seconds)
         wanted_hash = payload_sha256(payload) if payload is not None else None
-        attempt = self._fast_acquire(task_id, wanted_hash, lease)
+        attempt, observed = self._fast_acquire(task_id, wanted_hash, lease)
         if attempt is not None:
             return attempt
         for _ in range(_ACQUIRE_ROUNDS):
-            attempt = self._try_acquire(task_id, wanted_hash, lease, create)
+            attempt, observed = self._try_acquire(task_id, observed, wanted_hash, lease, create)
             if attempt is not None:
                 return attempt
         raise TaskLockedError(
@@ -298,36 +297,29 @@ class Tracker:
             return max(remaining, 0.0) + self.lease_margin_seconds
         return self.lease_seconds
 
-    def _fast_acquire(self, task_id: str, wanted_hash: str | None, lease: float) -> Attempt | None:
+    def _fast_acquire(
+        self, task_id: str, wanted_hash: str | None, lease: float
+    ) -> tuple[Attempt | None, TaskModel | None]:
         """The common case in one blind conditional UpdateItem: a pending or failed task.
 
         ``ADD attempt 1`` under the condition ``status IN (pending, failed)`` can succeed
         for one worker only. Anything else (missing, locked, expired, succeeded, payload
-        mismatch) fails the condition and returns None, and the caller falls back to
-        read-decide-write, which tells the cases apart. This saves a GetItem per task.
+        mismatch) fails the condition, and the rejection returns the task as it is
+        (ALL_OLD; None when missing) for read-decide-write to tell the cases apart,
+        without a GetItem.
         """
-        m = self.model
         now = self.now()
         expires_at = now + timedelta(seconds=lease)
-        item = m(task_pk(self.use_case_id, task_id))
-        actions = [
-            m.status.set(Status.IN_PROGRESS.value),
-            m.status_key.set(self.status_key(Status.IN_PROGRESS, task_id)),
-            m.attempt.add(1),
-            m.lease_owner.set(self.worker_id),
-            m.lease_expires_at.set(expires_at),
-            m.update_time.set(now),
-        ]
-        condition = m.pk.exists() & m.status.is_in(Status.PENDING.value, Status.FAILED.value)
-        if wanted_hash:
-            actions.append(m.payload_sha256.set(m.payload_sha256 | wanted_hash))
-            condition &= m.payload_sha256.does_not_exist() | (m.payload_sha256 == wanted_hash)
         try:
-            item.update(actions=actions, condition=condition)
-        except UpdateError as exc:
-            if is_conditional_failure(exc):
-                return None
-            raise
+            item = self.store.claim_startable(
+                task_id,
+                owner=self.worker_id,
+                expires_at=expires_at,
+                now=now,
+                payload_hash=wanted_hash,
+            )
+        except ConditionFailed as lost:
+            return None, lost.item
         log.info(
             "start %s/%s: attempt %d by %s, lease until %s",
             self.use_case_id,
@@ -336,7 +328,7 @@ class Tracker:
             self.worker_id,
             expires_at.isoformat(),
         )
-        return Attempt(self, item, lease)
+        return Attempt(self, item, lease), item
 
     def _lost_lease_errors(
         self, item: TaskModel, errors: list[ErrorRecord], now: datetime
@@ -357,33 +349,11 @@ class Tracker:
         return errors[-self.keep_errors :] if self.keep_errors else []
 
     def _park_expired(
-        self,
-        item: TaskModel,
-        retry: int,
-        errors: list[ErrorRecord],
-        condition: Any,
-        now: datetime,
-    ) -> bool:
-        """Set an expired task that used up its retries to ignored; False on a lost race."""
-        m = self.model
+        self, item: TaskModel, retry: int, errors: list[ErrorRecord], now: datetime
+    ) -> None:
+        """Set an expired task that used up its retries to ignored (ConditionFailed: lost)."""
         observed_attempt, owner = int(item.attempt), item.lease_owner
-        try:
-            item.update(
-                actions=[
-                    m.status.set(Status.IGNORED.value),
-                    m.status_key.set(self.status_key(Status.IGNORED, item.task_id)),
-                    m.retry.set(retry),
-                    m.errors.set(errors),
-                    m.update_time.set(now),
-                    m.lease_owner.remove(),
-                    m.lease_expires_at.remove(),
-                ],
-                condition=condition,
-            )
-        except UpdateError as exc:
-            if is_conditional_failure(exc):
-                return False
-            raise
+        self.store.park_expired(item, retry=retry, errors=errors, now=now)
         log.warning(
             "ignored %s/%s: lease of attempt %d (%s) expired and retry %d reached max_retry %d",
             self.use_case_id,
@@ -393,20 +363,6 @@ class Tracker:
             retry,
             self.max_retry,
         )
-        return True
-
-    def _create_missing(
-        self, task_id: str, wanted_hash: str | None, now: datetime
-    ) -> TaskModel | None:
-        """Create a pending task for ``start(create=True)``; None if someone else just did."""
-        item = self.new_item(task_id, now, wanted_hash)
-        try:
-            item.save(condition=self.model.pk.does_not_exist())
-        except PutError as exc:
-            if is_conditional_failure(exc):
-                return None
-            raise
-        return item
 
     def _raise_if_locked(self, item: TaskModel, now: datetime) -> None:
         """TaskLockedError while another attempt's lease is live (by this worker's clock)."""
@@ -443,61 +399,62 @@ class Tracker:
         return status
 
     def _try_acquire(
-        self, task_id: str, wanted_hash: str | None, lease: float, create: bool
-    ) -> Attempt | None:
-        """One read-decide-write round; None means "lost a race, read again"."""
-        m = self.model
+        self,
+        task_id: str,
+        observed: TaskModel | None,
+        wanted_hash: str | None,
+        lease: float,
+        create: bool,
+    ) -> tuple[Attempt | None, TaskModel | None]:
+        """One decide-write round on the task as last seen (``observed``; None: missing).
+
+        Returns the attempt, or (None, the task as the lost write found it) for the next
+        round: the rejection carries the winner's state, so no round reads the task.
+        """
         ids = {"use_case_id": self.use_case_id, "task_id": task_id}
         label = f"{self.use_case_id}/{task_id}"
-        item = self.store.get(task_id)
+        item = observed
         now = self.now()
         if item is None:
             if not create:
                 raise TaskNotFoundError(f"{label}: no such task", **ids)
-            item = self._create_missing(task_id, wanted_hash, now)
-            if item is None:
-                return None
+            item = self.store.new_item(task_id, now, wanted_hash)
+            try:
+                self.store.create(item)
+            except ConditionFailed as lost:  # another worker created it first
+                return None, lost.item
         status = self._check_startable(item, wanted_hash)
         observed_attempt = int(item.attempt)
         retry = int(item.retry)
-        errors = list(item.errors or [])
-        condition = (m.attempt == observed_attempt) & (m.status == status.value)
+        reclaim_errors: list[ErrorRecord] | None = None
         reclaimed_from: str | None = None
         if status is Status.IN_PROGRESS:
-            expires = item.lease_expires_at
             self._raise_if_locked(item, now)
             # Reclaim. The crashed attempt counts as a failure, so a task that kills its
             # worker every time (OOM, timeout) ends ignored instead of looping forever.
             reclaimed_from = item.lease_owner
-            if expires is not None:  # a heartbeat since our read would make this fail
-                condition &= m.lease_expires_at <= now
             retry += 1
-            errors = self._lost_lease_errors(item, errors, now)
+            reclaim_errors = self._lost_lease_errors(item, list(item.errors or []), now)
             if retry >= self.max_retry:
-                if not self._park_expired(item, retry, errors, condition, now):
-                    return None
+                try:
+                    self._park_expired(item, retry, reclaim_errors, now)
+                except ConditionFailed as lost:
+                    return None, lost.item
                 raise TaskIgnoredError(f"{label}: ignored after {retry} failures", **ids)
         new_attempt = observed_attempt + 1
         expires_at = now + timedelta(seconds=lease)
-        actions = [
-            m.status.set(Status.IN_PROGRESS.value),
-            m.status_key.set(self.status_key(Status.IN_PROGRESS, task_id)),
-            m.attempt.set(new_attempt),
-            m.retry.set(retry),
-            m.lease_owner.set(self.worker_id),
-            m.lease_expires_at.set(expires_at),
-            m.update_time.set(now),
-        ]
-        if reclaimed_from is not None:
-            actions.append(m.errors.set(errors))
-        if wanted_hash and not item.payload_sha256:
-            actions.append(m.payload_sha256.set(wanted_hash))
         try:
-            item.update(actions=actions, condition=condition)
-        except UpdateError as exc:
-            if is_conditional_failure(exc):
-                return None
-            raise
+            self.store.claim_observed(
+                item,
+                owner=self.worker_id,
+                expires_at=expires_at,
+                now=now,
+                retry=retry,
+                reclaim_errors=reclaim_errors,
+                payload_hash=wanted_hash,
+            )
+        except ConditionFailed as lost:
+            return None, lost.item
         if reclaimed_from is not None:
             log.warning(
                 "reclaim %s: attempt %d by %s expired; attempt %d by %s (retry %d)",
@@ -515,7 +472,7 @@ class Tracker:
             self.worker_id,
             expires_at.isoformat(),
         )
-        return Attempt(self, item, lease)
+        return Attempt(self, item, lease), item
 
 
 class Attempt:
@@ -562,12 +519,8 @@ class Attempt:
         """The input of the chained task (its payload hash is stored when it is created)."""
         self._next_payload_hash = payload_sha256(payload)
 
-    def _fence(self) -> Any:
-        m = self.tracker.model
-        return (m.attempt == self.attempt) & (m.status == Status.IN_PROGRESS.value)
-
-    def _stale(self, action: str) -> StaleAttemptError:
-        current = self.tracker.store.get(self.task_id)
+    def _stale(self, action: str, current: TaskModel | None) -> StaleAttemptError:
+        """The error for a rejected write; ``current`` is the task the rejection returned."""
         current_attempt = int(current.attempt) if current is not None else None
         log.error(
             "stale %s: attempt %d by %s could not %s; the task is now at attempt %s",
@@ -593,85 +546,46 @@ class Attempt:
             StaleAttemptError: another worker took the task over; stop working on it.
 
         """
-        m = self.tracker.model
         expires_at = self.tracker.now() + timedelta(seconds=seconds or self.lease_seconds)
         try:
-            self._item.update(actions=[m.lease_expires_at.set(expires_at)], condition=self._fence())
-        except UpdateError as exc:
-            if is_conditional_failure(exc):
-                raise self._stale("heartbeat") from None
-            raise
+            self.tracker.store.heartbeat(self._item, self.attempt, expires_at)
+        except ConditionFailed as lost:
+            raise self._stale("heartbeat", lost.item) from None
         self.lease_expires_at = expires_at
         log.debug("heartbeat %s: attempt %d lease until %s", self.label, self.attempt, expires_at)
         return expires_at
-
-    def _finish_actions(self, status: Status, now: datetime) -> list[Any]:
-        m = self.tracker.model
-        actions = [
-            m.status.set(status.value),
-            m.status_key.set(self.tracker.status_key(status, self.task_id)),
-            m.update_time.set(now),
-            m.lease_owner.remove(),
-            m.lease_expires_at.remove(),
-        ]
-        if self._data_changed:
-            actions.append(m.data.set(self._data))
-        return actions
 
     def succeed(self) -> None:
         """Record success (and create the chained task, if configured) in one write."""
         tracker = self.tracker
         now = tracker.now()
-        actions = self._finish_actions(Status.SUCCEEDED, now)
+        data = self._data if self._data_changed else None
         try:
             if tracker.next_use_case_id is None:
-                self._item.update(actions=actions, condition=self._fence())
+                tracker.store.finish(self._item, self.attempt, Status.SUCCEEDED, now, data=data)
             else:
-                self._succeed_and_chain(actions, now)
-        except (UpdateError, TransactWriteError) as exc:
-            if is_conditional_failure(exc):
-                raise self._stale("record success") from None
-            raise
+                tracker.store.succeed_and_chain(
+                    self._item,
+                    self.attempt,
+                    now,
+                    data=data,
+                    next_use_case_id=tracker.next_use_case_id,
+                    next_payload_hash=self._next_payload_hash,
+                )
+                log.info(
+                    "chained %s -> %s/%s (pending)",
+                    self.label,
+                    tracker.next_use_case_id,
+                    self.task_id,
+                )
+        except ConditionFailed as lost:
+            raise self._stale("record success", lost.item) from None
         self.final_status = Status.SUCCEEDED
         log.info("succeeded %s: attempt %d", self.label, self.attempt)
-
-    def _succeed_and_chain(self, actions: list[Any], now: datetime) -> None:
-        """Success here and ``pending`` in the next use case, atomically (TransactWriteItems).
-
-        The next task is written with ``if_not_exists`` on every attribute, so a task
-        that already exists there (created by an earlier run) is left exactly as it is,
-        and the transaction can only fail on this attempt's own fence.
-        """
-        tracker = self.tracker
-        m = tracker.model
-        nxt_use_case = tracker.next_use_case_id
-        assert nxt_use_case is not None
-        template = tracker.new_item(self.task_id, now, self._next_payload_hash, nxt_use_case)
-        nxt = m(template.pk)
-        next_actions = [
-            m.use_case_id.set(m.use_case_id | nxt_use_case),
-            m.task_id.set(m.task_id | self.task_id),
-            m.status.set(m.status | Status.PENDING.value),
-            m.status_key.set(m.status_key | template.status_key),
-            m.attempt.set(m.attempt | 0),
-            m.retry.set(m.retry | 0),
-            m.create_time.set(m.create_time | now),
-            m.update_time.set(m.update_time | now),
-        ]
-        if self._next_payload_hash:
-            next_actions.append(m.payload_sha256.set(m.payload_sha256 | self._next_payload_hash))
-        if template.expire_at is not None:
-            next_actions.append(m.expire_at.set(m.expire_at | template.expire_at))
-        connection = m._get_connection().connection
-        with TransactWrite(connection=connection) as transaction:
-            transaction.update(self._item, actions=actions, condition=self._fence())
-            transaction.update(nxt, actions=next_actions)
-        log.info("chained %s -> %s/%s (pending)", self.label, nxt_use_case, self.task_id)
 
     def fail(self, exc: BaseException) -> Status:
         """Record a failure: retry + 1, the error appended (last N kept), failed or ignored."""
         tracker = self.tracker
-        m = tracker.model
         now = tracker.now()
         retry = self.retry + 1
         status = Status.IGNORED if retry >= tracker.max_retry else Status.FAILED
@@ -686,13 +600,13 @@ class Attempt:
         )
         errors = [*self._errors, record]
         errors = errors[-tracker.keep_errors :] if tracker.keep_errors else []
-        actions = [*self._finish_actions(status, now), m.retry.set(retry), m.errors.set(errors)]
+        data = self._data if self._data_changed else None
         try:
-            self._item.update(actions=actions, condition=self._fence())
-        except UpdateError as update_exc:
-            if is_conditional_failure(update_exc):
-                raise self._stale("record failure") from None
-            raise
+            tracker.store.finish(
+                self._item, self.attempt, status, now, data=data, retry=retry, errors=errors
+            )
+        except ConditionFailed as lost:
+            raise self._stale("record failure", lost.item) from None
         self.final_status = status
         log.log(
             logging.WARNING if status is Status.IGNORED else logging.INFO,
