@@ -2,8 +2,9 @@
 
 Following Powertools' idempotency layer (one persistence class owns the table's
 expressions; the logic above it decides), :class:`TaskStore` holds every condition and
-update expression; the tracker and the bulk operations ask it for transitions, so
-neither needs the other.
+update expression, and is the only caller of the GSI queries in :mod:`.queries`. The
+tracker and the bulk operations ask it for reads and transitions, so neither needs the
+other.
 
 A lost race costs one request. Every conditional write asks DynamoDB for the item as
 the condition saw it (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) and
@@ -35,6 +36,7 @@ from sfn_patterns.status_table import queries
 from sfn_patterns.status_table.model import (
     ErrorRecord,
     TaskModel,
+    TaskRecord,
     make_model,
     status_key,
     task_pk,
@@ -132,6 +134,33 @@ class TaskStore:
             since=since,
             until=until,
             newest_first=newest_first,
+        )
+
+    def query(
+        self,
+        status: Status | str,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[TaskRecord]:
+        """Snapshots of the tasks of one status in [since, until] (see :mod:`.queries`)."""
+        return queries.query_tasks(
+            self.model,
+            self.use_case_id,
+            status,
+            self.n_shards,
+            since=since,
+            until=until,
+            limit=limit,
+            newest_first=newest_first,
+        )
+
+    def claimable(self, now: datetime, *, limit: int | None = None) -> list[TaskRecord]:
+        """Pending, failed, and in_progress-with-expired-lease tasks (see :mod:`.queries`)."""
+        return queries.claimable_tasks(
+            self.model, self.use_case_id, self.n_shards, now, limit=limit
         )
 
     # -- writes ------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from datetime import datetime, timedelta, timezone
 from types import TracebackType
 from typing import Any, Protocol
 
-from sfn_patterns.status_table import bulk, queries
+from sfn_patterns.status_table import bulk
 from sfn_patterns.status_table.errors import (
     PayloadMismatchError,
     StaleAttemptError,
@@ -212,11 +212,8 @@ class Tracker:
 
         "Failed in the last 30 days" is ``query("failed", since=now - 30 days)``.
         """
-        return queries.query_tasks(
-            self.model,
-            self.use_case_id,
+        return self.store.query(
             status,
-            self.n_shards,
             since=since,
             until=until,
             limit=limit,
@@ -225,9 +222,7 @@ class Tracker:
 
     def claimable(self, limit: int | None = None) -> list[TaskRecord]:
         """Tasks a worker could start now: pending, failed, and in_progress with expired lease."""
-        return queries.claimable_tasks(
-            self.model, self.use_case_id, self.n_shards, self.now(), limit=limit
-        )
+        return self.store.claimable(self.now(), limit=limit)
 
     # -- bulk ----------------------------------------------------------------------------------
 
