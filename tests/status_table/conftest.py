@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from botocore.client import BaseClient
 
 from sfn_patterns.status_table import Tracker
 
@@ -89,3 +90,23 @@ def make_tracker(
         return Tracker(table_name, use_case_id, **kwargs)
 
     return factory
+
+
+@pytest.fixture
+def api_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, dict]]]:
+    """Every DynamoDB request sent, with its arguments, counted where botocore sends it.
+
+    Counted at botocore's client rather than in pynamodb, so a request is counted
+    whichever layer builds it (pynamodb's connection, or the botocore client that the
+    tracker's store sends its conditional writes through).
+    """
+    calls: list[tuple[str, dict]] = []
+    original = BaseClient._make_api_call
+
+    def recording(self: BaseClient, operation_name: str, api_params: dict) -> Any:
+        if self.meta.service_model.service_name == "dynamodb":
+            calls.append((operation_name, api_params))
+        return original(self, operation_name, api_params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", recording)
+    yield calls

@@ -4,11 +4,10 @@ import os
 import subprocess
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from pynamodb.connection.base import Connection
 
 from sfn_patterns.status_table import (
     Status,
@@ -32,20 +31,6 @@ class Boom(Exception):
 def fail(tracker: Tracker, task_id: str) -> None:
     with pytest.raises(Boom), tracker.start(task_id):
         raise Boom(task_id)
-
-
-@pytest.fixture
-def api_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, dict]]]:
-    """Every DynamoDB operation pynamodb sends, with its arguments."""
-    calls: list[tuple[str, dict]] = []
-    original = Connection._make_api_call
-
-    def recording(self: Connection, operation_name: str, operation_kwargs: dict) -> dict:
-        calls.append((operation_name, operation_kwargs))
-        return original(self, operation_name, operation_kwargs)
-
-    monkeypatch.setattr(Connection, "_make_api_call", recording)
-    yield calls
 
 
 def test_bulk_create_is_idempotent(make_tracker: MakeTracker) -> None:

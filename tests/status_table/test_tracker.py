@@ -299,3 +299,163 @@ def test_lifecycle_is_logged(make_tracker: MakeTracker, caplog) -> None:
     ignored = [r for r in caplog.records if r.getMessage().startswith("ignored orders/bad")]
     assert ignored and ignored[0].levelno == logging.WARNING
     assert "kaput" in ignored[0].getMessage()
+
+
+# -- a lost race costs one request ------------------------------------------------------------
+# A conditional write that loses returns the item as it found it (ALL_OLD), so the loser
+# learns why (who holds the lease, which attempt owns the task) from the rejection itself.
+# The oracles are the winners' own records (their Attempt objects, the test's clock),
+# never the loser's error read back through the code under test.
+
+Calls = list[tuple[str, dict]]
+
+
+def names(calls: Calls) -> list[str]:
+    return [name for name, _ in calls]
+
+
+@pytest.fixture
+def interleave(api_calls: Calls, monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """``interleave(n, action)``: run ``action`` (another worker's write) just before the
+    n-th DynamoDB request from now, to place it inside a worker's read-decide-write."""
+    from botocore.client import BaseClient
+
+    def arm(before_request: int, action: Callable[[], object]) -> None:
+        sent = BaseClient._make_api_call  # api_calls' recorder: the action is recorded too
+        seen = {"requests": 0, "inside": False}
+
+        def hooked(self: BaseClient, operation: str, params: dict) -> object:
+            if self.meta.service_model.service_name == "dynamodb" and not seen["inside"]:
+                seen["requests"] += 1
+                if seen["requests"] == before_request:
+                    seen["inside"] = True
+                    try:
+                        action()
+                    finally:
+                        seen["inside"] = False
+            return sent(self, operation, params)
+
+        monkeypatch.setattr(BaseClient, "_make_api_call", hooked)
+
+    return arm
+
+
+def test_a_claim_lost_to_a_live_lease_costs_one_request(
+    make_tracker: MakeTracker, clock, api_calls: Calls
+) -> None:
+    a = make_tracker(worker_id="A")
+    b = make_tracker(worker_id="B")
+    a.create_tasks(["t1"])
+    a_lease_ends = clock.now + timedelta(seconds=300)
+    a.start("t1")
+    api_calls.clear()
+    with pytest.raises(TaskLockedError) as info:
+        b.start("t1")
+    assert names(api_calls) == ["UpdateItem"]
+    assert (info.value.lease_owner, info.value.lease_expires_at) == ("A", a_lease_ends)
+
+
+def test_a_claim_of_a_task_nobody_may_start_costs_one_request(
+    make_tracker: MakeTracker, api_calls: Calls
+) -> None:
+    tracker = make_tracker(max_retry=1)
+    tracker.create_tasks(["done", "parked", "other-input"], payloads={"other-input": {"n": 1}})
+    with tracker.start("done"):
+        pass
+    fail_once(tracker, "parked")
+    cases: list[tuple[str, dict, type[Exception]]] = [
+        ("done", {}, TaskAlreadySucceededError),
+        ("parked", {}, TaskIgnoredError),
+        ("other-input", {"payload": {"n": 2}}, PayloadMismatchError),
+        ("missing", {}, TaskNotFoundError),
+    ]
+    for task_id, kwargs, error in cases:
+        api_calls.clear()
+        with pytest.raises(error):
+            tracker.start(task_id, **kwargs)
+        assert names(api_calls) == ["UpdateItem"], task_id
+
+
+def test_a_completion_lost_to_a_reclaim_costs_one_request(
+    make_tracker: MakeTracker, clock, api_calls: Calls
+) -> None:
+    a = make_tracker(worker_id="A")
+    b = make_tracker(worker_id="B")
+    a.create_tasks(["succeeds", "fails", "beats"])
+    late = {task_id: a.start(task_id) for task_id in ("succeeds", "fails", "beats")}
+    clock.advance(seconds=301)
+    winners = {task_id: b.start(task_id) for task_id in late}
+
+    api_calls.clear()
+    with pytest.raises(StaleAttemptError) as info, late["succeeds"]:
+        pass
+    assert names(api_calls) == ["UpdateItem"]
+    assert info.value.current_attempt == winners["succeeds"].attempt == 2
+
+    api_calls.clear()
+    with pytest.raises(Boom), late["fails"]:
+        raise Boom("late")
+    assert names(api_calls) == ["UpdateItem"]
+    stale = late["fails"].stale_error
+    assert stale is not None and stale.current_attempt == winners["fails"].attempt
+
+    api_calls.clear()
+    with pytest.raises(StaleAttemptError) as info:
+        late["beats"].heartbeat()
+    assert names(api_calls) == ["UpdateItem"]
+    assert info.value.current_attempt == winners["beats"].attempt
+
+
+def test_a_chained_completion_lost_to_a_reclaim_costs_one_request(
+    make_tracker: MakeTracker, clock, api_calls: Calls
+) -> None:
+    a = make_tracker(worker_id="A", next_use_case_id="step2")
+    b = make_tracker(worker_id="B", next_use_case_id="step2")
+    a.create_tasks(["t1"])
+    late = a.start("t1")
+    clock.advance(seconds=301)
+    winner = b.start("t1")
+    api_calls.clear()
+    with pytest.raises(StaleAttemptError) as info, late:
+        pass
+    assert names(api_calls) == ["TransactWriteItems"]
+    assert info.value.current_attempt == winner.attempt == 2
+    assert make_tracker("step2").get("t1") is None  # the cancelled transaction wrote nothing
+
+
+def test_a_reclaim_lost_to_a_heartbeat_reads_nothing(
+    make_tracker: MakeTracker, clock, api_calls: Calls, interleave: Callable[..., None]
+) -> None:
+    a = make_tracker(worker_id="A")
+    b = make_tracker(worker_id="B")
+    a.create_tasks(["t1"])
+    slow = a.start("t1")
+    clock.advance(seconds=301)
+    heartbeats: list[object] = []
+    # B's blind claim fails on the expired lease and B decides to reclaim; A's heartbeat
+    # lands before B's second request, so B's reclaim loses too.
+    interleave(2, lambda: heartbeats.append(slow.heartbeat()))
+    api_calls.clear()
+    with pytest.raises(TaskLockedError) as info:
+        b.start("t1")
+    # B's blind claim, A's heartbeat, B's lost reclaim: no GetItem anywhere.
+    assert names(api_calls) == ["UpdateItem", "UpdateItem", "UpdateItem"]
+    assert heartbeats == [clock.now + timedelta(seconds=300)]
+    assert (info.value.lease_owner, info.value.lease_expires_at) == ("A", heartbeats[0])
+    with slow:
+        pass
+    assert a.get("t1").status is Status.SUCCEEDED
+
+
+def test_a_creation_lost_to_another_creator_costs_one_request(
+    make_tracker: MakeTracker, api_calls: Calls, interleave: Callable[..., None]
+) -> None:
+    a = make_tracker(worker_id="A")
+    b = make_tracker(worker_id="B")
+    # A creates t1 with another payload between B's batch read and B's conditional put.
+    interleave(2, lambda: a.create_tasks(["t1"], payloads={"t1": {"from": "A"}}))
+    api_calls.clear()
+    result = b.create_tasks(["t1"], payloads={"t1": {"from": "B"}})
+    assert names(api_calls) == ["BatchGetItem", "BatchGetItem", "PutItem", "PutItem"]
+    assert (result.created, result.existing, result.mismatched) == ([], ["t1"], ["t1"])
+    assert a.get("t1").payload_sha256 == payload_sha256({"from": "A"})

@@ -9,19 +9,14 @@ concurrent creator from being overwritten.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any
 
-from pynamodb.exceptions import PutError, UpdateError
-
-from sfn_patterns.status_table.errors import is_conditional_failure
-from sfn_patterns.status_table.model import payload_sha256, task_pk
-from sfn_patterns.status_table.queries import iter_tasks
+from sfn_patterns.status_table.model import TaskModel, payload_sha256
 from sfn_patterns.status_table.statuses import RESETTABLE, Status, parse_status
-
-if TYPE_CHECKING:
-    from sfn_patterns.status_table.tracker import Tracker
+from sfn_patterns.status_table.store import ConditionFailed, TaskStore
 
 log = logging.getLogger("sfn_patterns.status_table")
 
@@ -44,30 +39,24 @@ class BulkResult:
 
 
 def create_tasks(
-    tracker: Tracker, task_ids: Iterable[str], payloads: Mapping[str, Any] | None = None
+    store: TaskStore,
+    task_ids: Iterable[str],
+    payloads: Mapping[str, Any] | None,
+    now: datetime,
 ) -> BulkResult:
     """Create each task as pending unless it exists; see :class:`BulkResult`."""
     payloads = payloads or {}
     ids = list(dict.fromkeys(task_ids))  # de-duplicate, keep order
-    model = tracker.model
     hashes = {tid: payload_sha256(payloads[tid]) for tid in ids if tid in payloads}
-    found = {
-        item.task_id: item
-        for item in model.batch_get([task_pk(tracker.use_case_id, tid) for tid in ids])
-    }
+    found = {item.task_id: item for item in store.batch_get(ids)}
     result = BulkResult()
-    now = tracker.now()
     for tid in ids:
-        item = found.get(tid)
+        item: TaskModel | None = found.get(tid)
         if item is None:
             try:
-                tracker.new_item(tid, now, hashes.get(tid)).save(
-                    condition=model.pk.does_not_exist()
-                )
-            except PutError as exc:
-                if not is_conditional_failure(exc):
-                    raise
-                item = tracker._get_item(tid)
+                store.create(store.new_item(tid, now, hashes.get(tid)))
+            except ConditionFailed as lost:  # created since the batch read
+                item = lost.item
             else:
                 result.created.append(tid)
                 continue
@@ -77,7 +66,7 @@ def create_tasks(
             result.mismatched.append(tid)
     log.info(
         "create_tasks %s: %d created, %d existing (%d payload mismatches)",
-        tracker.use_case_id,
+        store.use_case_id,
         len(result.created),
         len(result.existing),
         len(result.mismatched),
@@ -86,9 +75,10 @@ def create_tasks(
 
 
 def reset_tasks(
-    tracker: Tracker,
+    store: TaskStore,
     statuses: Iterable[Status | str],
-    task_ids: Iterable[str] | None = None,
+    task_ids: Iterable[str] | None,
+    clock: Callable[[], datetime],
     *,
     dry_run: bool = False,
 ) -> int:
@@ -104,45 +94,25 @@ def reset_tasks(
         raise ValueError(
             f"cannot reset tasks in {sorted(s.value for s in bad)}: only failed and ignored"
         )
-    model = tracker.model
     if task_ids is not None:
-        keys = [task_pk(tracker.use_case_id, tid) for tid in dict.fromkeys(task_ids)]
-        candidates: Iterable[Any] = list(model.batch_get(keys))
+        candidates: Iterable[TaskModel] = store.batch_get(dict.fromkeys(task_ids))
     else:
-        candidates = (
-            item
-            for status in sorted(wanted)
-            for item in list(iter_tasks(model, tracker.use_case_id, status, tracker.n_shards))
-        )
+        candidates = (item for status in sorted(wanted) for item in list(store.iter_status(status)))
     count = 0
     for item in candidates:
-        status = Status(item.status)
-        if status not in wanted:
+        if Status(item.status) not in wanted:
             continue
         if dry_run:
             count += 1
             continue
-        now = tracker.now()
         try:
-            item.update(
-                actions=[
-                    model.status.set(Status.PENDING.value),
-                    model.status_key.set(tracker.status_key(Status.PENDING, item.task_id)),
-                    model.retry.set(0),
-                    model.update_time.set(now),
-                    model.lease_owner.remove(),
-                    model.lease_expires_at.remove(),
-                ],
-                condition=(model.status == status.value) & (model.attempt == item.attempt),
-            )
-        except UpdateError as exc:
-            if is_conditional_failure(exc):
-                continue
-            raise
+            store.reset(item, clock())
+        except ConditionFailed:  # a worker took it meanwhile
+            continue
         count += 1
     log.info(
         "reset %s: %d task(s) %s pending (statuses %s)",
-        tracker.use_case_id,
+        store.use_case_id,
         count,
         "would go back to" if dry_run else "back to",
         ",".join(sorted(s.value for s in wanted)),

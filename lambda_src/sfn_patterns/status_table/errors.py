@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pynamodb.exceptions import TransactWriteError
-
 
 class StatusTableError(Exception):
     """Base class of every error this package raises on purpose."""
@@ -87,13 +85,3 @@ class StaleAttemptError(StatusTableError):
         super().__init__(message, use_case_id=use_case_id, task_id=task_id)
         self.attempt = attempt
         self.current_attempt = current_attempt
-
-
-def is_conditional_failure(exc: Exception) -> bool:
-    """Whether a pynamodb write failed on its condition (a lost race), not on I/O."""
-    if isinstance(exc, TransactWriteError):
-        return any(
-            reason is not None and reason.code == "ConditionalCheckFailed"
-            for reason in exc.cancellation_reasons
-        )
-    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"

@@ -4,16 +4,20 @@ One attempt, step by step (:meth:`Tracker.start`, then the ``with`` block):
 
 1. Fast path: one UpdateItem ``ADD attempt 1`` on condition ``status IN (pending,
    failed)`` (and a matching payload hash). Only one worker can win it.
-2. Otherwise read the task (consistent read) and decide: succeeded -> skip, ignored
-   -> skip, in_progress with a live lease -> locked, in_progress with an expired
-   lease -> reclaim (the lost attempt counts as one failure), missing -> not found
-   (or create). The write is conditioned on ``attempt = :observed AND status =
-   :observed_status`` (plus ``lease_expires_at <= :now`` for a reclaim). The attempt
-   number is a fencing token: exactly one worker wins each number.
+2. Otherwise decide on the task as the rejection returned it (ALL_OLD, no GetItem):
+   succeeded -> skip, ignored -> skip, in_progress with a live lease -> locked,
+   in_progress with an expired lease -> reclaim (the lost attempt counts as one
+   failure), missing -> not found (or create). The write is conditioned on
+   ``attempt = :observed AND status = :observed_status`` (plus ``lease_expires_at <=
+   :now`` for a reclaim). The attempt number is a fencing token: exactly one worker
+   wins each number; a loser decides again on the item its rejection returned.
 3. Run the body. Every later write of this worker (heartbeat, success, failure) is
    conditioned on ``attempt = :mine AND status = in_progress``; once another worker
    has reclaimed the task, those writes are rejected instead of overwriting the new
-   owner's state.
+   owner's state, and the rejection names the attempt that owns it now.
+
+Every expression lives in :class:`~sfn_patterns.status_table.store.TaskStore`; this
+module decides.
 """
 
 from __future__ import annotations
@@ -28,10 +32,7 @@ from datetime import datetime, timedelta, timezone
 from types import TracebackType
 from typing import Any, Protocol
 
-from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
-from pynamodb.transactions import TransactWrite
-
-from sfn_patterns.status_table import bulk, queries
+from sfn_patterns.status_table import bulk
 from sfn_patterns.status_table.errors import (
     PayloadMismatchError,
     StaleAttemptError,
@@ -39,20 +40,17 @@ from sfn_patterns.status_table.errors import (
     TaskIgnoredError,
     TaskLockedError,
     TaskNotFoundError,
-    is_conditional_failure,
 )
 from sfn_patterns.status_table.model import (
     ErrorRecord,
     TaskModel,
     TaskRecord,
-    make_model,
     payload_sha256,
     plain,
-    status_key,
-    task_pk,
     to_record,
 )
 from sfn_patterns.status_table.statuses import Status
+from sfn_patterns.status_table.store import ConditionFailed, TaskStore
 
 
 def add_note(exc: BaseException, note: str) -> None:
@@ -152,7 +150,15 @@ class Tracker:
         self.next_use_case_id = next_use_case_id
         self.lease_margin_seconds = lease_margin_seconds
         self.expire_after = expire_after
-        self.model: type[TaskModel] = make_model(table_name, region, host)
+        self.store = TaskStore(
+            table_name,
+            use_case_id,
+            n_shards=n_shards,
+            region=region,
+            host=host,
+            expire_after=expire_after,
+        )
+        self.model: type[TaskModel] = self.store.model
 
     # -- table ------------------------------------------------------------------------------
 
@@ -162,12 +168,11 @@ class Tracker:
         Production tables come from Terraform with the layout in
         :mod:`sfn_patterns.status_table.schema`.
         """
-        if not self.model.exists():
-            self.model.create_table(wait=True, ignore_update_ttl_errors=True)
+        self.store.create_table()
 
     def table_exists(self) -> bool:
         """Whether the table exists, so the CLI can name a missing table instead of a trace."""
-        return bool(self.model.exists())
+        return self.store.table_exists()
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -180,39 +185,19 @@ class Tracker:
 
     def status_key(self, status: Status, task_id: str) -> str:
         """The GSI hash key of ``task_id`` in ``status`` for this use case."""
-        return status_key(self.use_case_id, status, task_id, self.n_shards)
-
-    def _get_item(self, task_id: str, use_case_id: str | None = None) -> TaskModel | None:
-        pk = task_pk(use_case_id or self.use_case_id, task_id)
-        try:
-            return self.model.get(pk, consistent_read=True)
-        except self.model.DoesNotExist:
-            return None
+        return self.store.status_key(status, task_id)
 
     def new_item(
         self, task_id: str, now: datetime, payload_hash: str | None, use_case_id: str | None = None
     ) -> TaskModel:
         """A fresh pending task item (not yet saved)."""
-        use_case = use_case_id or self.use_case_id
-        return self.model(
-            task_pk(use_case, task_id),
-            use_case_id=use_case,
-            task_id=task_id,
-            status=Status.PENDING.value,
-            status_key=status_key(use_case, Status.PENDING, task_id, self.n_shards),
-            attempt=0,
-            retry=0,
-            create_time=now,
-            update_time=now,
-            payload_sha256=payload_hash,
-            expire_at=now + self.expire_after if self.expire_after else None,
-        )
+        return self.store.new_item(task_id, now, payload_hash, use_case_id)
 
     # -- reading -----------------------------------------------------------------------------
 
     def get(self, task_id: str) -> TaskRecord | None:
         """The task's current state (consistent read), or None when it does not exist."""
-        item = self._get_item(task_id)
+        item = self.store.get(task_id)
         return to_record(item) if item is not None else None
 
     def query(
@@ -227,11 +212,8 @@ class Tracker:
 
         "Failed in the last 30 days" is ``query("failed", since=now - 30 days)``.
         """
-        return queries.query_tasks(
-            self.model,
-            self.use_case_id,
+        return self.store.query(
             status,
-            self.n_shards,
             since=since,
             until=until,
             limit=limit,
@@ -240,9 +222,7 @@ class Tracker:
 
     def claimable(self, limit: int | None = None) -> list[TaskRecord]:
         """Tasks a worker could start now: pending, failed, and in_progress with expired lease."""
-        return queries.claimable_tasks(
-            self.model, self.use_case_id, self.n_shards, self.now(), limit=limit
-        )
+        return self.store.claimable(self.now(), limit=limit)
 
     # -- bulk ----------------------------------------------------------------------------------
 
@@ -250,7 +230,7 @@ class Tracker:
         self, task_ids: Iterable[str], payloads: Mapping[str, Any] | None = None
     ) -> bulk.BulkResult:
         """Create pending tasks idempotently; existing tasks are reported and left untouched."""
-        return bulk.create_tasks(self, task_ids, payloads)
+        return bulk.create_tasks(self.store, task_ids, payloads, self.now())
 
     def reset(
         self,
@@ -259,7 +239,7 @@ class Tracker:
         dry_run: bool = False,
     ) -> int:
         """Send ignored (or failed) tasks back to pending with retry 0; returns how many."""
-        return bulk.reset_tasks(self, statuses, task_ids, dry_run=dry_run)
+        return bulk.reset_tasks(self.store, statuses, task_ids, self.now, dry_run=dry_run)
 
     # -- running -------------------------------------------------------------------------------
 
@@ -291,11 +271,11 @@ class Tracker:
         """
         lease = self._lease_seconds(context, lease_seconds)
         wanted_hash = payload_sha256(payload) if payload is not None else None
-        attempt = self._fast_acquire(task_id, wanted_hash, lease)
+        attempt, observed = self._fast_acquire(task_id, wanted_hash, lease)
         if attempt is not None:
             return attempt
         for _ in range(_ACQUIRE_ROUNDS):
-            attempt = self._try_acquire(task_id, wanted_hash, lease, create)
+            attempt, observed = self._try_acquire(task_id, observed, wanted_hash, lease, create)
             if attempt is not None:
                 return attempt
         raise TaskLockedError(
@@ -312,36 +292,29 @@ class Tracker:
             return max(remaining, 0.0) + self.lease_margin_seconds
         return self.lease_seconds
 
-    def _fast_acquire(self, task_id: str, wanted_hash: str | None, lease: float) -> Attempt | None:
+    def _fast_acquire(
+        self, task_id: str, wanted_hash: str | None, lease: float
+    ) -> tuple[Attempt | None, TaskModel | None]:
         """The common case in one blind conditional UpdateItem: a pending or failed task.
 
         ``ADD attempt 1`` under the condition ``status IN (pending, failed)`` can succeed
         for one worker only. Anything else (missing, locked, expired, succeeded, payload
-        mismatch) fails the condition and returns None, and the caller falls back to
-        read-decide-write, which tells the cases apart. This saves a GetItem per task.
+        mismatch) fails the condition, and the rejection returns the task as it is
+        (ALL_OLD; None when missing) for read-decide-write to tell the cases apart,
+        without a GetItem.
         """
-        m = self.model
         now = self.now()
         expires_at = now + timedelta(seconds=lease)
-        item = m(task_pk(self.use_case_id, task_id))
-        actions = [
-            m.status.set(Status.IN_PROGRESS.value),
-            m.status_key.set(self.status_key(Status.IN_PROGRESS, task_id)),
-            m.attempt.add(1),
-            m.lease_owner.set(self.worker_id),
-            m.lease_expires_at.set(expires_at),
-            m.update_time.set(now),
-        ]
-        condition = m.pk.exists() & m.status.is_in(Status.PENDING.value, Status.FAILED.value)
-        if wanted_hash:
-            actions.append(m.payload_sha256.set(m.payload_sha256 | wanted_hash))
-            condition &= m.payload_sha256.does_not_exist() | (m.payload_sha256 == wanted_hash)
         try:
-            item.update(actions=actions, condition=condition)
-        except UpdateError as exc:
-            if is_conditional_failure(exc):
-                return None
-            raise
+            item = self.store.claim_startable(
+                task_id,
+                owner=self.worker_id,
+                expires_at=expires_at,
+                now=now,
+                payload_hash=wanted_hash,
+            )
+        except ConditionFailed as lost:
+            return None, lost.item
         log.info(
             "start %s/%s: attempt %d by %s, lease until %s",
             self.use_case_id,
@@ -350,7 +323,7 @@ class Tracker:
             self.worker_id,
             expires_at.isoformat(),
         )
-        return Attempt(self, item, lease)
+        return Attempt(self, item, lease), item
 
     def _lost_lease_errors(
         self, item: TaskModel, errors: list[ErrorRecord], now: datetime
@@ -371,33 +344,11 @@ class Tracker:
         return errors[-self.keep_errors :] if self.keep_errors else []
 
     def _park_expired(
-        self,
-        item: TaskModel,
-        retry: int,
-        errors: list[ErrorRecord],
-        condition: Any,
-        now: datetime,
-    ) -> bool:
-        """Set an expired task that used up its retries to ignored; False on a lost race."""
-        m = self.model
+        self, item: TaskModel, retry: int, errors: list[ErrorRecord], now: datetime
+    ) -> None:
+        """Set an expired task that used up its retries to ignored (ConditionFailed: lost)."""
         observed_attempt, owner = int(item.attempt), item.lease_owner
-        try:
-            item.update(
-                actions=[
-                    m.status.set(Status.IGNORED.value),
-                    m.status_key.set(self.status_key(Status.IGNORED, item.task_id)),
-                    m.retry.set(retry),
-                    m.errors.set(errors),
-                    m.update_time.set(now),
-                    m.lease_owner.remove(),
-                    m.lease_expires_at.remove(),
-                ],
-                condition=condition,
-            )
-        except UpdateError as exc:
-            if is_conditional_failure(exc):
-                return False
-            raise
+        self.store.park_expired(item, retry=retry, errors=errors, now=now)
         log.warning(
             "ignored %s/%s: lease of attempt %d (%s) expired and retry %d reached max_retry %d",
             self.use_case_id,
@@ -407,20 +358,6 @@ class Tracker:
             retry,
             self.max_retry,
         )
-        return True
-
-    def _create_missing(
-        self, task_id: str, wanted_hash: str | None, now: datetime
-    ) -> TaskModel | None:
-        """Create a pending task for ``start(create=True)``; None if someone else just did."""
-        item = self.new_item(task_id, now, wanted_hash)
-        try:
-            item.save(condition=self.model.pk.does_not_exist())
-        except PutError as exc:
-            if is_conditional_failure(exc):
-                return None
-            raise
-        return item
 
     def _raise_if_locked(self, item: TaskModel, now: datetime) -> None:
         """TaskLockedError while another attempt's lease is live (by this worker's clock)."""
@@ -457,61 +394,62 @@ class Tracker:
         return status
 
     def _try_acquire(
-        self, task_id: str, wanted_hash: str | None, lease: float, create: bool
-    ) -> Attempt | None:
-        """One read-decide-write round; None means "lost a race, read again"."""
-        m = self.model
+        self,
+        task_id: str,
+        observed: TaskModel | None,
+        wanted_hash: str | None,
+        lease: float,
+        create: bool,
+    ) -> tuple[Attempt | None, TaskModel | None]:
+        """One decide-write round on the task as last seen (``observed``; None: missing).
+
+        Returns the attempt, or (None, the task as the lost write found it) for the next
+        round: the rejection carries the winner's state, so no round reads the task.
+        """
         ids = {"use_case_id": self.use_case_id, "task_id": task_id}
         label = f"{self.use_case_id}/{task_id}"
-        item = self._get_item(task_id)
+        item = observed
         now = self.now()
         if item is None:
             if not create:
                 raise TaskNotFoundError(f"{label}: no such task", **ids)
-            item = self._create_missing(task_id, wanted_hash, now)
-            if item is None:
-                return None
+            item = self.store.new_item(task_id, now, wanted_hash)
+            try:
+                self.store.create(item)
+            except ConditionFailed as lost:  # another worker created it first
+                return None, lost.item
         status = self._check_startable(item, wanted_hash)
         observed_attempt = int(item.attempt)
         retry = int(item.retry)
-        errors = list(item.errors or [])
-        condition = (m.attempt == observed_attempt) & (m.status == status.value)
+        reclaim_errors: list[ErrorRecord] | None = None
         reclaimed_from: str | None = None
         if status is Status.IN_PROGRESS:
-            expires = item.lease_expires_at
             self._raise_if_locked(item, now)
             # Reclaim. The crashed attempt counts as a failure, so a task that kills its
             # worker every time (OOM, timeout) ends ignored instead of looping forever.
             reclaimed_from = item.lease_owner
-            if expires is not None:  # a heartbeat since our read would make this fail
-                condition &= m.lease_expires_at <= now
             retry += 1
-            errors = self._lost_lease_errors(item, errors, now)
+            reclaim_errors = self._lost_lease_errors(item, list(item.errors or []), now)
             if retry >= self.max_retry:
-                if not self._park_expired(item, retry, errors, condition, now):
-                    return None
+                try:
+                    self._park_expired(item, retry, reclaim_errors, now)
+                except ConditionFailed as lost:
+                    return None, lost.item
                 raise TaskIgnoredError(f"{label}: ignored after {retry} failures", **ids)
         new_attempt = observed_attempt + 1
         expires_at = now + timedelta(seconds=lease)
-        actions = [
-            m.status.set(Status.IN_PROGRESS.value),
-            m.status_key.set(self.status_key(Status.IN_PROGRESS, task_id)),
-            m.attempt.set(new_attempt),
-            m.retry.set(retry),
-            m.lease_owner.set(self.worker_id),
-            m.lease_expires_at.set(expires_at),
-            m.update_time.set(now),
-        ]
-        if reclaimed_from is not None:
-            actions.append(m.errors.set(errors))
-        if wanted_hash and not item.payload_sha256:
-            actions.append(m.payload_sha256.set(wanted_hash))
         try:
-            item.update(actions=actions, condition=condition)
-        except UpdateError as exc:
-            if is_conditional_failure(exc):
-                return None
-            raise
+            self.store.claim_observed(
+                item,
+                owner=self.worker_id,
+                expires_at=expires_at,
+                now=now,
+                retry=retry,
+                reclaim_errors=reclaim_errors,
+                payload_hash=wanted_hash,
+            )
+        except ConditionFailed as lost:
+            return None, lost.item
         if reclaimed_from is not None:
             log.warning(
                 "reclaim %s: attempt %d by %s expired; attempt %d by %s (retry %d)",
@@ -529,7 +467,7 @@ class Tracker:
             self.worker_id,
             expires_at.isoformat(),
         )
-        return Attempt(self, item, lease)
+        return Attempt(self, item, lease), item
 
 
 class Attempt:
@@ -576,12 +514,8 @@ class Attempt:
         """The input of the chained task (its payload hash is stored when it is created)."""
         self._next_payload_hash = payload_sha256(payload)
 
-    def _fence(self) -> Any:
-        m = self.tracker.model
-        return (m.attempt == self.attempt) & (m.status == Status.IN_PROGRESS.value)
-
-    def _stale(self, action: str) -> StaleAttemptError:
-        current = self.tracker._get_item(self.task_id)
+    def _stale(self, action: str, current: TaskModel | None) -> StaleAttemptError:
+        """The error for a rejected write; ``current`` is the task the rejection returned."""
         current_attempt = int(current.attempt) if current is not None else None
         log.error(
             "stale %s: attempt %d by %s could not %s; the task is now at attempt %s",
@@ -607,85 +541,46 @@ class Attempt:
             StaleAttemptError: another worker took the task over; stop working on it.
 
         """
-        m = self.tracker.model
         expires_at = self.tracker.now() + timedelta(seconds=seconds or self.lease_seconds)
         try:
-            self._item.update(actions=[m.lease_expires_at.set(expires_at)], condition=self._fence())
-        except UpdateError as exc:
-            if is_conditional_failure(exc):
-                raise self._stale("heartbeat") from None
-            raise
+            self.tracker.store.heartbeat(self._item, self.attempt, expires_at)
+        except ConditionFailed as lost:
+            raise self._stale("heartbeat", lost.item) from None
         self.lease_expires_at = expires_at
         log.debug("heartbeat %s: attempt %d lease until %s", self.label, self.attempt, expires_at)
         return expires_at
-
-    def _finish_actions(self, status: Status, now: datetime) -> list[Any]:
-        m = self.tracker.model
-        actions = [
-            m.status.set(status.value),
-            m.status_key.set(self.tracker.status_key(status, self.task_id)),
-            m.update_time.set(now),
-            m.lease_owner.remove(),
-            m.lease_expires_at.remove(),
-        ]
-        if self._data_changed:
-            actions.append(m.data.set(self._data))
-        return actions
 
     def succeed(self) -> None:
         """Record success (and create the chained task, if configured) in one write."""
         tracker = self.tracker
         now = tracker.now()
-        actions = self._finish_actions(Status.SUCCEEDED, now)
+        data = self._data if self._data_changed else None
         try:
             if tracker.next_use_case_id is None:
-                self._item.update(actions=actions, condition=self._fence())
+                tracker.store.finish(self._item, self.attempt, Status.SUCCEEDED, now, data=data)
             else:
-                self._succeed_and_chain(actions, now)
-        except (UpdateError, TransactWriteError) as exc:
-            if is_conditional_failure(exc):
-                raise self._stale("record success") from None
-            raise
+                tracker.store.succeed_and_chain(
+                    self._item,
+                    self.attempt,
+                    now,
+                    data=data,
+                    next_use_case_id=tracker.next_use_case_id,
+                    next_payload_hash=self._next_payload_hash,
+                )
+                log.info(
+                    "chained %s -> %s/%s (pending)",
+                    self.label,
+                    tracker.next_use_case_id,
+                    self.task_id,
+                )
+        except ConditionFailed as lost:
+            raise self._stale("record success", lost.item) from None
         self.final_status = Status.SUCCEEDED
         log.info("succeeded %s: attempt %d", self.label, self.attempt)
-
-    def _succeed_and_chain(self, actions: list[Any], now: datetime) -> None:
-        """Success here and ``pending`` in the next use case, atomically (TransactWriteItems).
-
-        The next task is written with ``if_not_exists`` on every attribute, so a task
-        that already exists there (created by an earlier run) is left exactly as it is,
-        and the transaction can only fail on this attempt's own fence.
-        """
-        tracker = self.tracker
-        m = tracker.model
-        nxt_use_case = tracker.next_use_case_id
-        assert nxt_use_case is not None
-        template = tracker.new_item(self.task_id, now, self._next_payload_hash, nxt_use_case)
-        nxt = m(template.pk)
-        next_actions = [
-            m.use_case_id.set(m.use_case_id | nxt_use_case),
-            m.task_id.set(m.task_id | self.task_id),
-            m.status.set(m.status | Status.PENDING.value),
-            m.status_key.set(m.status_key | template.status_key),
-            m.attempt.set(m.attempt | 0),
-            m.retry.set(m.retry | 0),
-            m.create_time.set(m.create_time | now),
-            m.update_time.set(m.update_time | now),
-        ]
-        if self._next_payload_hash:
-            next_actions.append(m.payload_sha256.set(m.payload_sha256 | self._next_payload_hash))
-        if template.expire_at is not None:
-            next_actions.append(m.expire_at.set(m.expire_at | template.expire_at))
-        connection = m._get_connection().connection
-        with TransactWrite(connection=connection) as transaction:
-            transaction.update(self._item, actions=actions, condition=self._fence())
-            transaction.update(nxt, actions=next_actions)
-        log.info("chained %s -> %s/%s (pending)", self.label, nxt_use_case, self.task_id)
 
     def fail(self, exc: BaseException) -> Status:
         """Record a failure: retry + 1, the error appended (last N kept), failed or ignored."""
         tracker = self.tracker
-        m = tracker.model
         now = tracker.now()
         retry = self.retry + 1
         status = Status.IGNORED if retry >= tracker.max_retry else Status.FAILED
@@ -700,13 +595,13 @@ class Attempt:
         )
         errors = [*self._errors, record]
         errors = errors[-tracker.keep_errors :] if tracker.keep_errors else []
-        actions = [*self._finish_actions(status, now), m.retry.set(retry), m.errors.set(errors)]
+        data = self._data if self._data_changed else None
         try:
-            self._item.update(actions=actions, condition=self._fence())
-        except UpdateError as update_exc:
-            if is_conditional_failure(update_exc):
-                raise self._stale("record failure") from None
-            raise
+            tracker.store.finish(
+                self._item, self.attempt, status, now, data=data, retry=retry, errors=errors
+            )
+        except ConditionFailed as lost:
+            raise self._stale("record failure", lost.item) from None
         self.final_status = status
         log.log(
             logging.WARNING if status is Status.IGNORED else logging.INFO,
