@@ -171,6 +171,30 @@ def test_a_fast_path_write_whose_response_was_lost_keeps_no_ticket(dynamodb: Any
     assert_queue_empty(s)
 
 
+def test_the_head_never_takes_a_slot_past_the_limit(dynamodb: Any) -> None:
+    """Between the head's read (a free slot) and its Acquire in turn, someone takes the slot.
+
+    Within FIFO only the head may take a slot while anyone queues, so the
+    competitor is an execution still running the fairness-none definition (one
+    started before ``fairness`` was switched on keeps its definition). The head's
+    write must then fail on ``holder_count < limit`` and wait, not over-admit.
+    """
+    s = Scenario(dynamodb, limit=1)
+    s.start("holder")
+    w = s.start("w")
+    s.start("old", fairness="none")
+    s.run("holder", inside)
+    s.run("w", waiting)
+    s.step("holder")  # Release
+    assert s.step("w") == READ and w.state == PREFIX + "Acquire in turn"
+    s.run("old", inside)  # no queue check: takes the free slot at once
+    assert s.step("w") == PREFIX + "Acquire in turn"
+    assert w.outcome == "DynamoDB.ConditionalCheckFailedException"
+    s.finish()
+    assert s.admitted == ["holder", "old", "w"]
+    assert_queue_empty(s)
+
+
 def _run_schedule(dynamodb: Any, limit: int, names: list[str], schedule: list[str]) -> Scenario:
     """``names[0]`` holds a slot; the steps in ``schedule`` run, then everyone to the end."""
     s = Scenario(dynamodb, limit=limit, seed=len(schedule))
