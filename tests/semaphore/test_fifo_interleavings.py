@@ -195,6 +195,24 @@ def test_the_head_never_takes_a_slot_past_the_limit(dynamodb: Any) -> None:
     assert_queue_empty(s)
 
 
+def test_an_execution_named_like_a_lease_field_waits_for_its_turn(dynamodb: Any) -> None:
+    """My turn? tells "holds a slot" from "queued" by the lease's field name.
+
+    An execution name may contain ``acquired_at``; its queued ticket (which holds
+    its ARN) must not read as a lease, or it enters the critical section with no slot.
+    """
+    s = Scenario(dynamodb, limit=1)
+    s.start("holder")
+    for name in ("job-acquired_at-1", "job-enqueued_at-2"):
+        s.start(name)
+    s.run("holder", inside)
+    s.run("job-acquired_at-1", waiting)
+    s.run("job-enqueued_at-2", waiting)
+    s.finish()
+    assert s.admitted == ["holder", "job-acquired_at-1", "job-enqueued_at-2"]
+    assert_queue_empty(s)
+
+
 def _run_schedule(dynamodb: Any, limit: int, names: list[str], schedule: list[str]) -> Scenario:
     """``names[0]`` holds a slot; the steps in ``schedule`` run, then everyone to the end."""
     s = Scenario(dynamodb, limit=limit, seed=len(schedule))
