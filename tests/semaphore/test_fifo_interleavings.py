@@ -25,7 +25,9 @@ from typing import Any
 import boto3
 import pytest
 
-from .asl_steps import PREFIX, TABLE, Execution, Scenario, tickets
+from sfn_patterns.semaphore import reconciler
+
+from .asl_steps import KEY, PREFIX, TABLE, Execution, Scenario, tickets
 
 ACQUIRE, TAKE, JOIN, READ = (
     PREFIX + s for s in ("Acquire", "Take ticket", "Join queue", "Read queue")
@@ -210,6 +212,49 @@ def test_an_execution_named_like_a_lease_field_waits_for_its_turn(dynamodb: Any)
     s.run("job-enqueued_at-2", waiting)
     s.finish()
     assert s.admitted == ["holder", "job-acquired_at-1", "job-enqueued_at-2"]
+    assert_queue_empty(s)
+
+
+class Statuses:
+    """DescribeExecution for the reconciler: the given statuses, RUNNING otherwise."""
+
+    def __init__(self, statuses: dict[str, str]) -> None:
+        self.statuses = statuses
+
+    def describe_execution(self, executionArn: str) -> dict[str, str]:
+        return {"status": self.statuses.get(executionArn, "RUNNING")}
+
+
+def test_a_stopped_waiters_ticket_blocks_the_queue_until_the_reconciler_removes_it(
+    dynamodb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Head-of-line blocking: the head is stopped while queued, its ticket stays registered.
+
+    The waiters behind it cannot tell a stopped head from a slow one (they may
+    skip only an unregistered ticket), so nobody is admitted, even with every slot
+    free, until the event cleanup or the reconciler removes the dead ticket. This
+    is why ``fairness = "fifo"`` needs the reconciler (a lost event would
+    otherwise block the queue for good).
+    """
+    monkeypatch.setenv("SEMAPHORE_SKIP_GRACE_SECONDS", "0")
+    s = Scenario(dynamodb, limit=1)
+    s.start("holder")
+    stopped, w2 = s.start("stopped"), s.start("w2")
+    s.run("holder", inside)
+    s.run("stopped", waiting)
+    s.run("w2", waiting)
+    stopped.failed = "ABORTED"  # StopExecution while it waits: its ticket stays
+    s.run("holder", lambda e: e.done)
+    for _ in range(10):
+        s.step("w2")
+    assert not w2.in_critical_section and w2.waits > 5
+    assert s.item()["holder_count"] == {"N": "0"}  # a free slot nobody may take
+
+    report = reconciler.reconcile(dynamodb, Statuses({stopped.arn: "ABORTED"}), TABLE, KEY)
+    assert [w["execution_arn"] for w in report["waiters_removed"]] == [stopped.arn]
+    assert report["tickets_skipped"] == [0]
+    s.finish()
+    assert s.admitted == ["holder", "w2"]
     assert_queue_empty(s)
 
 
