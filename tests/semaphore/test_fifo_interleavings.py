@@ -19,7 +19,7 @@ finishes (none starves); the queue ends empty.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
@@ -62,7 +62,7 @@ def waiting(execution: Execution) -> bool:
     return execution.waits > 0
 
 
-def at(state: str):
+def at(state: str) -> Callable[[Execution], bool]:
     return lambda execution: execution.state == state
 
 
