@@ -72,6 +72,14 @@ variable "fairness" {
     condition     = var.fairness == "none" || var.strategy == "dynamodb"
     error_message = "fairness \"fifo\" needs strategy \"dynamodb\" (callback admits in arrival order and oldest-first by start date on their own)."
   }
+
+  # A waiter stopped while queued keeps its ticket registered, and the waiters
+  # behind it may step over unregistered tickets only: without the sweep, one lost
+  # cleanup event blocks the queue for good (README "Why no wake-up is lost").
+  validation {
+    condition     = var.fairness == "none" || var.reconciler_enabled
+    error_message = "fairness \"fifo\" needs reconciler_enabled = true: the ticket of a waiter stopped while queued blocks every execution behind it until the reconciler (or the event cleanup, when its event arrives) removes it. Keep the reconciler, or use strategy \"callback\", whose releases skip dead waiters."
+  }
 }
 
 variable "semaphore_limit" {

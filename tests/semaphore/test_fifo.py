@@ -226,6 +226,41 @@ def test_waiter_steps_over_a_ticket_abandoned_before_registering(
     assert_queue_empty(aws, deployed)
 
 
+def test_an_execution_named_acquired_at_waits_for_a_slot(aws: Callable, deployed: dict) -> None:
+    """My turn? must not read a queued ticket as a lease because the name holds the field name.
+
+    The read projects this execution's lease and ticket, both of which hold its
+    ARN; before the fix a name containing ``acquired_at`` matched ``*acquired_at*``
+    and entered the critical section without a slot while the semaphore was full.
+    """
+    sfn = aws("stepfunctions")
+    with FakeHolder(aws, deployed) as fake:
+        arn = sfn.start_execution(
+            stateMachineArn=deployed["embedded_state_machine_arn"],
+            name=f"report-acquired_at-{time.monotonic_ns()}",
+            input=json.dumps({"sleep_seconds": 0}),
+        )["executionArn"]
+
+        def read_twice_or_entered() -> list[str]:
+            names = states_entered(history(sfn, arn))
+            done = names.count("Semaphore: Read queue") >= 2 or "Critical section" in names
+            return names if done else []
+
+        # Two reads of the queue (waits are 1-2 s) with the semaphore full: still waiting.
+        entered = wait_until(read_twice_or_entered, 30, "two reads of the queue")
+        assert "Critical section" not in entered, entered
+        item = lock_item(aws, deployed)
+        assert holders(item) == {fake.attribute: fake.arn}, item
+        assert [w.execution_arn for w in waiters(item)] == [arn], item
+        fake.release()
+        described = wait_done(sfn, [arn], timeout=60)[arn]
+    assert described["status"] == "SUCCEEDED", described
+    entered = states_entered(history(sfn, arn))
+    assert "Semaphore: Acquire in turn" in entered, entered
+    assert "Semaphore: Leave queue, held" not in entered, entered
+    assert_queue_empty(aws, deployed)
+
+
 def test_reconciler_removes_the_ticket_of_a_dead_waiter(aws: Callable, deployed: dict) -> None:
     drawn = _update(
         aws,

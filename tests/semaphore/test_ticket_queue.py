@@ -18,6 +18,7 @@ import pytest
 from sfn_patterns.semaphore import reconciler
 from sfn_patterns.semaphore.lease import (
     abandoned_head,
+    holder_attribute,
     queue_counters,
     skip_abandoned_tickets,
     ticket_attribute,
@@ -122,17 +123,23 @@ def test_skip_does_nothing_when_the_head_moved(dynamodb: Any) -> None:
 
 
 class FakeSfn:
-    """DescribeExecution from a fixed table of statuses (ExecutionDoesNotExist otherwise)."""
+    """DescribeExecution from a fixed table of statuses (ExecutionDoesNotExist otherwise).
 
-    def __init__(self, statuses: dict[str, str]) -> None:
+    ``errors`` maps an execution to the error code its DescribeExecution raises.
+    """
+
+    def __init__(self, statuses: dict[str, str], errors: dict[str, str] | None = None) -> None:
         self.statuses = statuses
+        self.errors = errors or {}
 
     def describe_execution(self, executionArn: str) -> dict[str, str]:
         from botocore.exceptions import ClientError
 
-        if executionArn not in self.statuses:
-            error = {"Error": {"Code": "ExecutionDoesNotExist", "Message": "no"}}
-            raise ClientError(error, "DescribeExecution")
+        code = self.errors.get(executionArn)
+        if code is None and executionArn not in self.statuses:
+            code = "ExecutionDoesNotExist"
+        if code is not None:
+            raise ClientError({"Error": {"Code": code, "Message": "no"}}, "DescribeExecution")
         return {"status": self.statuses[executionArn]}
 
 
@@ -176,3 +183,48 @@ def test_leave_queue_removes_only_that_executions_ticket(
         "tickets_removed": [],
         "tickets_skipped": [],
     }
+
+
+def test_reconcile_keeps_a_waiter_and_a_holder_it_cannot_describe_for_now(
+    dynamodb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A throttled DescribeExecution is no answer: a live waiter keeps its place, a holder its slot.
+
+    Both have waited or held longer than lease_seconds (normal for a waiter:
+    the acquire timeout is usually longer). Treating the error as "cannot be
+    described" removed the ticket of an execution still waiting (it lost its
+    place) and released the slot of a RUNNING holder (a second execution entered).
+    """
+    monkeypatch.setenv("SEMAPHORE_SKIP_GRACE_SECONDS", "0")
+    old = "2000-01-01T00:00:00Z"
+    holder = ARN + "long-holder"
+    dynamodb.put_item(
+        TableName=TABLE,
+        Item={
+            "pk": {"S": KEY},
+            "holder_count": {"N": "1"},
+            "served": {"N": "0"},
+            "next_ticket": {"N": "1"},
+            holder_attribute(holder): {
+                "M": {
+                    "execution_arn": {"S": holder},
+                    "acquired_at": {"S": old},
+                    "lease_seconds": {"N": "60"},
+                }
+            },
+            "t_0": waiter(0, "long-waiter", enqueued_at=old),
+        },
+    )
+    throttled = {ARN + "long-waiter": "ThrottlingException", holder: "ThrottlingException"}
+    report = reconciler.reconcile(dynamodb, FakeSfn({}, throttled), TABLE, KEY)
+    assert report["released"] == [] and report["waiters_removed"] == [], report
+    assert report["tickets_skipped"] == []
+    lock = item(dynamodb)
+    assert lock["holder_count"] == {"N": "1"}
+    assert [w.execution_arn for w in waiters(lock)] == [ARN + "long-waiter"]
+    assert queue_counters(lock) == (0, 1)
+    # Once DescribeExecution says the executions are gone, both are cleaned up.
+    report = reconciler.reconcile(dynamodb, FakeSfn({}), TABLE, KEY)
+    assert [r["execution_arn"] for r in report["released"]] == [holder]
+    assert [w["ticket"] for w in report["waiters_removed"]] == [0]
+    assert queue_counters(item(dynamodb)) == (1, 1)

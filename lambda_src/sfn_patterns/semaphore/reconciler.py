@@ -61,15 +61,22 @@ LOG.setLevel(logging.INFO)
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 UNKNOWN = "UNKNOWN"
+# DescribeExecution failed for a reason that says nothing about the execution
+# (throttling, a 5xx): keep its lease and its ticket until a sweep that can tell.
+UNANSWERED = "UNANSWERED"
+# The errors that mean the execution cannot be described at all (deleted, its
+# history expired, no permission): only these make it UNKNOWN.
+UNDESCRIBABLE = {"ExecutionDoesNotExist", "AccessDeniedException", "InvalidArn"}
 
 
 def _status(sfn: Any, execution_arn: str) -> str:
-    """The execution's status, or UNKNOWN when it cannot be described."""
+    """The execution's status; UNKNOWN when it cannot be described, UNANSWERED for now."""
     try:
         return sfn.describe_execution(executionArn=execution_arn)["status"]
     except ClientError as error:
-        LOG.warning("cannot describe %s: %s", execution_arn, error.response["Error"]["Code"])
-        return UNKNOWN
+        code = error.response["Error"]["Code"]
+        LOG.warning("cannot describe %s: %s", execution_arn, code)
+        return UNKNOWN if code in UNDESCRIBABLE else UNANSWERED
 
 
 def target_execution(execution_arn: str) -> str | None:
@@ -165,9 +172,9 @@ def reconcile(
     for lease in leases(item):
         status = _status(sfn, lease.execution_arn)
         expired = lease.expires_at <= now
-        if status == "RUNNING":
+        if status in ("RUNNING", UNANSWERED):
             report["kept"].append(lease.execution_arn)
-            if expired:
+            if expired and status == "RUNNING":
                 report["overdue"].append(lease.execution_arn)
             continue
         if status == UNKNOWN and not expired:
@@ -190,7 +197,7 @@ def reconcile(
         report["waiters_removed"] = []
         for waiter in waiters(item):
             status = _status(sfn, waiter.execution_arn)
-            if status == "RUNNING" or (status == UNKNOWN and waiter.expires_at > now):
+            if status in ("RUNNING", UNANSWERED) or (status == UNKNOWN and waiter.expires_at > now):
                 report["waiters_kept"].append(waiter.execution_arn)
             elif remove_waiter(dynamodb, table, lock_key, waiter):
                 LOG.info(

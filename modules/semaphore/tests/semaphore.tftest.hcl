@@ -271,6 +271,16 @@ run "rejects_fifo_outside_dynamodb" {
   expect_failures = [var.fairness]
 }
 
+run "rejects_fifo_without_the_reconciler" {
+  command = plan
+  variables {
+    strategy           = "dynamodb"
+    fairness           = "fifo"
+    reconciler_enabled = false
+  }
+  expect_failures = [var.fairness]
+}
+
 run "rejects_a_wrapper_without_a_target" {
   command = plan
   variables {
