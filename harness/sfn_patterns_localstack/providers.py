@@ -11,6 +11,7 @@ from localstack.services.moto import MotoFallbackDispatcher
 from localstack.services.plugins import Service, aws_provider
 
 from sfn_patterns_localstack import (
+    asl_recorder,
     events_rule_state_fix,
     lambda_async_fix,
     moto_update_copy,
@@ -25,13 +26,15 @@ from sfn_patterns_localstack import (
 # once rather than once per execution (see sfn_parse_cache), to reuse a task's
 # client per role (see sfn_client_cache), to spare moto's UpdateItem a copy of the
 # whole item (see moto_update_copy), and to make a disabled EventBridge rule deliver
-# nothing (see events_rule_state_fix).
+# nothing (see events_rule_state_fix). Under the test suite, every definition Step
+# Functions accepts is also recorded for asl-validator (see asl_recorder).
 sfn_stop_fix.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
 moto_update_copy.apply()
 lambda_async_fix.apply()
 events_rule_state_fix.apply()
+asl_recorder.apply()
 
 
 class MotoDynamoDBProvider(DynamodbApi):
