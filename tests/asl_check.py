@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import shutil
 import time
 from pathlib import Path
@@ -122,6 +123,7 @@ class AslCheck:
             )
         files = {test.split("::")[0] for test in credited.values()}
         started = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
             problems = asl_validation.validate(distinct.values())
         except RuntimeError as error:
@@ -129,9 +131,12 @@ class AslCheck:
         else:
             failure = ""
         took = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         self.summary.append(
             f"asl-validator {asl_validation.version()}: {len(recorded)} definitions recorded "
-            f"({len(distinct)} distinct) from {len(files)} test files, checked in {took:.1f} s"
+            f"({len(distinct)} distinct) from {len(files)} test files, "
+            f"checked in {took:.1f} s ({cpu:.1f} CPU-s)"
         )
         if failure or problems:
             self.summary.append(failure or asl_validation.report(problems))
