@@ -62,64 +62,6 @@ def _smoke() -> str:
     return render_tftpl(SMOKE, {"function_arn": FUNCTION, "partition": "aws"})
 
 
-def test_a_next_to_a_missing_state_is_rejected_naming_the_state() -> None:
-    broken = json.loads(_smoke())
-    del broken["States"]["Echo"]["End"]
-    broken["States"]["Echo"]["Next"] = "Nowhere"
-    problems = validate(
-        [
-            Definition("smoke", "templates/smoke", _smoke()),
-            Definition("broken-smoke", "made here", json.dumps(broken)),
-        ]
-    )
-    assert {p.name for p in problems} == {"broken-smoke"}
-    missing = Problem(
-        "broken-smoke",
-        "made here",
-        "'Echo'",
-        "MISSING_TRANSITION_TARGET",
-        "Missing 'StartAt'|'Next'|'Default' target: Nowhere",
-    )
-    assert missing in problems
-    assert str(missing) == (
-        "broken-smoke (made here): state 'Echo': MISSING_TRANSITION_TARGET: "
-        "Missing 'StartAt'|'Next'|'Default' target: Nowhere"
-    )
-
-
-def test_problems_are_located_and_shared_schemas_find_what_a_fresh_validator_finds() -> None:
-    batch = [
-        Definition("valid", "1", VALID),
-        Definition("missing", "2", MISSING_NEXT),
-        Definition("nested", "3", NESTED_MISSING_NEXT),
-        Definition("wait", "4", WAIT_WITHOUT_DURATION),
-        Definition("valid-again", "5", VALID),
-    ]
-    shared = validate(batch)
-    assert {(p.name, p.state, p.code) for p in shared} == {
-        ("missing", "'A'", "MISSING_TRANSITION_TARGET"),
-        ("missing", "'B'", "MISSING_TRANSITION_TARGET"),  # "State B is not reachable"
-        ("nested", "'M'/'X'", "MISSING_TRANSITION_TARGET"),
-        # "State machine fsm3 is missing a terminal state": the validator's own name for
-        # the Map's processor; located at the machine
-        ("nested", "(state machine)", "MISSING_TERMINAL_STATE"),
-        ("wait", "'W'", "WAIT_DURATION"),
-    }
-    assert shared == validate(batch, fresh=True)
-
-
-def test_a_definition_that_is_not_json_is_reported() -> None:
-    assert validate([Definition("x", "y", "{nope")]) == [
-        Problem(
-            "x",
-            "y",
-            "(not JSON)",
-            "INVALID_JSON",
-            "Expected property name or '}' in JSON at position 1",
-        )
-    ]
-
-
 def _python_rendered() -> list[Definition]:
     """Every definition the Python renderers make from templates/, for each option."""
     found = [Definition("smoke", str(SMOKE.relative_to(REPO_ROOT)), _smoke())]
@@ -128,25 +70,98 @@ def _python_rendered() -> list[Definition]:
         "poll": {"completion": "poll", "default_timeout": 600},
         "event": {"completion": "event", "completion_function_arn": FUNCTION},
     }
+    target = Target(database="dev", workgroup_name="wg")
     for strategy in STRATEGIES:
         for label, completion in completions.items():
-            options = RenderOptions(
-                target=Target(database="dev", workgroup_name="wg"), max_concurrency=4, **completion
-            )
-            found.append(
-                Definition(
-                    f"dag {strategy} {label}",
-                    "dag-aggregate render()",
-                    render(plan, strategy, options),
-                )
-            )
+            options = RenderOptions(target=target, max_concurrency=4, **completion)
+            text = render(plan, strategy, options)
+            found.append(Definition(f"dag {strategy} {label}", "dag-aggregate render()", text))
     return found
 
 
-def test_definitions_rendered_from_templates_pass() -> None:
+def _broken_smoke() -> str:
+    broken = json.loads(_smoke())
+    del broken["States"]["Echo"]["End"]
+    broken["States"]["Echo"]["Next"] = "Nowhere"
+    return json.dumps(broken)
+
+
+HANDMADE = [
+    Definition("valid", "1", VALID),
+    Definition("missing", "2", MISSING_NEXT),
+    Definition("wait", "3", WAIT_WITHOUT_DURATION),
+    Definition("nested", "4", NESTED_MISSING_NEXT),
+    Definition("not-json", "5", "{nope"),
+    Definition("broken-smoke", "made here", _broken_smoke()),
+]
+
+
+@pytest.fixture(scope="module")
+def findings() -> dict[str, list[Problem]]:
+    """One node process for the whole module: the rendered and the hand-made definitions."""
     rendered = _python_rendered()
     assert len(rendered) == 1 + 2 * len(STRATEGIES)
-    assert validate(rendered) == []
+    by_name: dict[str, list[Problem]] = {d.name: [] for d in rendered + HANDMADE}
+    for problem in validate(rendered + HANDMADE):
+        by_name[problem.name].append(problem)
+    return by_name
+
+
+def test_a_next_to_a_missing_state_is_rejected_naming_the_state(
+    findings: dict[str, list[Problem]],
+) -> None:
+    missing = Problem(
+        "broken-smoke",
+        "made here",
+        "'Echo'",
+        "MISSING_TRANSITION_TARGET",
+        "Missing 'StartAt'|'Next'|'Default' target: Nowhere",
+    )
+    assert missing in findings["broken-smoke"]
+    assert str(missing) == (
+        "broken-smoke (made here): state 'Echo': MISSING_TRANSITION_TARGET: "
+        "Missing 'StartAt'|'Next'|'Default' target: Nowhere"
+    )
+
+
+def test_definitions_rendered_from_templates_pass(findings: dict[str, list[Problem]]) -> None:
+    rendered = [name for name in findings if name == "smoke" or name.startswith("dag ")]
+    assert len(rendered) == 1 + 2 * len(STRATEGIES)
+    assert {name: findings[name] for name in rendered} == {name: [] for name in rendered}
+
+
+def test_problems_are_located_at_their_state(findings: dict[str, list[Problem]]) -> None:
+    located = {
+        (p.name, p.state, p.code)
+        for name in ("missing", "nested", "wait", "valid")
+        for p in findings[name]
+    }
+    assert located == {
+        ("missing", "'A'", "MISSING_TRANSITION_TARGET"),
+        ("missing", "'B'", "MISSING_TRANSITION_TARGET"),  # "State B is not reachable"
+        ("nested", "'M'/'X'", "MISSING_TRANSITION_TARGET"),
+        # "State machine fsm<n> is missing a terminal state": the validator's own name for
+        # the Map's processor; located at the machine
+        ("nested", "(state machine)", "MISSING_TERMINAL_STATE"),
+        ("wait", "'W'", "WAIT_DURATION"),
+    }
+    assert findings["not-json"] == [
+        Problem(
+            "not-json",
+            "5",
+            "(not JSON)",
+            "INVALID_JSON",
+            "Expected property name or '}' in JSON at position 1",
+        )
+    ]
+
+
+def test_shared_schemas_find_what_a_fresh_validator_finds(
+    findings: dict[str, list[Problem]],
+) -> None:
+    """validate.cjs reuses the first definition's compiled schemas: same findings."""
+    batch = HANDMADE[:3]  # valid first: the broken ones are checked on reused schemas
+    assert validate(batch, fresh=True) == [p for d in batch for p in findings[d.name]]
 
 
 SESSION_TEST = """
