@@ -246,6 +246,41 @@ else
 fi
 ln -sf "$checkov_venv/bin/checkov" "$venv/bin/checkov"
 
+# --- asl-validator: the ecosystem's ASL checker, over every definition the tests deploy --
+# The version and its dependencies are pinned by scripts/asl-validator/package-lock.json
+# (npm ci installs exactly that tree); the install is reused while the lock is unchanged.
+# The test session runs it once over every definition LocalStack received (tests/asl_check.py).
+printf '==> [asl-validator] Amazon States Language validator (npm, for the test suite)\n'
+aslv_src="$root/scripts/asl-validator"
+aslv_version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["dependencies"]["asl-validator"])' \
+  "$aslv_src/package.json")
+aslv_dir="$cache/asl-validator-$aslv_version"
+if ! command -v npm >/dev/null; then
+  echo "error: npm not found; the test suite validates the rendered ASL with asl-validator (Node.js 18 or later)" >&2
+  exit 1
+fi
+if [[ -f "$aslv_dir/node_modules/asl-validator/package.json" ]] \
+  && cmp -s "$aslv_src/package-lock.json" "$aslv_dir/package-lock.json"; then
+  echo "    asl-validator $aslv_version: cached"
+else
+  exec 6>"$cache/.asl-validator.lock"
+  flock 6  # a second bootstrap waits for a running install, then finds it
+  if [[ -f "$aslv_dir/node_modules/asl-validator/package.json" ]] \
+    && cmp -s "$aslv_src/package-lock.json" "$aslv_dir/package-lock.json"; then
+    echo "    asl-validator $aslv_version: cached"
+  else
+    echo "    installing asl-validator $aslv_version with npm ci into $aslv_dir (first run: about 10 s)"
+    rm -rf "$aslv_dir.tmp"
+    mkdir -p "$aslv_dir.tmp"
+    cp "$aslv_src/package.json" "$aslv_src/package-lock.json" "$aslv_dir.tmp/"
+    (cd "$aslv_dir.tmp" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error \
+      --cache "$cache/npm-cache" >/dev/null)
+    rm -rf "$aslv_dir" && mv "$aslv_dir.tmp" "$aslv_dir"
+  fi
+  exec 6>&-
+fi
+ln -sf "$aslv_dir/node_modules/.bin/asl-validator" "$venv/bin/asl-validator"
+
 # --- Chromium: tests open the demo's HTML report in headless Chromium -------------------
 printf '==> [chromium] headless browser for the report test (/usr/bin/chromium)\n'
 if [[ -x /usr/bin/chromium ]]; then

@@ -51,6 +51,15 @@ def aws(localstack_endpoint: str) -> Callable[..., object]:
     return client_factory(localstack_endpoint)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Validate every definition this session's LocalStacks accept (tests/asl_check.py)."""
+    try:
+        from . import asl_check
+    except ImportError:  # a runtime-only venv (tests/tooling/test_python_versions.py)
+        return
+    asl_check.configure(config)
+
+
 # Scheduling under pytest-xdist (`make test` runs `-n $(PYTEST_WORKERS) --dist loadfile
 # --no-loadscope-reorder`): files go longest first, by the durations recorded in
 # tests/file_durations.json (tests/scheduling.py says why and how).

@@ -10,6 +10,7 @@ from localstack.aws.skeleton import DispatchTable
 from localstack.services.moto import MotoFallbackDispatcher
 from localstack.services.plugins import Service, aws_provider
 
+from sfn_patterns_localstack import asl_recorder
 from sfn_patterns_localstack.emulation.fixes import (
     events_rule_state,
     lambda_async,
@@ -25,13 +26,15 @@ from sfn_patterns_localstack.emulation.fixes import (
 # once rather than once per execution (see sfn_parse_cache), to reuse a task's
 # client per role (see sfn_client_cache), to spare moto's UpdateItem a copy of the
 # whole item (see moto_update_copy), and to make a disabled EventBridge rule deliver
-# nothing (see fixes.events_rule_state).
+# nothing (see fixes.events_rule_state). Under the test suite, every definition Step
+# Functions accepts is also recorded for asl-validator (see asl_recorder).
 sfn_stop.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
 moto_update_copy.apply()
 lambda_async.apply()
 events_rule_state.apply()
+asl_recorder.apply()
 
 
 class MotoDynamoDBProvider(DynamodbApi):
