@@ -1,0 +1,1 @@
+"""What makes LocalStack behave like AWS: fixes, the Lambda executor, providers, IAM."""
