@@ -18,6 +18,7 @@ from sfn_patterns_localstack import (
     sfn_parse_cache,
     sfn_stop_fix,
 )
+from sfn_patterns_localstack.emulation.iam import handler as iam_handler
 
 # LocalStack imports every provider entry point's module at start-up, before it
 # serves a request: the place to fix its Step Functions' StopExecution of an
@@ -32,6 +33,8 @@ sfn_client_cache.apply()
 moto_update_copy.apply()
 lambda_async_fix.apply()
 events_rule_state_fix.apply()
+# IAM enforcement of role sessions' calls (SFNP_IAM; see emulation/iam/handler.py).
+iam_handler.install()
 
 
 class MotoDynamoDBProvider(DynamodbApi):
