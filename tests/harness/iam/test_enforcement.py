@@ -262,6 +262,7 @@ def test_a_task_runs_with_the_state_machine_roles_permissions(endpoint, admin):
 FORWARDER = """
 import json, os, boto3
 def handler(event, context):
+    print("forwarding", event["detail"]["m"])
     sqs = boto3.client("sqs")
     sqs.send_message(QueueUrl=os.environ["QUEUE_URL"], MessageBody=json.dumps(event["detail"]))
 """
@@ -281,6 +282,12 @@ def test_eventbridge_invokes_a_function_only_with_its_permission(endpoint, admin
         "Attributes"
     ]["QueueArn"]
     function_role = make_role(admin, {"Service": "lambda.amazonaws.com"})
+    lam = admin("lambda")
+    function = unique("forwarder")
+    # The group Terraform makes; the role may write streams in it, as the modules grant.
+    group = f"/aws/lambda/{function}"
+    admin("logs").create_log_group(logGroupName=group)
+    group_arn = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{group}"
     put_policy(
         admin,
         function_role.rsplit("/", 1)[1],
@@ -288,11 +295,9 @@ def test_eventbridge_invokes_a_function_only_with_its_permission(endpoint, admin
         {
             "Effect": "Allow",
             "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-            "Resource": "*",
+            "Resource": f"{group_arn}:*",
         },
     )
-    lam = admin("lambda")
-    function = unique("forwarder")
     lam.create_function(
         FunctionName=function,
         Runtime="python3.11",
@@ -342,6 +347,15 @@ def test_eventbridge_invokes_a_function_only_with_its_permission(endpoint, admin
             arrived.append(json.loads(message["Body"])["m"])
             sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
     assert arrived == ["with-permission"]
+    # Its log reached the group without logs:CreateLogGroup, as in AWS.
+    logs = admin("logs")
+    printed: list[str] = []
+    deadline = time.monotonic() + 30
+    while not printed and time.monotonic() < deadline:
+        found = logs.filter_log_events(logGroupName=group, filterPattern="forwarding")
+        printed = [e["message"] for e in found["events"]]
+        time.sleep(0.5)
+    assert any("forwarding with-permission" in line for line in printed), printed
 
 
 # -- sts:AssumeRole from a role session needs the target's trust ----------------------------

@@ -122,7 +122,7 @@ class Enforcer:
         if service == "iam" and not operation.startswith(("Get", "List")):
             self.directory.invalidate()
         denial = self.check(context, service, operation)
-        if denial is None:
+        if denial is None or _lambda_log_group_exists(context, denial):
             return
         enforced = self.mode == "enforce"
         self.recorder.denied(
@@ -317,6 +317,24 @@ class Enforcer:
             reason,
             denial_message(caller, authorization.action, authorization.resource, reason),
         )
+
+
+def _lambda_log_group_exists(context: Any, denial: Denial) -> bool:
+    """A denied CreateLogGroup of LocalStack's Lambda log shipper, for a group that exists.
+
+    LocalStack ships a function's logs with its role session and, when the stream is
+    new, calls CreateLogGroup first and expects ResourceAlreadyExists. AWS's Lambda
+    writes to an existing group with CreateLogStream alone, so a role without
+    ``logs:CreateLogGroup`` (the modules grant only stream actions on their own,
+    Terraform-made group) keeps its logs in AWS. Letting this one internal call reach
+    the provider, which answers ResourceAlreadyExists, keeps them here too.
+    """
+    if denial.action != "logs:CreateLogGroup" or not context.is_internal_call:
+        return False
+    from localstack.services.logs.models import get_moto_logs_backend
+
+    backend = get_moto_logs_backend(context.account_id, context.region)
+    return (context.service_request or {}).get("logGroupName") in backend.groups
 
 
 # The actions a service principal is checked for against the resource's own policy.
