@@ -10,7 +10,7 @@ Only temporary keys (``LSIA...``/``ASIA...``) found there are role sessions; the
 account's own keys (``test``, a 12-digit account id: Terraform, test admin clients,
 LocalStack's internal clients) resolve to None and are not evaluated.
 
-Sessions never change once issued, so they are cached for good. Role policies are
+Sessions never change once issued, so they are cached for good (misses too). Role policies are
 cached per role and dropped whenever an IAM write passes the gateway (``invalidate``):
 Terraform updates policies between tests, and a stale grant would hide a denial.
 """
@@ -106,7 +106,7 @@ class Directory:
     ) -> None:
         self._find_session = find_session
         self._find_role = find_role
-        self._sessions: dict[str, RoleSession] = {}
+        self._sessions: dict[str, RoleSession | None] = {}
         self._roles: dict[tuple[str, str], RolePolicies | None] = {}
         self._lock = threading.Lock()
 
@@ -114,11 +114,12 @@ class Directory:
         """The role session an access key belongs to, or None (not a role session)."""
         if not access_key or not access_key.startswith(TEMPORARY_KEY_PREFIXES):
             return None
-        found = self._sessions.get(access_key)
-        if found is None:
-            found = self._find_session(account, access_key)
-            if found is not None:
-                self._sessions[access_key] = found
+        if access_key in self._sessions:
+            return self._sessions[access_key]
+        # A key is only used after the AssumeRole that issued it returned, so a miss is
+        # final too (GetSessionToken keys of the account itself): cache both.
+        found = self._find_session(account, access_key)
+        self._sessions[access_key] = found
         return found
 
     def policies(self, account: str, role_name: str) -> RolePolicies | None:
