@@ -18,7 +18,7 @@ from sfn_patterns_localstack.emulation.iam import resource_policies
 from sfn_patterns_localstack.emulation.iam.handler import Enforcer, denial_message
 from sfn_patterns_localstack.emulation.iam.policy import NamedPolicy
 from sfn_patterns_localstack.emulation.iam.principals import Directory, RolePolicies, RoleSession
-from sfn_patterns_localstack.emulation.iam.usage import UsageRecorder
+from sfn_patterns_localstack.emulation.iam.usage import UsageRecorder, unused_actions
 
 ACCOUNT = "000000000000"
 KEY = "LSIAQAAAAAAAAAAAAAAA"
@@ -144,7 +144,23 @@ def test_account_keys_are_not_evaluated():
     e(None, context("dynamodb", "DeleteTable", {"TableName": "jobs"}, key="test"), None)
     e(None, context("dynamodb", "DeleteTable", {"TableName": "jobs"}, key=ACCOUNT), None)
     assert roles.lookups == 0
-    assert e.recorder.snapshot() == {"allowed": [], "denied": []}
+    assert e.recorder.snapshot() == {"policies": {}, "allowed": [], "denied": []}
+
+
+def test_usage_keeps_the_policies_of_roles_that_made_calls():
+    e = enforcer(Roles({"worker": WORKER}))
+    e(None, context("dynamodb", "Query", {"TableName": "jobs"}), None)
+    usage = json.loads(json.dumps(e.recorder.snapshot()))
+    assert usage["policies"]["worker"][0]["name"] == "worker/inline"
+    # Query was used; the AssumeRole grant allowed nothing.
+    assert unused_actions(usage) == [
+        {
+            "role": "worker",
+            "policy": "worker/inline",
+            "statement": "worker/inline#Assume",
+            "action": "sts:AssumeRole",
+        }
+    ]
 
 
 def test_policies_are_cached_until_an_iam_write():

@@ -209,6 +209,7 @@ class Enforcer:
                 "no-role",
                 denial_message(session.arn, first.action, first.resource, "no-role"),
             )
+        self.recorder.role_policies(session.role_name, role.identity)
         context = self._request_context(session, service, request, params)
         allowed: list[tuple[StatementRef, str]] = []
         for authorization in needed:

@@ -39,6 +39,7 @@ class UsageRecorder:
         self.interval = interval
         self._allowed: dict[tuple, int] = {}
         self._denied: dict[tuple, int] = {}
+        self._policies: dict[str, Sequence[NamedPolicy]] = {}
         self._lock = threading.Lock()
         self._dirty = threading.Event()
         self._started = False
@@ -59,12 +60,28 @@ class UsageRecorder:
             self._denied[key] = self._denied.get(key, 0) + 1
         self._dirty.set()
 
+    def role_policies(self, role: str, policies: Sequence[NamedPolicy]) -> None:
+        """Keep the identity policies of a role that made calls (for ``unused_actions``).
+
+        Called per evaluated request with the cached tuple: a no-op unless it changed.
+        """
+        if self._policies.get(role) is policies:
+            return
+        with self._lock:
+            self._policies[role] = policies
+        self._dirty.set()
+
     def snapshot(self) -> dict[str, list[dict[str, Any]]]:
         """The counters as the JSON document the file holds."""
         with self._lock:
             allowed = sorted(self._allowed.items(), key=lambda kv: tuple(map(str, kv[0])))
             denied = sorted(self._denied.items(), key=lambda kv: tuple(map(str, kv[0])))
+            policies = {
+                role: [{"name": p.name, "document": p.document} for p in named]
+                for role, named in sorted(self._policies.items())
+            }
         return {
+            "policies": policies,
             "allowed": [
                 {**dict(zip(ALLOW_FIELDS, k, strict=True)), "calls": n} for k, n in allowed
             ],
@@ -102,11 +119,13 @@ def merge_usage(files: Iterable[Path]) -> dict[str, list[dict[str, Any]]]:
     """Sum the usage files of several LocalStacks (missing or empty files are skipped)."""
     allowed: dict[tuple, int] = {}
     denied: dict[tuple, int] = {}
+    policies: dict[str, Any] = {}
     for path in files:
         try:
             document = json.loads(Path(path).read_text())
         except (OSError, ValueError):
             continue
+        policies.update(document.get("policies", {}))
         for row in document.get("allowed", []):
             key = tuple(row[f] for f in ALLOW_FIELDS)
             allowed[key] = allowed.get(key, 0) + int(row["calls"])
@@ -114,6 +133,7 @@ def merge_usage(files: Iterable[Path]) -> dict[str, list[dict[str, Any]]]:
             key = tuple(row[f] for f in DENY_FIELDS)
             denied[key] = denied.get(key, 0) + int(row["calls"])
     return {
+        "policies": dict(sorted(policies.items())),
         "allowed": [
             {**dict(zip(ALLOW_FIELDS, k, strict=True)), "calls": n}
             for k, n in sorted(allowed.items(), key=lambda kv: tuple(map(str, kv[0])))
@@ -132,15 +152,22 @@ def _action_pattern(pattern: str) -> re.Pattern[str]:
 
 
 def unused_actions(
-    usage: Mapping[str, Sequence[Mapping[str, Any]]],
-    policies: Mapping[str, Sequence[NamedPolicy]],
+    usage: Mapping[str, Any],
+    policies: Mapping[str, Sequence[NamedPolicy]] | None = None,
 ) -> list[dict[str, str]]:
     """Every (role, policy, statement, action pattern) of an Allow that allowed no call.
 
     ``policies`` maps a role name to its identity policies, named as the recorder names
-    them (``ROLE/POLICY`` for inline, the ARN for managed). ``NotAction`` statements are
-    skipped: what they grant cannot be listed.
+    them (``ROLE/POLICY`` for inline, the ARN for managed); by default the policies the
+    usage file kept for every role that made a call. A role that made no call at all is
+    only covered when passed here. ``NotAction`` statements are skipped: what they
+    grant cannot be listed.
     """
+    if policies is None:
+        policies = {
+            role: [NamedPolicy(p["name"], p["document"]) for p in named]
+            for role, named in usage.get("policies", {}).items()
+        }
     used: dict[tuple[str, str, str], list[str]] = {}
     for row in usage.get("allowed", []):
         used.setdefault((row["role"], row["policy"], row["statement"]), []).append(row["action"])
