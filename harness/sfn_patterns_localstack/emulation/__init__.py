@@ -9,4 +9,6 @@
   (the only built-in executor is Docker).
 * :mod:`.redshift_data` - the Redshift Data API on an embedded DuckDB warehouse
   (LocalStack community has none).
+* :mod:`.iam` - every call a role session makes is decided by its IAM policies, the way
+  AWS decides it (``SFNP_IAM=enforce|audit|off``); LocalStack community trusts every caller.
 """

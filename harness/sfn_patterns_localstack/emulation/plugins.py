@@ -19,6 +19,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     sfn_parse_cache,
     sfn_stop,
 )
+from sfn_patterns_localstack.emulation.iam import handler as iam_handler
 
 # LocalStack imports every provider entry point's module at start-up, before it
 # serves a request: the place to fix its Step Functions' StopExecution of an
@@ -35,6 +36,8 @@ moto_update_copy.apply()
 lambda_async.apply()
 events_rule_state.apply()
 asl_recorder.apply()
+# IAM enforcement of role sessions' calls (SFNP_IAM; see emulation/iam/handler.py).
+iam_handler.install()
 
 
 class MotoDynamoDBProvider(DynamodbApi):

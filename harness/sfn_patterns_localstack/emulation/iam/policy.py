@@ -1,0 +1,421 @@
+"""The IAM policy evaluator: one request against a set of policies, decided as AWS decides.
+
+AWS's policy evaluation logic for a principal in its own account, without SCPs or
+permission boundaries: an explicit ``Deny`` in any policy wins; otherwise some
+``Allow`` must match; otherwise the request is implicitly denied. A statement matches
+when its action, resource, principal (resource and trust policies only) and every
+condition match. Actions are compared case-insensitively, ARNs case-sensitively, and
+``*``/``?`` are wildcards in both.
+
+This module is pure (no LocalStack, no I/O): the enforcement handler calls it per
+request and a static check of rendered policies calls it offline, so both decide the
+same way. Wildcard patterns compile once (``lru_cache``), so a request costs a few
+regex matches.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+PolicyDocument = Mapping[str, Any]
+ContextValue = str | bool | int | float | Sequence[str] | None
+
+
+@dataclass(frozen=True)
+class NamedPolicy:
+    """A policy document with the name that reports cite (inline name or managed ARN)."""
+
+    name: str
+    document: PolicyDocument
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who makes a request, as resource and trust policies name it.
+
+    ``aws``: the identifiers an ``{"AWS": ...}`` principal may use for this caller (a
+    session ARN, its role ARN, the account root ARN and the bare account id).
+    ``service``: a service principal such as ``events.amazonaws.com``.
+    """
+
+    aws: frozenset[str] = frozenset()
+    service: str | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """One authorization question: may ``action`` be done on ``resource`` in ``context``.
+
+    ``context`` maps condition keys (any case) to values; a list is a multivalued key.
+    ``principal`` is only consulted by statements with ``Principal``/``NotPrincipal``.
+    """
+
+    action: str
+    resource: str
+    context: Mapping[str, ContextValue] = field(default_factory=dict)
+    principal: Principal | None = None
+
+
+@dataclass(frozen=True)
+class StatementRef:
+    """Which statement decided: the policy's name, the statement's Sid or index."""
+
+    policy: str
+    index: int
+    sid: str | None
+    effect: str
+    action_pattern: str
+    resource_pattern: str
+
+    @property
+    def label(self) -> str:
+        """``policy#Sid``, or ``policy#[index]`` for a statement without a Sid."""
+        return f"{self.policy}#{self.sid}" if self.sid else f"{self.policy}#[{self.index}]"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The outcome: allowed or not, whether a statement said so, and which one."""
+
+    allowed: bool
+    explicit: bool
+    statement: StatementRef | None = None
+
+    @property
+    def kind(self) -> str:
+        """``allow``, ``explicit-deny`` or ``implicit-deny``."""
+        if self.allowed:
+            return "allow"
+        return "explicit-deny" if self.explicit else "implicit-deny"
+
+
+def evaluate(policies: Sequence[NamedPolicy], request: Request) -> Decision:
+    """Decide ``request`` against ``policies``: explicit deny, else allow, else implicit deny."""
+    context = _lower_keys(request.context)
+    allow: StatementRef | None = None
+    for policy in policies:
+        for index, statement in enumerate(_statements(policy.document)):
+            matched = _match(statement, request, context)
+            if matched is None:
+                continue
+            action_pattern, resource_pattern = matched
+            effect = str(statement.get("Effect", ""))
+            ref = StatementRef(
+                policy=policy.name,
+                index=index,
+                sid=statement.get("Sid") or None,
+                effect=effect,
+                action_pattern=action_pattern,
+                resource_pattern=resource_pattern,
+            )
+            if effect == "Deny":
+                return Decision(allowed=False, explicit=True, statement=ref)
+            if effect == "Allow" and allow is None:
+                allow = ref
+    if allow is not None:
+        return Decision(allowed=True, explicit=True, statement=allow)
+    return Decision(allowed=False, explicit=False)
+
+
+# -- statements ------------------------------------------------------------------------
+def _statements(document: PolicyDocument) -> list[Mapping[str, Any]]:
+    statement = document.get("Statement", [])
+    if isinstance(statement, Mapping):
+        return [statement]
+    return list(statement)
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return list(value)
+    return [value]
+
+
+def _match(
+    statement: Mapping[str, Any], request: Request, context: Mapping[str, ContextValue]
+) -> tuple[str, str] | None:
+    """The (action, resource) patterns through which ``statement`` applies, or None."""
+    action_pattern = _match_element(
+        statement, "Action", "NotAction", request.action, regex=_action_regex, context=context
+    )
+    if action_pattern is None:
+        return None
+    resource_pattern = _match_element(
+        statement,
+        "Resource",
+        "NotResource",
+        request.resource,
+        regex=_resource_regex,
+        context=context,
+    )
+    if resource_pattern is None:
+        return None
+    if ("Principal" in statement or "NotPrincipal" in statement) and not _principal_matches(
+        statement, request.principal
+    ):
+        return None
+    if not conditions_match(statement.get("Condition") or {}, context):
+        return None
+    return action_pattern, resource_pattern
+
+
+def _match_element(
+    statement: Mapping[str, Any],
+    positive: str,
+    negative: str,
+    value: str,
+    *,
+    regex: Callable[[str], re.Pattern[str]],
+    context: Mapping[str, ContextValue],
+) -> str | None:
+    """The pattern of ``positive`` matching ``value``, ``Not...`` when none of it does.
+
+    A statement with neither element (a trust policy has no Resource) matches any value.
+    """
+    if positive in statement:
+        for pattern in _as_list(statement[positive]):
+            if regex(_substitute(str(pattern), context)).fullmatch(value):
+                return str(pattern)
+        return None
+    if negative in statement:
+        for pattern in _as_list(statement[negative]):
+            if regex(_substitute(str(pattern), context)).fullmatch(value):
+                return None
+        return f"{negative}:" + ",".join(str(p) for p in _as_list(statement[negative]))
+    return "*"
+
+
+@lru_cache(maxsize=4096)
+def _wildcard(pattern: str, flags: int) -> re.Pattern[str]:
+    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.compile("".join(parts), flags | re.DOTALL)
+
+
+def _action_regex(pattern: str) -> re.Pattern[str]:
+    return _wildcard(pattern, re.IGNORECASE)
+
+
+def _resource_regex(pattern: str) -> re.Pattern[str]:
+    return _wildcard(pattern, 0)
+
+
+_VARIABLE = re.compile(r"\$\{([^}]+)\}")
+_LITERALS = {"*": "*", "?": "?", "$": "$"}
+
+
+def _substitute(text: str, context: Mapping[str, ContextValue]) -> str:
+    """Replace policy variables (``${aws:username}``); an unknown one is left unmatched."""
+    if "${" not in text:
+        return text
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in _LITERALS:
+            return _LITERALS[name]
+        key, _, default = name.partition(",")
+        found = context.get(key.strip().lower())
+        if isinstance(found, str):
+            return found
+        if default:
+            return default.strip().strip("'")
+        return "\x00"  # matches nothing, as AWS does when a variable has no value
+
+    return _VARIABLE.sub(value, text)
+
+
+def _principal_matches(statement: Mapping[str, Any], principal: Principal | None) -> bool:
+    if principal is None:
+        return False
+    if "Principal" in statement:
+        return _names_principal(statement["Principal"], principal)
+    return not _names_principal(statement["NotPrincipal"], principal)
+
+
+def _names_principal(element: Any, principal: Principal) -> bool:
+    if element == "*":
+        return True
+    if not isinstance(element, Mapping):
+        return False
+    for kind, values in element.items():
+        for value in _as_list(values):
+            if kind == "AWS" and (value == "*" or value in principal.aws):
+                return True
+            if kind == "Service" and principal.service and value == principal.service:
+                return True
+    return False
+
+
+# -- conditions ------------------------------------------------------------------------
+def _lower_keys(context: Mapping[str, ContextValue]) -> dict[str, ContextValue]:
+    return {key.lower(): value for key, value in context.items()}
+
+
+def conditions_match(condition: Mapping[str, Any], context: Mapping[str, ContextValue]) -> bool:
+    """True when every operator block and every key in it matches (AND of ANDs).
+
+    ``context`` keys must be lower-case (``evaluate`` lower-cases them): condition key
+    names are case-insensitive in AWS, their values are not (except ``...IgnoreCase``).
+    """
+    for operator, block in condition.items():
+        if not isinstance(block, Mapping):
+            return False
+        for key, values in block.items():
+            if not _key_matches(operator, key.lower(), _as_list(values), context):
+                return False
+    return True
+
+
+def _key_matches(
+    operator: str, key: str, wanted: list[Any], context: Mapping[str, ContextValue]
+) -> bool:
+    qualifier, _, name = operator.rpartition(":")
+    if_exists = name.endswith("IfExists")
+    name = name.removesuffix("IfExists")
+    present = key in context and context[key] is not None
+    if name == "Null":
+        # {"Null": {"k": "true"}}: the key is absent; "false": it is present.
+        return any(str(w).lower() == ("false" if present else "true") for w in wanted)
+    test = _OPERATORS.get(name)
+    if test is None:
+        return False  # an operator this evaluator does not know never grants
+    negated = name in _NEGATED
+    actual = context.get(key)
+    values = [str(v) for v in _as_list(actual)] if present else []
+    if qualifier == "ForAllValues":
+        return all(_one_matches(test, negated, v, wanted, context) for v in values)
+    if qualifier == "ForAnyValue":
+        return any(_one_matches(test, negated, v, wanted, context) for v in values)
+    if not present:
+        # Absent key: false, except IfExists (true) and negated operators (true).
+        return if_exists or negated
+    return any(_one_matches(test, negated, v, wanted, context) for v in values)
+
+
+def _one_matches(
+    test: Callable[[str, str], bool],
+    negated: bool,
+    value: str,
+    wanted: list[Any],
+    context: Mapping[str, ContextValue],
+) -> bool:
+    """A positive operator: the value matches any wanted; a negated one: it matches none."""
+    hits = (test(value, _substitute(str(w), context)) for w in wanted)
+    return not any(hits) if negated else any(hits)
+
+
+def _string_like(value: str, pattern: str) -> bool:
+    return bool(_resource_regex(pattern).fullmatch(value))
+
+
+def _arn_like(value: str, pattern: str) -> bool:
+    """ARNs match component by component: a wildcard never spans the first five colons."""
+    got = value.split(":", 5)
+    want = pattern.split(":", 5)
+    if len(got) != 6 or len(want) != 6:
+        return False
+    return all(_string_like(g, w) for g, w in zip(got, want, strict=True))
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _numeric(compare: Callable[[float, float], bool]) -> Callable[[str, str], bool]:
+    def test(value: str, wanted: str) -> bool:
+        a, b = _number(value), _number(wanted)
+        return a is not None and b is not None and compare(a, b)
+
+    return test
+
+
+def _date(text: str) -> float | None:
+    number = _number(text)
+    if number is not None:
+        return number
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+def _dates(compare: Callable[[float, float], bool]) -> Callable[[str, str], bool]:
+    def test(value: str, wanted: str) -> bool:
+        a, b = _date(value), _date(wanted)
+        return a is not None and b is not None and compare(a, b)
+
+    return test
+
+
+def _ip(value: str, network: str) -> bool:
+    try:
+        return ipaddress.ip_address(value) in ipaddress.ip_network(network, strict=False)
+    except ValueError:
+        return False
+
+
+def _equal(value: str, wanted: str) -> bool:
+    return value == wanted
+
+
+def _equal_ignore_case(value: str, wanted: str) -> bool:
+    return value.lower() == wanted.lower()
+
+
+def _bool(value: str, wanted: str) -> bool:
+    return value.lower() == wanted.lower()
+
+
+# Negated operators are stored with their positive test; _one_matches inverts them.
+_OPERATORS: dict[str, Callable[[str, str], bool]] = {
+    "StringEquals": _equal,
+    "StringNotEquals": _equal,
+    "StringEqualsIgnoreCase": _equal_ignore_case,
+    "StringNotEqualsIgnoreCase": _equal_ignore_case,
+    "StringLike": _string_like,
+    "StringNotLike": _string_like,
+    "ArnEquals": _arn_like,
+    "ArnLike": _arn_like,
+    "ArnNotEquals": _arn_like,
+    "ArnNotLike": _arn_like,
+    "NumericEquals": _numeric(lambda a, b: a == b),
+    "NumericNotEquals": _numeric(lambda a, b: a == b),
+    "NumericLessThan": _numeric(lambda a, b: a < b),
+    "NumericLessThanEquals": _numeric(lambda a, b: a <= b),
+    "NumericGreaterThan": _numeric(lambda a, b: a > b),
+    "NumericGreaterThanEquals": _numeric(lambda a, b: a >= b),
+    "DateEquals": _dates(lambda a, b: a == b),
+    "DateNotEquals": _dates(lambda a, b: a == b),
+    "DateLessThan": _dates(lambda a, b: a < b),
+    "DateLessThanEquals": _dates(lambda a, b: a <= b),
+    "DateGreaterThan": _dates(lambda a, b: a > b),
+    "DateGreaterThanEquals": _dates(lambda a, b: a >= b),
+    "Bool": _bool,
+    "IpAddress": _ip,
+    "NotIpAddress": _ip,
+}
+_NEGATED = frozenset(
+    {
+        "StringNotEquals",
+        "StringNotEqualsIgnoreCase",
+        "StringNotLike",
+        "ArnNotEquals",
+        "ArnNotLike",
+        "NumericNotEquals",
+        "DateNotEquals",
+        "NotIpAddress",
+    }
+)

@@ -1,0 +1,343 @@
+"""The evaluator on the cases of AWS's documented policy evaluation logic.
+
+Each case names the rule of "Policy evaluation logic" / "IAM JSON policy elements" it
+checks; the expected outcome is AWS's documented behaviour, not the code's.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sfn_patterns_localstack.emulation.iam.policy import (
+    NamedPolicy,
+    Principal,
+    Request,
+    conditions_match,
+    evaluate,
+)
+
+TABLE = "arn:aws:dynamodb:us-east-1:111122223333:table/jobs"
+
+
+def policy(*statements: dict, name: str = "p") -> NamedPolicy:
+    return NamedPolicy(name, {"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def allow(action, resource, **extra) -> dict:
+    return {"Effect": "Allow", "Action": action, "Resource": resource, **extra}
+
+
+def deny(action, resource, **extra) -> dict:
+    return {"Effect": "Deny", "Action": action, "Resource": resource, **extra}
+
+
+def test_no_statement_matches_is_an_implicit_deny():
+    decision = evaluate(
+        [policy(allow("dynamodb:GetItem", TABLE))], Request("dynamodb:PutItem", TABLE)
+    )
+    assert (decision.allowed, decision.explicit, decision.kind) == (False, False, "implicit-deny")
+    assert decision.statement is None
+
+
+def test_no_policies_at_all_is_an_implicit_deny():
+    assert evaluate([], Request("dynamodb:GetItem", TABLE)).kind == "implicit-deny"
+
+
+def test_allow_names_the_policy_and_sid_that_allowed():
+    decision = evaluate(
+        [policy(allow("dynamodb:GetItem", TABLE, Sid="Read"), name="role/inline")],
+        Request("dynamodb:GetItem", TABLE),
+    )
+    assert decision.allowed and decision.explicit
+    assert decision.statement.label == "role/inline#Read"
+    assert decision.statement.resource_pattern == TABLE
+
+
+def test_statement_without_sid_is_named_by_index():
+    decision = evaluate(
+        [policy(allow("s3:GetObject", "*"), allow("dynamodb:GetItem", TABLE))],
+        Request("dynamodb:GetItem", TABLE),
+    )
+    assert decision.statement.label == "p#[1]"
+
+
+def test_explicit_deny_wins_over_allow_in_another_policy():
+    decision = evaluate(
+        [
+            policy(allow("dynamodb:*", "*"), name="broad"),
+            policy(deny("dynamodb:DeleteItem", TABLE, Sid="NoDelete"), name="guard"),
+        ],
+        Request("dynamodb:DeleteItem", TABLE),
+    )
+    assert decision.kind == "explicit-deny"
+    assert decision.statement.label == "guard#NoDelete"
+
+
+def test_statement_may_be_a_single_object():
+    document = {"Version": "2012-10-17", "Statement": allow("states:SendTaskSuccess", "*")}
+    assert evaluate([NamedPolicy("p", document)], Request("states:SendTaskSuccess", "*")).allowed
+
+
+def test_actions_are_case_insensitive():
+    assert evaluate(
+        [policy(allow("DynamoDB:getitem", TABLE))], Request("dynamodb:GetItem", TABLE)
+    ).allowed
+
+
+def test_resources_are_case_sensitive():
+    upper = TABLE.replace("jobs", "Jobs")
+    assert not evaluate(
+        [policy(allow("dynamodb:GetItem", upper))], Request("dynamodb:GetItem", TABLE)
+    ).allowed
+
+
+@pytest.mark.parametrize(
+    ("pattern", "resource", "expected"),
+    [
+        ("arn:aws:dynamodb:*:*:table/jobs", TABLE, True),
+        ("arn:aws:dynamodb:us-east-1:111122223333:table/job?", TABLE, True),
+        ("arn:aws:dynamodb:us-east-1:111122223333:table/jo?", TABLE, False),
+        # A grant on the table does not cover its index (issue 27's example).
+        ("arn:aws:dynamodb:us-east-1:111122223333:table/jobs", TABLE + "/index/status", False),
+        (
+            "arn:aws:dynamodb:us-east-1:111122223333:table/jobs/index/*",
+            TABLE + "/index/status",
+            True,
+        ),
+        ("*", TABLE, True),
+    ],
+)
+def test_resource_wildcards(pattern, resource, expected):
+    decision = evaluate(
+        [policy(allow("dynamodb:Query", pattern))], Request("dynamodb:Query", resource)
+    )
+    assert decision.allowed is expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "action", "expected"),
+    [
+        ("states:*", "states:DescribeExecution", True),
+        ("states:Describe*", "states:DescribeExecution", True),
+        ("states:Describe*", "states:StopExecution", False),
+        ("states:SendTask?uccess", "states:SendTaskSuccess", True),
+        ("*", "lambda:InvokeFunction", True),
+        ("lambda:Invoke", "lambda:InvokeFunction", False),
+    ],
+)
+def test_action_wildcards(pattern, action, expected):
+    assert evaluate([policy(allow(pattern, "*"))], Request(action, "*")).allowed is expected
+
+
+def test_not_action_allows_everything_else():
+    document = policy({"Effect": "Allow", "NotAction": "dynamodb:DeleteItem", "Resource": TABLE})
+    assert evaluate([document], Request("dynamodb:PutItem", TABLE)).allowed
+    assert not evaluate([document], Request("dynamodb:DeleteItem", TABLE)).allowed
+
+
+def test_deny_with_not_action_denies_all_but_the_listed_actions():
+    policies = [
+        policy(allow("*", "*")),
+        policy({"Effect": "Deny", "NotAction": ["sts:*", "iam:Get*"], "Resource": "*"}, name="d"),
+    ]
+    assert evaluate(policies, Request("sts:AssumeRole", "*")).allowed
+    assert evaluate(policies, Request("s3:GetObject", "*")).kind == "explicit-deny"
+
+
+def test_not_resource_matches_every_other_resource():
+    document = policy({"Effect": "Allow", "Action": "dynamodb:*", "NotResource": TABLE})
+    other = TABLE.replace("jobs", "other")
+    assert evaluate([document], Request("dynamodb:GetItem", other)).allowed
+    # moto treats NotResource without Resource as matching everything; AWS does not.
+    assert not evaluate([document], Request("dynamodb:GetItem", TABLE)).allowed
+
+
+def test_execution_arn_is_not_the_state_machine_arn():
+    machine = "arn:aws:states:us-east-1:111122223333:stateMachine:m"
+    execution = "arn:aws:states:us-east-1:111122223333:execution:m:run-1"
+    grant = [policy(allow("states:DescribeExecution", machine))]
+    assert not evaluate(grant, Request("states:DescribeExecution", execution)).allowed
+    grant = [
+        policy(
+            allow("states:DescribeExecution", "arn:aws:states:us-east-1:111122223333:execution:m:*")
+        )
+    ]
+    assert evaluate(grant, Request("states:DescribeExecution", execution)).allowed
+
+
+# -- conditions --------------------------------------------------------------------------
+FUNCTION = "arn:aws:lambda:us-east-1:111122223333:function:f"
+RULE = "arn:aws:events:us-east-1:111122223333:rule/cleanup"
+
+
+def function_policy(condition: dict) -> NamedPolicy:
+    return policy(
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": "events.amazonaws.com"},
+            "Action": "lambda:InvokeFunction",
+            "Resource": FUNCTION,
+            "Condition": condition,
+        }
+    )
+
+
+def invoke(context: dict, service: str = "events.amazonaws.com") -> Request:
+    return Request("lambda:InvokeFunction", FUNCTION, context, Principal(service=service))
+
+
+def test_resource_policy_checks_principal_and_source_arn():
+    grant = [function_policy({"ArnLike": {"AWS:SourceArn": RULE}})]
+    assert evaluate(grant, invoke({"aws:SourceArn": RULE})).allowed
+    # The wrong rule (issue 27: a source_arn naming another rule) is denied.
+    assert not evaluate(grant, invoke({"aws:SourceArn": RULE + "-other"})).allowed
+    # Another service is not the principal the statement names.
+    assert not evaluate(grant, invoke({"aws:SourceArn": RULE}, "sqs.amazonaws.com")).allowed
+    # Without a principal (an identity-policy evaluation) a Principal statement never applies.
+    assert not evaluate(
+        grant, Request("lambda:InvokeFunction", FUNCTION, {"aws:SourceArn": RULE})
+    ).allowed
+
+
+def test_condition_key_names_are_case_insensitive_values_are_not():
+    assert conditions_match(
+        {"StringEquals": {"AWS:SourceAccount": "111122223333"}},
+        {"aws:sourceaccount": "111122223333"},
+    )
+    assert not conditions_match({"StringEquals": {"aws:username": "Bob"}}, {"aws:username": "bob"})
+    assert conditions_match(
+        {"StringEqualsIgnoreCase": {"aws:username": "Bob"}}, {"aws:username": "bob"}
+    )
+
+
+def test_missing_key_fails_positive_operators_and_passes_negated_ones():
+    assert not conditions_match({"StringEquals": {"aws:SourceAccount": "1"}}, {})
+    assert not conditions_match({"ArnLike": {"aws:SourceArn": "*"}}, {})
+    assert conditions_match({"StringNotEquals": {"aws:SourceAccount": "1"}}, {})
+    assert conditions_match({"ArnNotLike": {"aws:SourceArn": RULE}}, {})
+
+
+def test_if_exists_passes_a_missing_key_and_checks_a_present_one():
+    condition = {"StringEqualsIfExists": {"iam:PassedToService": "states.amazonaws.com"}}
+    assert conditions_match(condition, {})
+    assert conditions_match(condition, {"iam:passedtoservice": "states.amazonaws.com"})
+    assert not conditions_match(condition, {"iam:passedtoservice": "lambda.amazonaws.com"})
+
+
+def test_null_checks_presence():
+    assert conditions_match({"Null": {"aws:SourceArn": "true"}}, {})
+    assert not conditions_match({"Null": {"aws:SourceArn": "true"}}, {"aws:sourcearn": RULE})
+    assert conditions_match({"Null": {"aws:SourceArn": "false"}}, {"aws:sourcearn": RULE})
+
+
+def test_values_are_or_keys_and_operators_and_negated_values_nor():
+    context = {"aws:sourceaccount": "1", "aws:sourcearn": RULE}
+    assert conditions_match({"StringEquals": {"aws:SourceAccount": ["2", "1"]}}, context)
+    assert not conditions_match(
+        {
+            "StringEquals": {"aws:SourceAccount": "1"},
+            "ArnLike": {"aws:SourceArn": "arn:aws:events:*:*:rule/x"},
+        },
+        context,
+    )
+    assert not conditions_match({"StringNotEquals": {"aws:SourceAccount": ["2", "1"]}}, context)
+    assert conditions_match({"StringNotEquals": {"aws:SourceAccount": ["2", "3"]}}, context)
+
+
+def test_arn_like_matches_component_by_component():
+    assert conditions_match(
+        {"ArnLike": {"aws:SourceArn": "arn:aws:events:*:*:rule/*"}}, {"aws:sourcearn": RULE}
+    )
+    # A wildcard does not span the colons between the ARN's fields.
+    assert not conditions_match(
+        {"ArnLike": {"aws:SourceArn": "arn:aws:*"}}, {"aws:sourcearn": RULE}
+    )
+    assert conditions_match({"ArnEquals": {"aws:SourceArn": RULE}}, {"aws:sourcearn": RULE})
+
+
+def test_numeric_bool_date_and_ip_operators():
+    assert conditions_match({"NumericLessThanEquals": {"s3:max-keys": "10"}}, {"s3:max-keys": "7"})
+    assert not conditions_match({"NumericGreaterThan": {"s3:max-keys": "10"}}, {"s3:max-keys": "7"})
+    assert not conditions_match({"NumericEquals": {"s3:max-keys": "10"}}, {"s3:max-keys": "ten"})
+    assert conditions_match(
+        {"Bool": {"aws:SecureTransport": "false"}}, {"aws:securetransport": False}
+    )
+    assert conditions_match(
+        {"DateLessThan": {"aws:CurrentTime": "2030-01-01T00:00:00Z"}},
+        {"aws:currenttime": "2026-11-25T21:00:00Z"},
+    )
+    assert conditions_match(
+        {"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}}, {"aws:sourceip": "10.1.2.3"}
+    )
+    assert conditions_match(
+        {"NotIpAddress": {"aws:SourceIp": "10.0.0.0/8"}}, {"aws:sourceip": "192.168.0.1"}
+    )
+
+
+def test_set_operators_on_multivalued_keys():
+    tags = {"aws:tagkeys": ["team", "env"]}
+    assert conditions_match(
+        {"ForAllValues:StringEquals": {"aws:TagKeys": ["team", "env", "cost"]}}, tags
+    )
+    assert not conditions_match({"ForAllValues:StringEquals": {"aws:TagKeys": ["team"]}}, tags)
+    assert conditions_match({"ForAnyValue:StringEquals": {"aws:TagKeys": ["env"]}}, tags)
+    assert not conditions_match({"ForAnyValue:StringEquals": {"aws:TagKeys": ["cost"]}}, tags)
+    # ForAllValues is true on an absent key, ForAnyValue false (AWS documents both).
+    assert conditions_match({"ForAllValues:StringEquals": {"aws:TagKeys": ["team"]}}, {})
+    assert not conditions_match({"ForAnyValue:StringEquals": {"aws:TagKeys": ["team"]}}, {})
+
+
+def test_unknown_operator_never_grants():
+    assert not conditions_match({"StringSortaEquals": {"aws:username": "a"}}, {"aws:username": "a"})
+
+
+def test_policy_variables_in_conditions_and_resources():
+    # The dag-aggregate module's FollowOwnStatements statement.
+    statement = allow(
+        "redshift-data:DescribeStatement",
+        "*",
+        Condition={"StringEquals": {"redshift-data:statement-owner-iam-userid": "${aws:userid}"}},
+    )
+    mine = {"aws:userid": "AROA1:s1", "redshift-data:statement-owner-iam-userid": "AROA1:s1"}
+    theirs = {"aws:userid": "AROA1:s1", "redshift-data:statement-owner-iam-userid": "AROA2:s9"}
+    assert evaluate(
+        [policy(statement)], Request("redshift-data:DescribeStatement", "*", mine)
+    ).allowed
+    assert not evaluate(
+        [policy(statement)], Request("redshift-data:DescribeStatement", "*", theirs)
+    ).allowed
+    home = allow("s3:GetObject", "arn:aws:s3:::bucket/${aws:username}/*")
+    request = Request("s3:GetObject", "arn:aws:s3:::bucket/alice/x", {"aws:username": "alice"})
+    assert evaluate([policy(home)], request).allowed
+    assert not evaluate(
+        [policy(home)], Request("s3:GetObject", "arn:aws:s3:::bucket/alice/x")
+    ).allowed
+
+
+def test_trust_policy_names_the_caller():
+    trust = policy(
+        {
+            "Effect": "Allow",
+            "Principal": {"AWS": "arn:aws:iam::111122223333:role/caller"},
+            "Action": "sts:AssumeRole",
+        }
+    )
+    target = "arn:aws:iam::111122223333:role/target"
+    caller = Principal(aws=frozenset({"arn:aws:iam::111122223333:role/caller"}))
+    stranger = Principal(aws=frozenset({"arn:aws:iam::111122223333:role/other"}))
+    assert evaluate([trust], Request("sts:AssumeRole", target, principal=caller)).allowed
+    assert not evaluate([trust], Request("sts:AssumeRole", target, principal=stranger)).allowed
+
+
+def test_not_principal_excludes_the_named_principal():
+    document = policy(
+        {
+            "Effect": "Deny",
+            "NotPrincipal": {"Service": "events.amazonaws.com"},
+            "Action": "*",
+            "Resource": "*",
+        },
+        allow("*", "*", Principal="*"),
+    )
+    assert evaluate([document], invoke({}, "events.amazonaws.com")).allowed
+    assert evaluate([document], invoke({}, "sqs.amazonaws.com")).kind == "explicit-deny"
