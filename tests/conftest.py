@@ -52,12 +52,14 @@ def aws(localstack_endpoint: str) -> Callable[..., object]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Validate every definition this session's LocalStacks accept (tests/asl_check.py)."""
+    """Validate every definition this session's LocalStacks accept (tests/asl_check.py),
+    and account for every call their role sessions make (tests/iam_check.py)."""
     try:
-        from . import asl_check
+        from . import asl_check, iam_check
     except ImportError:  # a runtime-only venv (tests/tooling/test_python_versions.py)
         return
     asl_check.configure(config)
+    iam_check.configure(config)
 
 
 # Scheduling under pytest-xdist (`make test` runs `-n $(PYTEST_WORKERS) --dist loadfile

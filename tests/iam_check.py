@@ -1,0 +1,163 @@
+"""The session's IAM account: what every role's calls used, and what the modules grant for nothing.
+
+Registered by tests/conftest.py (``pytest_configure``). How it works:
+
+* the controller makes one directory per session, ``build/iam-usage/session-<pid>``;
+* each process that runs tests points ``SFNP_IAM_USAGE_FILE`` at a file of its own
+  there before its LocalStack starts, so that LocalStack's IAM emulation
+  (sfn_patterns_localstack.emulation.iam) records every call a role session made: the
+  statement that allowed it, or the denial;
+* when the session ends, the controller merges the files into ``build/iam-usage.json``
+  and fails the session when a statement of a module's policy (an inline policy named
+  ``<role>-inline``, as modules/lambda-function and modules/state-machine write them)
+  granted an action that allowed no call in the whole run, unless README.md lists that
+  action under "Granted, not exercised on LocalStack" with the AWS page that requires it.
+
+Statements are compared across deployments by their ``Sid`` (every module statement
+has one): ``LockItem``'s ``dynamodb:UpdateItem`` is used when any deployment's lock
+function used it. Calls denied are counted in the summary; with ``SFNP_IAM=enforce``
+a denied call also fails the test that made it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sfn_patterns_localstack.emulation.iam.usage import merge_usage, unused_actions
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT / "build" / "iam-usage"
+REPORT = REPO_ROOT / "build" / "iam-usage.json"
+ENV = "SFNP_IAM_USAGE_FILE"
+MODULE_POLICY = re.compile(r"/[^/]+-inline$")
+EXEMPT_HEADING = "Granted, not exercised on LocalStack"
+
+
+def configure(config: pytest.Config) -> None:
+    """Register the account for this process (controller or worker)."""
+    config.pluginmanager.register(IamCheck(config), "sfn-patterns-iam-check")
+
+
+def exempt_actions(readme: Path = REPO_ROOT / "README.md") -> set[tuple[str, str]]:
+    """(Sid, action) pairs README.md lists as granted but never called on LocalStack.
+
+    The section is a table whose first two cells are the statement's Sid and the
+    action, both in backticks; the third names the AWS page that requires it.
+    """
+    text = readme.read_text()
+    start = text.find(EXEMPT_HEADING)
+    if start < 0:
+        return set()
+    section = text[start:].split("\n#", 1)[0]
+    pairs = set()
+    for line in section.splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and ":" in cells[1] and not set(cells[0]) <= set("-: "):
+            pairs.add((cells[0], cells[1].lower()))
+    return pairs
+
+
+def _sid(statement: str) -> str:
+    return statement.rsplit("#", 1)[-1]
+
+
+def module_grants_unused(usage: dict) -> list[dict[str, str]]:
+    """The module statements' actions no call used, aggregated over every deployment."""
+    unused = [row for row in unused_actions(usage) if MODULE_POLICY.search(row["policy"])]
+    used = {
+        (_sid(row["statement"]), row["action"].lower())
+        for row in usage.get("allowed", [])
+        if MODULE_POLICY.search(row["policy"])
+    }
+    pattern_used = {}
+    for row in unused:
+        key = (_sid(row["statement"]), row["action"].lower())
+        if key not in pattern_used:
+            regex = re.compile(
+                "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in key[1])
+            )
+            pattern_used[key] = any(sid == key[0] and regex.fullmatch(a) for sid, a in used)
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    for row in unused:
+        key = (_sid(row["statement"]), row["action"].lower())
+        if not pattern_used[key]:
+            found.setdefault(key, {"sid": key[0], "action": row["action"], "role": row["role"]})
+    return sorted(found.values(), key=lambda r: (r["sid"], r["action"]))
+
+
+class IamCheck:
+    """Points each LocalStack at a usage file; merges and checks them at the end."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.worker = getattr(config, "workerinput", None)
+        self.external = bool(os.environ.get("LOCALSTACK_ENDPOINT"))
+        if self.worker is None:
+            self.session = ROOT / f"session-{os.getpid()}"
+            shutil.rmtree(ROOT, ignore_errors=True)
+            self.session.mkdir(parents=True)
+            own = self.session / "main.json"
+        else:
+            self.session = Path(os.environ[ENV]).parent
+            own = self.session / f"{self.worker['workerid']}.json"
+        os.environ[ENV] = str(own)  # inherited by the LocalStack this process starts
+        self.summary: list[str] = []
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Merge the usage files; fail on a module grant that allowed nothing."""
+        if self.worker is not None or session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            return
+        files = sorted(self.session.glob("*.json"))
+        mode = os.environ.get("SFNP_IAM", "enforce")
+        if not files or self.external:
+            if self.external:
+                self.summary.append("not checked: LOCALSTACK_ENDPOINT names a LocalStack")
+            return
+        usage = merge_usage(files)
+        REPORT.write_text(json.dumps(usage, indent=1) + "\n")
+        calls = sum(row["calls"] for row in usage["allowed"])
+        denied = sum(row["calls"] for row in usage["denied"])
+        self.summary.append(
+            f"SFNP_IAM={mode}: {calls} calls allowed by {len(usage['policies'])} roles' "
+            f"policies, {denied} denied (build/iam-usage.json)"
+        )
+        for row in usage["denied"]:
+            self.summary.append(
+                f"  denied {row['calls']}x: {row['principal']} {row['action']} "
+                f"{row['resource']} ({row['reason']})"
+            )
+        # Partial runs (a few files, -k) exercise part of the modules: the check of
+        # grants that allowed nothing is about the whole suite.
+        options = session.config.option
+        whole = session.config.args in ([], ["tests"]) and not options.keyword
+        if not whole or options.markexpr:
+            self.summary.append("unused grants not checked: a partial run")
+            return
+        exempt = exempt_actions()
+        unused = [
+            row
+            for row in module_grants_unused(usage)
+            if (row["sid"], row["action"].lower()) not in exempt
+        ]
+        if unused:
+            self.summary.append(
+                f"{len(unused)} module grants allowed no call in the whole run (remove them, or "
+                f'list them in README.md "{EXEMPT_HEADING}" with the AWS page that needs them):'
+            )
+            for row in unused:
+                self.summary.append(f"  {row['sid']}: {row['action']} (e.g. role {row['role']})")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        else:
+            self.summary.append("every module grant allowed a call (or is listed in README.md)")
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """Print the account after the test summary."""
+        if self.summary:
+            terminalreporter.section("IAM (calls role sessions made on LocalStack)")
+            for line in self.summary:
+                terminalreporter.write_line(line)
