@@ -10,6 +10,7 @@ from localstack.aws.skeleton import DispatchTable
 from localstack.services.moto import MotoFallbackDispatcher
 from localstack.services.plugins import Service, aws_provider
 
+from sfn_patterns_localstack.emulation.faults import install as faults_install
 from sfn_patterns_localstack.emulation.fixes import (
     events_rule_state,
     lambda_async,
@@ -32,6 +33,9 @@ sfn_client_cache.apply()
 moto_update_copy.apply()
 lambda_async.apply()
 events_rule_state.apply()
+# The fault injector's handlers, route and delivery patches (after the fixes: its
+# EventBridge patch wraps the rule-state one), and the SFNP_FAULTS plan.
+faults_install.install()
 
 
 class MotoDynamoDBProvider(DynamodbApi):
