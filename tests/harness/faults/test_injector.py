@@ -73,15 +73,26 @@ def test_a_seeded_probability_is_reproducible_and_near_its_rate() -> None:
     assert runs[0] == [expected_rng.random() < 0.3 for _ in range(600)]
 
 
-def test_appending_a_fault_does_not_reshuffle_the_others() -> None:
-    fault = dict(THROTTLE, probability=0.5)
-    alone = _fires(_injector(fault, seed=5), PUT, 200)
-    # The second fault is tried only when the first did not fire; its draws are its own.
+def test_each_faults_decisions_are_its_own() -> None:
     extra = dict(THROTTLE, kind="internal_error", probability=0.5)
-    injector = _injector(fault, extra, seed=5)
-    decisions = [injector.decide("request", PUT) for _ in range(200)]
-    assert [bool(d) and d[0].index == 0 for d in decisions] == alone
-    assert any(d and d[0].index == 1 for d in decisions)
+    fault = dict(THROTTLE, probability=0.5)
+    unrelated = {"service": "sqs", "operation": "SendMessage", "kind": "throttle"}
+    extra_alone = _fires(_injector(extra, seed=5), PUT, 200)  # index 0
+    fault_alone = _fires(_injector(unrelated, fault, seed=5), PUT, 200)  # index 1
+    # Together, each fault draws for every matching call; the first one firing decides.
+    injector = _injector(extra, fault, seed=5)
+    decisions = [[f.index for f in injector.decide("request", PUT)] for _ in range(200)]
+    expected = [
+        [0] if e else [1] if a else [] for e, a in zip(extra_alone, fault_alone, strict=True)
+    ]
+    assert decisions == expected
+    assert [1] in decisions and [0] in decisions
+
+
+def test_first_n_counts_calls_another_fault_decided() -> None:
+    injector = _injector(dict(THROTTLE, first=1), dict(THROTTLE, kind="unavailable", first=2))
+    kinds = [[f.kind for f in injector.decide("request", PUT)] for _ in range(3)]
+    assert kinds == [["throttle"], ["unavailable"], []]
 
 
 def test_first_n_counts_only_matching_calls() -> None:
@@ -113,6 +124,7 @@ def test_latencies_add_up_and_the_first_error_decides() -> None:
     assert [(f.index, f.kind) for f in injector.decide("request", PUT)] == [
         (0, "latency"),
         (1, "unavailable"),
+        (2, "latency"),
     ]
 
 

@@ -36,9 +36,11 @@ def _request(endpoint: str, method: str, body: Any = None, timeout: float = 10.0
         text = error.read().decode(errors="replace")
         if error.code == 400:
             try:
-                raise PlanError(json.loads(text)["error"]) from None
-            except (ValueError, KeyError):
-                pass
+                message = json.loads(text)["error"]
+            except (ValueError, KeyError, TypeError):
+                message = None
+            if message:
+                raise PlanError(message) from None
         raise FaultRouteError(
             f"{method} {endpoint}{PATH} answered {error.code}: {text[:300]}"
             " (is this LocalStack started with the sfn-patterns harness?)"

@@ -85,21 +85,24 @@ class Injector:
         return self._clock() - self.loaded_at
 
     def decide(self, stage: str, call: Call) -> list[Fault]:
-        """The faults that fire for ``call`` at ``stage``, in plan order, each one logged.
+        """The faults injected into ``call`` at ``stage``, in plan order, each one logged.
 
-        Faults are tried in plan order. A matching fault in its time window counts the
-        call; past its ``first`` it does not fire; with a ``probability`` it draws from
-        its own generator. Latency faults add up; the first firing fault of any other
-        kind ends the search (a call fails one way).
+        Every fault of the stage that matches the call, in its time window, counts it
+        (so ``first`` means the first n matching calls, whatever other faults did to
+        them); past its ``first`` it does not fire; with a ``probability`` it draws
+        from its own generator. Of the faults that fire, every latency is injected and
+        the first fault of any other kind decides the call (a call fails one way); the
+        others are not injected, and not logged.
         """
         plan = self.plan
         if plan is None:
             return []
-        fired: list[Fault] = []
+        injected: list[Fault] = []
         with self._lock:
             if self.plan is not plan:  # cleared or replaced meanwhile
                 return []
             elapsed = self._clock() - self.loaded_at
+            decided = False
             for fault in plan.faults:
                 if fault.stage != stage or not fault.matches(
                     call.service, call.operation, call.caller_role, call.resource
@@ -115,11 +118,13 @@ class Injector:
                     self._rngs[fault.index].random() >= fault.probability
                 ):
                     continue
-                fired.append(fault)
-                self._log(fault, call, elapsed, number)
                 if fault.kind != "latency":
-                    break
-        return fired
+                    if decided:
+                        continue
+                    decided = True
+                injected.append(fault)
+                self._log(fault, call, elapsed, number)
+        return injected
 
     def _log(self, fault: Fault, call: Call, elapsed: float, number: int) -> None:
         entry: dict[str, Any] = {
