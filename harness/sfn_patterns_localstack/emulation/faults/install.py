@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 from sfn_patterns_localstack.emulation.faults import deliveries, gateway, routes
 from sfn_patterns_localstack.emulation.faults import plan as plans
@@ -22,8 +23,8 @@ _installed: list[bool] = []  # non-empty once installed
 def install() -> None:
     """Install the handlers, the route and the delivery patches once; load ``SFNP_FAULTS``.
 
-    A plan file that does not parse raises: a run that asked for faults must not go
-    on without them.
+    A plan file that cannot be read or parsed ends LocalStack with exit status 3 and
+    the error on stderr: a run that asked for faults must not go on without them.
     """
     if _installed:
         return
@@ -36,5 +37,13 @@ def install() -> None:
     _installed.append(True)
     path = os.environ.get("SFNP_FAULTS")
     if path:
-        INJECTOR.set_plan(plans.load(path))
+        try:
+            INJECTOR.set_plan(plans.load(path))
+        except (OSError, plans.PlanError) as error:
+            # LocalStack imports plugins on a thread and only logs what they raise, so
+            # the process would serve on without the faults: end it, saying why.
+            message = f"SFNP_FAULTS: {error}"
+            LOG.error(message)
+            print(message, file=sys.stderr, flush=True)
+            os._exit(3)
         LOG.info("fault plan %s loaded", path)
