@@ -9,4 +9,9 @@
   (the only built-in executor is Docker).
 * :mod:`.redshift_data` - the Redshift Data API on an embedded DuckDB warehouse
   (LocalStack community has none).
+* :mod:`.faults` - AWS's failure modes injected from a seeded plan (throttling, 5xx,
+  latency, stale listings, redeliveries, Lambda handlers killed or timed out), so the
+  patterns' invariants can be tested under them (LocalStack's Chaos API is paid).
+* :mod:`.callers` - the role session behind a request's access key (who is calling),
+  for fault matching and IAM.
 """
