@@ -129,7 +129,10 @@ def faults_group() -> None:
 
 
 ENDPOINT_OPTION = click.option(
-    "--endpoint", default="http://127.0.0.1:4566", show_default=True, help="The LocalStack."
+    "--endpoint",
+    default="http://127.0.0.1:4566",
+    show_default=True,
+    help="URL of the running LocalStack (started by this harness).",
 )
 
 
@@ -137,7 +140,13 @@ ENDPOINT_OPTION = click.option(
 @click.argument("plan_path", metavar="PLAN.json", type=click.Path(exists=True, dir_okay=False))
 @ENDPOINT_OPTION
 def faults_set(plan_path: str, endpoint: str) -> None:
-    """Load PLAN.json (replacing any plan; its clock, counters and log start now)."""
+    """Load PLAN.json (replacing any plan; its clock, counters and log start now).
+
+    Each fault matches "service" and "operation" (or "*"), optionally "caller_role"
+    and "resource" (globs), and fires with "probability", on the "first" n matching
+    calls, or in a window ("after_seconds", "for_seconds"). An invalid plan is refused
+    with the field named, and the running plan stays.
+    """
     from sfn_patterns_localstack.emulation.faults import client
     from sfn_patterns_localstack.emulation.faults.plan import PlanError
 
