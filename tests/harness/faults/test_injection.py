@@ -593,3 +593,61 @@ def test_the_cli_sets_logs_and_clears(localstack_endpoint, raw, tables, tmp_path
         localstack_group, ["faults", "set", str(bad), "--endpoint", localstack_endpoint]
     )
     assert refused.exit_code != 0 and "faults[0].operation: required" in refused.output
+
+
+def test_a_task_calling_lambda_as_its_role_sees_lambda_too_many_requests(
+    plan, raw, aws, function
+) -> None:
+    """Calls between services pass the injector too, matched by the calling role."""
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": "sts:AssumeRole",
+                "Principal": {"Service": "states.amazonaws.com"},
+            }
+        ],
+    }
+    role = aws("iam").create_role(
+        RoleName=_name("faults-sfn"), AssumeRolePolicyDocument=json.dumps(trust)
+    )["Role"]["Arn"]
+    definition = {
+        "StartAt": "Call",
+        "States": {
+            "Call": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::lambda:invoke",
+                "Parameters": {"FunctionName": function, "Payload": {"echo": "task"}},
+                "End": True,
+            }
+        },
+    }
+    sfn = raw("stepfunctions")
+    machine = sfn.create_state_machine(
+        name=_name("faults-task"), definition=json.dumps(definition), roleArn=role
+    )["stateMachineArn"]
+    try:
+        plan(
+            {
+                "service": "lambda",
+                "operation": "Invoke",
+                "kind": "throttle",
+                "caller_role": role,
+                "first": 1,
+            }
+        )
+        # The account's own invoke does not match the role, nor count.
+        assert _invoke(raw("lambda"), function, {"echo": "direct"})[1] == {"echo": "direct"}
+        first = _wait_stopped(sfn, sfn.start_execution(stateMachineArn=machine)["executionArn"])
+        assert first["status"] == "FAILED"
+        assert first["error"] == "Lambda.TooManyRequestsException"
+        second = _wait_stopped(sfn, sfn.start_execution(stateMachineArn=machine)["executionArn"])
+        assert second["status"] == "SUCCEEDED"
+        assert json.loads(second["output"])["Payload"] == {"echo": "task"}
+        (entry,) = faults.log(sfn.meta.endpoint_url)
+        assert entry["caller"].startswith(
+            f"arn:aws:sts::000000000000:assumed-role/{role.split('/')[-1]}/"
+        )
+    finally:
+        sfn.delete_state_machine(stateMachineArn=machine)
