@@ -21,17 +21,18 @@ locals {
 module "throttle" {
   source = "../../modules/sqs-throttle"
 
-  name                      = var.name_prefix
-  target_state_machine_arn  = local.target_arn
-  max_concurrent_executions = var.max_concurrent_executions
-  schedule_expression       = var.schedule_expression
-  schedule_enabled          = var.schedule_enabled
-  max_messages_per_run      = var.max_messages_per_run
-  max_seconds_per_run       = var.max_seconds_per_run
-  recheck_seconds           = var.recheck_seconds
-  max_receive_count         = var.max_receive_count
-  python_executable         = var.python_executable
-  tags                      = var.tags
+  name                       = var.name_prefix
+  target_state_machine_arn   = local.target_arn
+  max_concurrent_executions  = var.max_concurrent_executions
+  schedule_expression        = var.schedule_expression
+  schedule_enabled           = var.schedule_enabled
+  max_messages_per_run       = var.max_messages_per_run
+  max_seconds_per_run        = var.max_seconds_per_run
+  recheck_seconds            = var.recheck_seconds
+  max_receive_count          = var.max_receive_count
+  visibility_timeout_seconds = var.visibility_timeout_seconds
+  python_executable          = var.python_executable
+  tags                       = var.tags
 }
 
 # --- the throttled target ---------------------------------------------------------------

@@ -57,6 +57,12 @@ variable "max_receive_count" {
   default     = 5
 }
 
+variable "visibility_timeout_seconds" {
+  description = "How long a message whose start failed stays hidden before a run retries it."
+  type        = number
+  default     = 120
+}
+
 variable "python_executable" {
   description = "Python 3 interpreter that builds the Lambda zip at plan time."
   type        = string

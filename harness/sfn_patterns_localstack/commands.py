@@ -114,3 +114,73 @@ def demo_command(
             work_dir=work_dir,
         )
     )
+
+
+@localstack_group.group("faults")
+def faults_group() -> None:
+    """Inject AWS failure modes into a running LocalStack from a fault plan.
+
+    A plan is a JSON document: {"seed": 1, "faults": [{"service": "dynamodb",
+    "operation": "PutItem", "kind": "throttle", "probability": 0.2}]}. Kinds: throttle,
+    internal_error, unavailable, error, latency, stale_list, duplicate_delivery,
+    event_duplicate, event_delay, event_drop, kill, timeout. The schema is in the
+    harness README (Fault injection) and sfn_patterns_localstack.emulation.faults.
+    """
+
+
+ENDPOINT_OPTION = click.option(
+    "--endpoint",
+    default="http://127.0.0.1:4566",
+    show_default=True,
+    help="URL of the running LocalStack (started by this harness).",
+)
+
+
+@faults_group.command("set")
+@click.argument("plan_path", metavar="PLAN.json", type=click.Path(exists=True, dir_okay=False))
+@ENDPOINT_OPTION
+def faults_set(plan_path: str, endpoint: str) -> None:
+    """Load PLAN.json (replacing any plan; its clock, counters and log start now).
+
+    Each fault matches "service" and "operation" (or "*"), optionally "caller_role"
+    and "resource" (globs), and fires with "probability", on the "first" n matching
+    calls, or in a window ("after_seconds", "for_seconds"). An invalid plan is refused
+    with the field named, and the running plan stays.
+    """
+    from sfn_patterns_localstack.emulation.faults import client
+    from sfn_patterns_localstack.emulation.faults.plan import PlanError
+
+    try:
+        answer = client.set_plan(endpoint, plan_path)
+    except PlanError as error:
+        raise click.ClickException(f"{plan_path}: {error}") from None
+    except client.FaultRouteError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"{answer['faults']} fault(s) loaded at {endpoint}")
+
+
+@faults_group.command("clear")
+@ENDPOINT_OPTION
+def faults_clear(endpoint: str) -> None:
+    """Unload the plan: calls run fault-free again (the log is kept until the next set)."""
+    from sfn_patterns_localstack.emulation.faults import client
+
+    try:
+        client.clear(endpoint)
+    except client.FaultRouteError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo("faults cleared")
+
+
+@faults_group.command("log")
+@ENDPOINT_OPTION
+def faults_log(endpoint: str) -> None:
+    """Print every fault injected since the plan was set, one JSON object a line."""
+    from sfn_patterns_localstack.emulation.faults import client
+
+    try:
+        entries = client.log(endpoint)
+    except client.FaultRouteError as error:
+        raise click.ClickException(str(error)) from None
+    for entry in entries:
+        click.echo(json.dumps(entry, sort_keys=True))

@@ -11,4 +11,9 @@
   (LocalStack community has none).
 * :mod:`.iam` - every call a role session makes is decided by its IAM policies, the way
   AWS decides it (``SFNP_IAM=enforce|audit|off``); LocalStack community trusts every caller.
+* :mod:`.faults` - AWS's failure modes injected from a seeded plan (throttling, 5xx,
+  latency, stale listings, redeliveries, Lambda handlers killed or timed out), so the
+  patterns' invariants can be tested under them (LocalStack's Chaos API is paid).
+* :mod:`.callers` - the role session behind a request's access key (who is calling),
+  for fault matching and IAM.
 """

@@ -11,6 +11,7 @@ from localstack.services.moto import MotoFallbackDispatcher
 from localstack.services.plugins import Service, aws_provider
 
 from sfn_patterns_localstack import asl_recorder
+from sfn_patterns_localstack.emulation.faults import install as faults_install
 from sfn_patterns_localstack.emulation.fixes import (
     events_rule_state,
     lambda_async,
@@ -38,6 +39,9 @@ events_rule_state.apply()
 asl_recorder.apply()
 # IAM enforcement of role sessions' calls (SFNP_IAM; see emulation/iam/handler.py).
 iam_handler.install()
+# The fault injector's handlers, route and delivery patches (after the fixes: its
+# EventBridge patch wraps the rule-state one), and the SFNP_FAULTS plan.
+faults_install.install()
 
 
 class MotoDynamoDBProvider(DynamodbApi):

@@ -43,6 +43,8 @@ from localstack.services.lambda_.invocation.runtime_executor import (
     RuntimeExecutor,
 )
 
+from sfn_patterns_localstack.emulation.faults import invocation as invocation_faults
+
 LOG = logging.getLogger(__name__)
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -357,8 +359,12 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
                 + "\n"
             )
             self._commands.flush()
+            # Injected kill/timeout faults (emulation.faults.invocation); else the channel.
+            channel = invocation_faults.channel(
+                self._channel, self._process, self.function_version.qualified_arn
+            )
             try:
-                message = self._channel.read(timeout)
+                message = channel.read(timeout)
                 is_error, body = not message["ok"], message["payload"]
             except TimeoutError:
                 self._kill()
