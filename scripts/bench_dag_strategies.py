@@ -50,8 +50,8 @@ from typing import Any
 import boto3
 
 from sfn_patterns_cli.dag_aggregate import ddl, history, runs
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
-from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.simulate import critical_path, lower_bound, simulate
 from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
 from sfn_patterns_localstack.demo import history as history_of

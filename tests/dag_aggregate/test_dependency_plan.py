@@ -15,8 +15,8 @@ from sfn_patterns_cli.dag_aggregate.dependency import (
     priorities,
     render_task_machine,
 )
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dependencies, plan_from_dir
-from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 
 from .helpers import EXAMPLES, write_sql
 

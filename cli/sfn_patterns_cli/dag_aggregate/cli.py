@@ -310,7 +310,7 @@ def _render_options(
     max_concurrency: int = 10,
     compact: bool = True,
 ) -> Any:
-    from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
+    from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 
     target = Target(
         database=database,
@@ -490,7 +490,7 @@ def dependency_plan_cmd(
         document_sha256,
         plan_document,
     )
-    from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
+    from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 
     options = RenderOptions(
         target=Target(database="-", workgroup_name="-"),
