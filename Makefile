@@ -16,7 +16,7 @@ VENV := .venv
 CHECKOV_SKIPS := ^build/ \.venv/ \.build/ \.terraform/ localstack_override\.tf
 CHECKOV_SKIP := $(foreach p,$(CHECKOV_SKIPS),--skip-path '$(p)')
 
-.PHONY: help bootstrap demo test test-unit test-integration lint fast-checks check docs fmt lock durations clean
+.PHONY: help bootstrap demo test test-unit lint fast-checks check docs fmt lock durations clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
