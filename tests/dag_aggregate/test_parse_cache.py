@@ -9,9 +9,9 @@ import networkx as nx
 import pytest
 
 from sfn_patterns_cli.dag_aggregate.dependency import document_json, plan_document
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.parse_cache import ParseCache
 from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
-from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.resolve import Rules
 from sfn_patterns_cli.dag_aggregate.sql_deps import PARALLEL_MIN_FILES, parse_many
 from sfn_patterns_cli.dag_aggregate.synthetic import sql_project

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from sfn_patterns_cli.dag_aggregate.errors import RenderError
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target, max_polls
 from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
-from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target, max_polls, render
+from sfn_patterns_cli.dag_aggregate.render import render
 from sfn_patterns_cli.dag_aggregate.strategies import STRATEGIES
 
 from .helpers import EXAMPLES, write_sql

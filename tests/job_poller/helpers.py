@@ -23,13 +23,6 @@ def wait_all(sfn: Any, executions: dict[str, str], timeout: float = 90) -> dict[
     return {name: {**stopped[arn], "events": history(sfn, arn)} for name, arn in executions.items()}
 
 
-def entered_states(events: list[dict[str, Any]]) -> list[str]:
-    """Names of the states entered, in order (one per billed state transition)."""
-    return [
-        e["stateEnteredEventDetails"]["name"] for e in events if e["type"].endswith("StateEntered")
-    ]
-
-
 def transitions(events: list[dict[str, Any]]) -> int:
     """Billed state transitions: every state entered, plus every retry of a task.
 

@@ -27,6 +27,7 @@ import pytest
 from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
+from tests.sfn_history import states_entered
 
 from . import helpers
 
@@ -148,7 +149,7 @@ def test_retry_polling_succeeds_and_costs_what_the_module_says(
     loop = helpers.output(run)["job_poller"]["job"]
     assert loop["status"]["status"] == "SUCCEEDED"
     assert loop["run"]["handle"]["job_id"].endswith("/job")
-    entered = helpers.entered_states(run["events"])
+    entered = states_entered(run["events"])
     assert entered == [
         "job Run Job",
         "job Wait Initial",
@@ -166,7 +167,7 @@ def test_lambda_job_failure_goes_to_fail_state(runs: dict[str, dict]) -> None:
     run = runs["lambda-fail"]
     assert run["status"] == "FAILED"
     assert run["error"] == "JobPoller.JobFailed"
-    assert helpers.entered_states(run["events"])[-1] == "job Job Failed"
+    assert states_entered(run["events"])[-1] == "job Job Failed"
 
 
 def test_unknown_status_fails_clearly_instead_of_looping(runs: dict[str, dict]) -> None:
@@ -174,7 +175,7 @@ def test_unknown_status_fails_clearly_instead_of_looping(runs: dict[str, dict]) 
     assert run["status"] == "FAILED"
     assert run["error"] == "JobPoller.UnknownStatus"
     assert "MYSTERY_STATE" in run["cause"]
-    assert helpers.entered_states(run["events"]).count("job Get Status") == 1
+    assert states_entered(run["events"]).count("job Get Status") == 1
 
 
 def test_start_time_strategy_times_out_from_the_lambda(runs: dict[str, dict]) -> None:
@@ -201,7 +202,7 @@ def test_run_job_error_is_caught_and_carries_the_cause(runs: dict[str, dict]) ->
     assert run["status"] == "FAILED"
     assert run["error"] == "AdapterError"
     assert "explode" in run["cause"]
-    assert helpers.entered_states(run["events"]) == ["job Run Job", "job Poll Error"]
+    assert states_entered(run["events"]) == ["job Run Job", "job Poll Error"]
 
 
 # --- sdk: loop-assign -----------------------------------------------------------------
@@ -216,7 +217,7 @@ def test_sdk_variant_polls_child_execution_to_success(
     assert loop["status"]["status"] == "SUCCEEDED"
     assert loop["status"]["result"]["ExecutionArn"] == loop["run"]["handle"]["ExecutionArn"]
     assert not any("Lambda" in e["type"] for e in run["events"])
-    entered = helpers.entered_states(run["events"])
+    entered = states_entered(run["events"])
     assert "child Count" not in entered and "child Start" not in entered
     polls = entered.count("child Wait Poll")
     assert polls >= 1
@@ -235,7 +236,7 @@ def test_the_counter_variable_times_out_the_sdk_variant(
     run = runs["sdk-slow"]
     assert run["status"] == "FAILED"
     assert run["error"] == "JobPoller.Timeout"
-    entered = helpers.entered_states(run["events"])
+    entered = states_entered(run["events"])
     assert entered.count("child Wait Poll") == example["outputs"]["sdk_max_wait_count"]
     assert entered[-1] == "child Timed Out"
     assert helpers.task_failures(run["events"]) == []

@@ -21,6 +21,7 @@ import pytest
 
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
+from tests.sfn_history import states_entered
 
 from . import helpers
 
@@ -176,7 +177,7 @@ def test_without_events_the_fallback_describe_completes(
     assert run["status"] == "SUCCEEDED", run
     polls = helpers.count(run["events"], "TaskTimedOut")
     assert polls >= 1
-    assert helpers.entered_states(run["events"]).count("child Get Status") == polls
+    assert states_entered(run["events"]).count("child Get Status") == polls
     # The model prices the usual path, where an event resumes the park; when the
     # fallback check itself finds the end, no park follows it, so it costs less.
     model = deployed["outputs"]["events_cost_model"]

@@ -20,6 +20,7 @@ from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_cli.templating import render_tftpl, templates_root
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
+from tests.sfn_history import states_entered
 
 from . import helpers
 
@@ -102,7 +103,7 @@ def test_the_loop_costs_what_the_module_says(
     run = runs["own-ok"]
     model = deployed["outputs"]["cost_model"]
     assert model["shape"] == "loop"
-    polls = helpers.entered_states(run["events"]).count("job Count")
+    polls = states_entered(run["events"]).count("job Count")
     assert polls >= 1  # a 3-s job outlives the 1-s initial wait
     assert (
         len(run["events"])
@@ -120,7 +121,7 @@ def test_wait_count_strategy_times_out_in_the_lambda_variant(
     assert run["status"] == "FAILED"
     assert run["error"] == "JobPoller.Timeout"
     assert "wait-count" in run["cause"]
-    entered = helpers.entered_states(run["events"])
+    entered = states_entered(run["events"])
     assert entered.count("job Count") == deployed["outputs"]["max_wait_count"]
     assert helpers.task_failures(run["events"]) == []  # the counter, not a Lambda, fired
     # Every poll used, no retry: the model's worst case without retries, less one
@@ -175,14 +176,14 @@ def test_first_poller_times_out_without_touching_the_second(runs: dict[str, dict
     assert run["error"] == "JobPoller.Timeout"
     assert "poller fast" in run["cause"]
     assert helpers.task_failures(run["events"])[-1] == "JobTimeoutError"
-    assert "slow Run Job" not in helpers.entered_states(run["events"])
+    assert "slow Run Job" not in states_entered(run["events"])
 
 
 def test_second_poller_times_out_on_its_own_counter(runs: dict[str, dict]) -> None:
     run = runs["two-slow-timeout"]
     assert run["status"] == "FAILED"
     assert "poller slow" in run["cause"]
-    entered = helpers.entered_states(run["events"])
+    entered = states_entered(run["events"])
     assert entered.count("fast Count") < FAST_TIMEOUT
     assert entered.count("slow Count") == SLOW_TIMEOUT - 1
 

@@ -85,13 +85,6 @@ def assert_lock_free(aws: Callable, deployed: dict) -> None:
     assert holders(item) == {}, item
 
 
-def states_entered(events: list[dict[str, Any]]) -> list[str]:
-    """Names of the states an execution entered, in order."""
-    return [
-        e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e
-    ]
-
-
 def records(aws: Callable, deployed: dict, arns: list[str]) -> dict[str, tuple[float, float]]:
     """execution ARN -> (entered_at, left_at) the demo critical section recorded."""
     dynamodb = aws("dynamodb")

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns_localstack.executions import history
+from tests.sfn_history import states_entered
 
 from .support import (
     deploy,
@@ -25,7 +26,6 @@ from .support import (
     max_overlap,
     records,
     start,
-    states_entered,
     stopped_wrappers_keep_the_limit,
     wait_done,
     wait_until,

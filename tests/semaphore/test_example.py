@@ -18,6 +18,7 @@ import pytest
 
 from sfn_patterns.semaphore.lease import holder_attribute
 from sfn_patterns_localstack.executions import history
+from tests.sfn_history import states_entered
 
 from .support import (
     assert_lock_free,
@@ -168,9 +169,7 @@ def test_reacquire_by_the_holder_is_idempotent(aws: Callable, deployed: dict) ->
     described = wait_done(sfn, [arn], timeout=60)[arn]
     assert described["status"] == "SUCCEEDED", described
     history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
-    entered = [
-        e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e
-    ]
+    entered = states_entered(history)
     # The acquire failed its condition once, the holder check said "held", no wait.
     assert entered.count("Semaphore: Acquire") == 1
     assert "Semaphore: Check holder" in entered

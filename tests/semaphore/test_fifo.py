@@ -20,6 +20,7 @@ import pytest
 
 from sfn_patterns.semaphore.lease import holder_attribute, queue_counters, waiters
 from sfn_patterns_localstack.executions import history
+from tests.sfn_history import states_entered
 
 from .support import (
     deploy,
@@ -29,7 +30,6 @@ from .support import (
     max_overlap,
     records,
     start,
-    states_entered,
     wait_done,
     wait_until,
 )

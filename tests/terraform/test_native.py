@@ -10,6 +10,13 @@ Only ``aws`` is mocked where a module renders at plan time through
 ``data "local_command"`` (dag-aggregate runs its Python planner on a SQL fixture), so
 the ``python3`` those tests find on PATH must have the planner's dependencies: this
 interpreter's, put first on PATH.
+
+Nothing is written into the checkout: ``terraform init`` writes ``.terraform.lock.hcl``
+into the directory it runs in, and a lock file left in modules/<m>/ pins the
+provider's hashes, so a long-lived checkout fails ``init`` once the provider is
+rebuilt. Each run works in a staging tree of links (the harness's ``stage``, as
+every LocalStack test does), where the lock file and ``.terraform/`` land instead
+(tests/terraform/checkout.py).
 """
 
 from __future__ import annotations
@@ -24,8 +31,11 @@ import pytest
 from sfn_patterns_localstack.terraform.workspace import (
     REPO_ROOT,
     interpreter_first_path,
+    stage,
     terraform_binary,
 )
+
+from .checkout import terraform_files
 
 pytestmark = pytest.mark.terraform
 
@@ -63,6 +73,8 @@ def test_terraform_test_passes(config: Path, test_dir: str, tmp_path: Path) -> N
         SFN_PATTERNS_DAG_CACHE=str(tmp_path / "dag-parse"),
     )
     binary = terraform_binary()
+    before = terraform_files()
+    staged = stage(config, tmp_path / "stage")
     proc = None
     for args in (
         ["init", "-no-color", "-input=false", "-backend=false"],
@@ -70,7 +82,7 @@ def test_terraform_test_passes(config: Path, test_dir: str, tmp_path: Path) -> N
     ):
         proc = subprocess.run(
             [binary, *args],
-            cwd=config,
+            cwd=staged,
             env=env,
             capture_output=True,
             text=True,
@@ -84,6 +96,9 @@ def test_terraform_test_passes(config: Path, test_dir: str, tmp_path: Path) -> N
     # left out.
     passed = re.search(r"(\d+) passed, 0 failed", proc.stdout)
     assert passed and int(passed.group(1)) == _run_blocks(config / test_dir), proc.stdout[-3000:]
+    # The lock file went to the staging tree, not into the checkout.
+    assert (staged / ".terraform.lock.hcl").is_file()
+    assert terraform_files() == before, "terraform wrote into the checkout"
 
 
 def test_every_module_has_native_tests() -> None:

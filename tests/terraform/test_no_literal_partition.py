@@ -4,12 +4,17 @@ A hard-coded ``arn:aws:`` works in the commercial partition and breaks the modul
 aws-cn and aws-us-gov. Terraform takes the partition from ``data.aws_partition``; the
 planner/renderer receives it (``--partition``) and the runtime derives it from an
 incoming ARN. This test scans what ships: the modules' ``*.tf``, the ASL templates,
-the planner/renderer (cli/sfn_patterns_cli) and the runtime (lambda_src/sfn_patterns).
+the planner/renderer (cli/sfn_patterns_cli) and the runtime (lambda_src/sfn_patterns);
+and the configurations that show or test the modules: the examples' and the test
+fixtures' ``*.tf`` (examples/, tests/), which readers copy and which should build in
+any partition like the modules do.
 
 Allowed, because no ARN is built there: comments (HCL ``#`` ``//`` ``/* */``, Jinja
 ``{# #}``, Python comments and docstrings) and the example in a Terraform
-``description`` or validation ``error_message``. Test fixtures (modules/*/tests) are
-not scanned. Anything else that must stay goes in ALLOWED with its reason.
+``description`` or validation ``error_message``. Not scanned: the modules' own
+``terraform test`` files (modules/*/tests, whose mocked values are ARNs on purpose)
+and what the harness writes beside a configuration (localstack_override.tf). Anything
+else that must stay goes in ALLOWED with its reason.
 """
 
 from __future__ import annotations
@@ -137,12 +142,18 @@ def _findings(path: Path) -> list[Finding]:
 def _scanned_files() -> list[Path]:
     files = [
         *(p for p in (REPO / "modules").rglob("*.tf") if "tests" not in p.parts),
+        *(REPO / "examples").rglob("*.tf"),
+        *(REPO / "tests").rglob("*.tf"),
         *(p for p in (REPO / "templates").rglob("*") if p.is_file()),
         *(REPO / "cli" / "sfn_patterns_cli").rglob("*.py"),
         *(REPO / "lambda_src" / "sfn_patterns").rglob("*.py"),
     ]
     # cli/sfn_patterns_cli/templates links to templates/: scan each file once.
-    unique = {p.resolve(): p for p in files if ".terraform" not in p.parts}
+    unique = {
+        p.resolve(): p
+        for p in files
+        if ".terraform" not in p.parts and p.name != "localstack_override.tf"
+    }
     return sorted(unique.values())
 
 
@@ -156,6 +167,8 @@ def test_no_literal_partition_where_arns_are_built() -> None:
         "templates/job-poller/poll-retry.asl.json.tftpl",
         "templates/dag-aggregate/task.asl.json.j2",
         "cli/sfn_patterns_cli/dag_aggregate/render.py",
+        "examples/job-poller/main.tf",
+        "tests/job_poller/two_pollers/main.tf",
     } <= names
     assert any(n.startswith("lambda_src/sfn_patterns/") for n in names)
     findings = [finding for path in files for finding in _findings(path)]

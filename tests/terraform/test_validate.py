@@ -1,4 +1,8 @@
-"""Every module and example initializes offline and passes `terraform validate`."""
+"""Every module and example initializes offline and passes `terraform validate`.
+
+In a staging tree of links, so that no lock file is written into the checkout
+(tests/terraform/checkout.py).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform.workspace import terraform_binary
+from sfn_patterns_localstack.terraform.workspace import stage, terraform_binary
+
+from .checkout import terraform_files
 
 pytestmark = pytest.mark.terraform
 
@@ -32,11 +38,13 @@ CONFIGURATIONS = sorted(
 def test_configuration_validates(config_dir: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update(TF_DATA_DIR=str(tmp_path / ".terraform"), TF_IN_AUTOMATION="1", TF_INPUT="0")
+    before = terraform_files()
+    staged = stage(config_dir, tmp_path / "stage")
 
     def terraform(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [terraform_binary(), *args],
-            cwd=config_dir,
+            cwd=staged,
             env=env,
             capture_output=True,
             text=True,
@@ -47,3 +55,4 @@ def test_configuration_validates(config_dir: Path, tmp_path: Path) -> None:
     assert init.returncode == 0, init.stdout + init.stderr
     validate = terraform("validate", "-no-color")
     assert validate.returncode == 0, validate.stdout + validate.stderr
+    assert terraform_files() == before, "terraform wrote into the checkout"

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import click
 
 from sfn_patterns_cli.dag_aggregate.errors import PlanError
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.parse_cache import CACHE_ENV, default_cache_dir
 from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
 from sfn_patterns_cli.dag_aggregate.resolve import DEFAULT_SEARCH_PATH, Rules
@@ -295,11 +296,11 @@ def _split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _render_options(
     *,
-    database: str,
-    cluster_identifier: str | None,
-    db_user: str | None,
-    secret_arn: str | None,
-    workgroup_name: str | None,
+    database: str | None = None,
+    cluster_identifier: str | None = None,
+    db_user: str | None = None,
+    secret_arn: str | None = None,
+    workgroup_name: str | None = None,
     default_wait: int,
     poll_interval: int,
     default_timeout: int,
@@ -309,17 +310,26 @@ def _render_options(
     partition: str = "aws",
     max_concurrency: int = 10,
     compact: bool = True,
-) -> Any:
-    from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
+    for_definition: bool = True,
+) -> RenderOptions:
+    """The RenderOptions of a command's options, validated before any SQL is parsed.
 
-    target = Target(
-        database=database,
-        cluster_identifier=cluster_identifier,
-        db_user=db_user,
-        secret_arn=secret_arn,
-        workgroup_name=workgroup_name,
+    ``for_definition=False`` is for a command that writes no state machine (the
+    dependency plan document holds SQL and limits only): it takes no target options,
+    so a placeholder workgroup stands in, and neither the target nor the
+    event-completion function, which only a definition names, is checked.
+    """
+    target = (
+        Target(
+            database=database or "",
+            cluster_identifier=cluster_identifier,
+            db_user=db_user,
+            secret_arn=secret_arn,
+            workgroup_name=workgroup_name,
+        )
+        if for_definition
+        else Target(database="-", workgroup_name="-")
     )
-    target.parameters()  # validate before parsing any SQL
     options = RenderOptions(
         target=target,
         max_concurrency=max_concurrency,
@@ -332,7 +342,9 @@ def _render_options(
         partition=partition,
         compact=compact,
     )
-    options.validate()
+    if for_definition:
+        target.parameters()
+        options.validate()
     return options
 
 
@@ -466,18 +478,7 @@ def module_data_cmd(
 @poll_options
 @output_option
 @friendly_errors
-def dependency_plan_cmd(
-    *,
-    default_wait: int,
-    poll_interval: int,
-    default_timeout: int,
-    completion: str,
-    fallback_seconds: int,
-    completion_function_arn: str | None,
-    partition: str,
-    output: Path | None,
-    **kwargs: Any,
-) -> None:
+def dependency_plan_cmd(*, output: Path | None, **kwargs: Any) -> None:
     """Print the dependency strategy's plan document (JSON, with its sha256).
 
     \b
@@ -490,19 +491,10 @@ def dependency_plan_cmd(
         document_sha256,
         plan_document,
     )
-    from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target
 
-    options = RenderOptions(
-        target=Target(database="-", workgroup_name="-"),
-        default_wait=default_wait,
-        poll_interval=poll_interval,
-        default_timeout=default_timeout,
-        completion=completion,
-        fallback_seconds=fallback_seconds,
-        completion_function_arn=completion_function_arn,
-        partition=partition,
-    )
-    text = document_json(plan_document(_plan(**kwargs), options))
+    sql, rest = _split(kwargs)
+    options = _render_options(**rest, for_definition=False)
+    text = document_json(plan_document(_plan(**sql), options))
     _emit(json.dumps({"sha256": document_sha256(text), "document": text}), output)
 
 

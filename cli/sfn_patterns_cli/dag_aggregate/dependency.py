@@ -26,14 +26,14 @@ import jinja2
 import networkx as nx
 
 from sfn_patterns_cli.dag_aggregate.errors import RenderError
+from sfn_patterns_cli.dag_aggregate.history import check_task_executions
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, task_limits
 from sfn_patterns_cli.dag_aggregate.planner import Plan
 from sfn_patterns_cli.dag_aggregate.render import (
     MAX_DEFINITION_BYTES,
-    RenderOptions,
     default_templates_dir,
     poll_loop_states,
     statements,
-    task_limits,
 )
 from sfn_patterns_cli.dag_aggregate.simulate import remaining_path
 
@@ -89,8 +89,6 @@ def plan_document(plan: Plan, options: RenderOptions) -> dict[str, object]:
             "tags": sorted(set(spec.tags)),
             "task": task,
         }
-    from sfn_patterns_cli.dag_aggregate.history import check_task_executions
-
     check_task_executions(plan, options)
     return {
         "version": PLAN_VERSION,

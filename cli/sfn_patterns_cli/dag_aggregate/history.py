@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sfn_patterns_cli.dag_aggregate.errors import RenderError
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, task_limits
 from sfn_patterns_cli.dag_aggregate.planner import Plan
-from sfn_patterns_cli.dag_aggregate.render import RenderOptions, task_limits
 
 MAX_HISTORY_EVENTS = 25_000
 # A retried task attempt adds TaskFailed, TaskScheduled and TaskStarted.

@@ -14,14 +14,14 @@ reach Redshift differently on LocalStack and on AWS. JSON strings are exact on b
 from __future__ import annotations
 
 import json
-import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
 
 from sfn_patterns_cli.dag_aggregate.errors import RenderError
+from sfn_patterns_cli.dag_aggregate.history import check_level_strategy
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, task_limits
 from sfn_patterns_cli.dag_aggregate.planner import Plan
 from sfn_patterns_cli.dag_aggregate.strategies import STRATEGIES
 from sfn_patterns_cli.templating import render_tftpl, templates_root
@@ -53,7 +53,6 @@ STATEMENT_STATUSES = {
     "running": ["SUBMITTED", "PICKED", "STARTED"],
 }
 POLL_PATH = "$.poll"
-COMPLETIONS = ("event", "poll")
 # Errors worth another invoke of the event-completion function (its park is idempotent).
 LAMBDA_TRANSIENT_ERRORS = [
     "Lambda.ServiceException",
@@ -133,83 +132,6 @@ def poll_loop_states(prefix: str, options: RenderOptions) -> str:
     return text.strip()[1:-1].strip()
 
 
-@dataclass(frozen=True)
-class Target:
-    """Where statements run: a provisioned cluster or a Redshift Serverless workgroup.
-
-    Exactly one of ``cluster_identifier`` / ``workgroup_name``. A cluster needs either
-    ``db_user`` (temporary credentials) or ``secret_arn``; a workgroup may use
-    ``secret_arn`` (else the state machine role's IAM identity).
-    """
-
-    database: str
-    cluster_identifier: str | None = None
-    db_user: str | None = None
-    secret_arn: str | None = None
-    workgroup_name: str | None = None
-
-    def parameters(self) -> dict[str, str]:
-        """The Data API connection parameters, validated."""
-        if not self.database:
-            raise RenderError("target: --database is required")
-        if bool(self.cluster_identifier) == bool(self.workgroup_name):
-            raise RenderError("target: give exactly one of --cluster-identifier, --workgroup-name")
-        params = {"Database": self.database}
-        if self.cluster_identifier:
-            if bool(self.db_user) == bool(self.secret_arn):
-                raise RenderError(
-                    "target: a cluster needs exactly one of --db-user or --secret-arn"
-                )
-            params["ClusterIdentifier"] = self.cluster_identifier
-            if self.db_user:
-                params["DbUser"] = self.db_user
-        else:
-            if self.db_user:
-                raise RenderError("target: --db-user applies to clusters, not workgroups")
-            params["WorkgroupName"] = str(self.workgroup_name)
-        if self.secret_arn:
-            params["SecretArn"] = self.secret_arn
-        return params
-
-
-@dataclass(frozen=True)
-class RenderOptions:
-    """Knobs of the rendered state machine (seconds unless named otherwise)."""
-
-    target: Target
-    max_concurrency: int = 10
-    default_wait: int = 5
-    poll_interval: int = 10
-    default_timeout: int = 3600
-    retry: dict[str, float] = field(
-        default_factory=lambda: {"interval": 2, "backoff": 2.0, "attempts": 6, "max_delay": 60}
-    )
-    compact: bool = False
-    # How a task notices its statement's end: "poll" (describeStatement every
-    # poll_interval after default_wait) or "event" (WithEvent; its status-change event
-    # resumes the parked task through completion_function_arn, with a describeStatement
-    # every fallback_seconds in case the event is lost).
-    completion: str = "poll"
-    fallback_seconds: int = 300
-    completion_function_arn: str | None = None
-    partition: str = "aws"
-
-    def validate(self) -> None:
-        """Raise RenderError for options no definition can be rendered with."""
-        if self.poll_interval < 1:
-            raise RenderError("--poll-interval must be >= 1 second")
-        if self.completion not in COMPLETIONS:
-            raise RenderError(f"--completion must be one of {', '.join(COMPLETIONS)}")
-        if self.completion == "event":
-            if self.fallback_seconds < 1:
-                raise RenderError("--fallback-seconds must be >= 1 second")
-            if not self.completion_function_arn:
-                raise RenderError(
-                    "--completion event needs --completion-function-arn (the event-completion "
-                    "function that parks the tasks' tokens)"
-                )
-
-
 def statements(plan: Plan, task: str) -> tuple[str | None, str]:
     """``(pre_sql, sql)`` for a task: reload = DELETE + INSERT (one batch), append = INSERT.
 
@@ -220,26 +142,6 @@ def statements(plan: Plan, task: str) -> tuple[str | None, str]:
     spec = plan.tasks[task]
     insert = f"INSERT INTO {spec.table}\n{spec.select_sql}"
     return (f"DELETE FROM {spec.table}" if spec.mode == "reload" else None), insert
-
-
-def max_polls(wait: int, timeout: int, poll_interval: int) -> int:
-    """Polls allowed so that initial wait + polls * interval covers the timeout."""
-    return max(1, math.ceil(max(timeout - wait, 0) / max(poll_interval, 1)))
-
-
-def task_max_polls(wait: int, timeout: int, options: RenderOptions) -> int:
-    """A task's poll limit: polls after its initial wait, or fallback checks with events."""
-    if options.completion == "event":
-        return max(1, math.ceil(timeout / max(options.fallback_seconds, 1)))
-    return max_polls(wait, timeout, options.poll_interval)
-
-
-def task_limits(plan: Plan, task: str, options: RenderOptions) -> tuple[int, int]:
-    """``(wait, max_polls)`` of one task: its ``wait=``/``timeout=`` or the defaults."""
-    spec = plan.tasks[task]
-    wait = spec.wait_seconds if spec.wait_seconds is not None else options.default_wait
-    timeout = spec.timeout_seconds or options.default_timeout
-    return wait, task_max_polls(wait, timeout, options)
 
 
 def _context(plan: Plan, strategy: str, options: RenderOptions) -> dict[str, object]:
@@ -316,8 +218,6 @@ def render(
             f"template {err.name} not found (set SFN_PATTERNS_DAG_TEMPLATES)"
         ) from None
     definition = json.loads(text)  # a template bug must fail loudly here, not in AWS
-    from sfn_patterns_cli.dag_aggregate.history import check_level_strategy
-
     check_level_strategy(plan, strategy, options)
     if options.compact:
         out = json.dumps(definition, separators=(",", ":"), ensure_ascii=False)
