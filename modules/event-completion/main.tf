@@ -27,10 +27,12 @@ locals {
         actions   = ["dynamodb:UpdateItem"]
         resources = [local.table_arn]
       },
+      # SendTaskSuccess takes no resource ARN (a task token is not a resource): AWS
+      # accepts only "*", and denies a statement scoped to the waiting state machines.
       {
         sid       = "ResumeWaitingTasks"
         actions   = ["states:SendTaskSuccess"]
-        resources = var.waiting_state_machine_arns
+        resources = ["*"]
       },
     ],
     var.kms_key_arn == null ? [] : [{

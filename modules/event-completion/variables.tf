@@ -55,7 +55,7 @@ variable "terminal_statuses" {
 }
 
 variable "waiting_state_machine_arns" {
-  description = "State machines whose tasks park on tokens in this table: the function may answer only their tokens."
+  description = "State machines whose tasks park on tokens in this table (documentation only: AWS cannot scope states:SendTaskSuccess to a state machine, so the function's grant is on *)."
   type        = list(string)
 
   validation {

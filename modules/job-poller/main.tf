@@ -395,9 +395,10 @@ locals {
   # Event completion, Lambda variant: Get Job Status parks the token itself and
   # answers a job it finds finished.
   park_statements = [for statement in concat(module.completion.token_writer_policy_statements, [{
-    sid       = "AnswerOwnTasks"
-    actions   = ["states:SendTaskSuccess"]
-    resources = [local.state_machine_arn]
+    sid     = "AnswerOwnTasks"
+    actions = ["states:SendTaskSuccess"]
+    # No resource ARN exists for a task token: AWS accepts only "*" here.
+    resources = ["*"]
   }]) : statement if local.event && local.use_lambda]
   sample_event_statements = local.sample_job && local.event ? [{
     sid       = "AnnounceJobEnd"

