@@ -5,11 +5,13 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import time
 import uuid
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -292,3 +294,36 @@ def test_asynchronous_invokes_run_beyond_six_at_once(aws, make_function) -> None
     assert len(windows) == 10, windows
     most = max(sum(1 for s, e in windows if s <= start < e) for start, _ in windows)
     assert most > 6, sorted(windows)
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_worker_that_cannot_start_leaks_no_file_descriptor(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Starting a worker process that fails (OSError) closes all four pipe ends.
+
+    In-process, no LocalStack: the executor's own ``_spawn`` with the fork server off
+    and an interpreter that does not exist, three times over.
+    """
+    from localstack.services.lambda_.invocation.runtime_executor import LambdaRuntimeException
+
+    from sfn_patterns_localstack.emulation.lambda_executor import executor
+
+    monkeypatch.setenv("SFNP_LAMBDA_FORK_SERVER", "0")
+    monkeypatch.setattr(executor.sys, "executable", str(tmp_path / "no-such-python"))
+    runtime = executor.LocalProcessRuntimeExecutor.__new__(executor.LocalProcessRuntimeExecutor)
+    runtime._env = {"LAMBDA_TASK_ROOT": str(tmp_path)}
+    runtime._workdir = tmp_path
+    runtime.function_version = SimpleNamespace(qualified_arn="arn:aws:lambda:fd-test")
+    before = _open_fds()
+    errors = []
+    for _ in range(3):
+        with pytest.raises(Exception) as caught:
+            runtime._spawn()
+        errors.append(caught.value)
+    assert _open_fds() == before
+    assert all(isinstance(e, LambdaRuntimeException) for e in errors), errors
+    assert "arn:aws:lambda:fd-test did not start" in str(errors[0])

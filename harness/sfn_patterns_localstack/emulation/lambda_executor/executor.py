@@ -284,7 +284,7 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
                     stderr=subprocess.DEVNULL,
                     start_new_session=True,  # its own process group: stop() kills children too
                 )
-        except WorkerDied as exc:
+        except (WorkerDied, OSError) as exc:  # e.g. Popen cannot exec: no end may leak
             os.close(cmd_write)
             os.close(res_read)
             raise LambdaRuntimeException(
