@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import os
+import signal
 import time
 import uuid
 import zipfile
@@ -14,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from botocore.config import Config
 
 pytestmark = pytest.mark.integration
 
@@ -226,6 +228,28 @@ def test_deleting_a_function_leaves_no_process(aws, role_arn) -> None:
     assert _alive([worker["pid"]]), "the worker should outlive its invocation"
     client.delete_function(FunctionName=name)
     assert _wait_until_gone([worker["pid"]]) == []
+
+
+def _cmdline(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+
+
+def test_a_dead_fork_server_is_replaced_and_the_next_invoke_succeeds(aws, make_function) -> None:
+    """Kill the fork server: its worker exits, and the next invoke forks from a new one."""
+    name = make_function("pids")
+    _, first = _invoke(aws, name)
+    server = first["ppid"]
+    assert b"--fork-server" in _cmdline(server)
+    os.kill(server, signal.SIGKILL)
+    assert _wait_until_gone([first["pid"]]) == []  # a worker exits when its server dies
+    # One attempt: a 500 that the SDK would retry is the failure looked for.
+    once = aws("lambda", config=Config(retries={"total_max_attempts": 1}))
+    response = once.invoke(FunctionName=name, Payload=b"{}")
+    second = json.loads(response["Payload"].read())
+    assert "FunctionError" not in response, second
+    assert second["pid"] != first["pid"]
+    assert second["ppid"] != server
+    assert b"--fork-server" in _cmdline(second["ppid"])
 
 
 def test_stopping_localstack_leaves_no_process(tmp_path: Path) -> None:

@@ -85,16 +85,31 @@ class _ForkedProcess:
         self._server = server
 
     def poll(self) -> int | None:
-        """The exit status once the fork server has reported it, else None."""
+        """The exit status once the fork server has reported it, else None.
+
+        A worker whose fork server has died is reported ended at once: nobody would
+        ever report its exit (it is no child of this process), and it is ending anyway
+        (it exits within half a second of losing its parent).
+        """
         if self.returncode is None:
             self.returncode = self._server.exit_status(self.pid, timeout=0)
+            if self.returncode is None and not self._server.alive():
+                self.returncode = self._orphaned()
         return self.returncode
 
     def wait(self) -> int | None:
-        """Block until the worker's exit is reported (None if the fork server died)."""
+        """Block until the worker's exit is reported (or its fork server has died)."""
         if self.returncode is None:
             self.returncode = self._server.exit_status(self.pid, timeout=None)
+            if self.returncode is None:  # exit_status returns None only once the server died
+                self.returncode = self._orphaned()
         return self.returncode
+
+    def _orphaned(self) -> int:
+        """End the worker of a dead fork server (its own process group) and say it was killed."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        return -signal.SIGKILL
 
 
 class _ForkServer:
@@ -159,7 +174,10 @@ class _ForkServer:
     def spawn(self, env: dict[str, str], cwd: str, fds: tuple[int, int]) -> _ForkedProcess:
         """Fork a worker with ``env`` in ``cwd``, its command and result pipe ends ``fds``."""
         with self._request_lock:
-            socket.send_fds(self._socket, [json.dumps({"env": env, "cwd": cwd}).encode()], fds)
+            try:
+                socket.send_fds(self._socket, [json.dumps({"env": env, "cwd": cwd}).encode()], fds)
+            except OSError as exc:  # the server is gone (EPIPE, ECONNRESET)
+                raise WorkerDied(f"the fork server is gone ({exc})") from exc
             try:
                 pid = self._answers.get(timeout=STARTUP_TIMEOUT_SECONDS)
             except queue.Empty:
@@ -262,29 +280,9 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
         init_log = self._workdir / "init.log"
         init_log.write_bytes(b"")
         env = dict(self._env, SFNP_INIT_LOG=str(init_log))
-        server = fork_server()
         try:
-            if server is not None:
-                process: subprocess.Popen | _ForkedProcess = server.spawn(
-                    env, self._env["LAMBDA_TASK_ROOT"], (cmd_read, res_write)
-                )
-            else:
-                process = subprocess.Popen(
-                    [sys.executable, "-I", "-S", str(WORKER)],
-                    env=dict(
-                        env,
-                        SFNP_CMD_FD=str(cmd_read),
-                        SFNP_RES_FD=str(res_write),
-                        SFNP_RUNTIME_PATH=runtime_path(),
-                    ),
-                    cwd=self._env["LAMBDA_TASK_ROOT"],
-                    pass_fds=(cmd_read, res_write),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,  # its own process group: stop() kills children too
-                )
-        except (WorkerDied, OSError) as exc:  # e.g. Popen cannot exec: no end may leak
+            process = self._start_worker(env, (cmd_read, res_write))
+        except (WorkerDied, OSError) as exc:
             os.close(cmd_write)
             os.close(res_read)
             raise LambdaRuntimeException(
@@ -308,6 +306,40 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
         self._init_logs += init_log.read_text(errors="replace")
         if ready.get("init_error"):
             LOG.warning("Handler of %s failed to load: %s", self.id, ready["init_error"])
+
+    def _start_worker(
+        self, env: dict[str, str], fds: tuple[int, int]
+    ) -> subprocess.Popen | _ForkedProcess:
+        """Fork the worker from the fork server, or start it as a process of its own.
+
+        A fork server that died since its last fork shows it when asked for a new one;
+        it is replaced, once, and the request sent to the new one.
+        """
+        cwd = self._env["LAMBDA_TASK_ROOT"]
+        for attempt in range(2):
+            server = fork_server()
+            if server is None:
+                break
+            try:
+                return server.spawn(env, cwd, fds)
+            except WorkerDied:
+                if attempt or server.alive():
+                    raise
+        return subprocess.Popen(
+            [sys.executable, "-I", "-S", str(WORKER)],
+            env=dict(
+                env,
+                SFNP_CMD_FD=str(fds[0]),
+                SFNP_RES_FD=str(fds[1]),
+                SFNP_RUNTIME_PATH=runtime_path(),
+            ),
+            cwd=cwd,
+            pass_fds=fds,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: stop() kills children too
+        )
 
     def _kill(self) -> None:
         process, self._process = self._process, None
