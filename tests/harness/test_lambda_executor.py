@@ -7,6 +7,7 @@ import io
 import json
 import os
 import signal
+import tempfile
 import time
 import uuid
 import zipfile
@@ -252,11 +253,12 @@ def test_a_dead_fork_server_is_replaced_and_the_next_invoke_succeeds(aws, make_f
     assert b"--fork-server" in _cmdline(second["ppid"])
 
 
-def test_stopping_localstack_leaves_no_process(tmp_path: Path) -> None:
+def test_stopping_localstack_leaves_no_process_and_no_file(tmp_path: Path) -> None:
     import boto3
 
     from sfn_patterns_localstack import server
 
+    runtime_dirs = set(Path(tempfile.gettempdir()).glob("sfnp-lambda-runtime-*"))
     instance = server.start()
     pids: list[int] = []
     try:
@@ -288,6 +290,11 @@ def test_stopping_localstack_leaves_no_process(tmp_path: Path) -> None:
     finally:
         instance.stop()
     assert _wait_until_gone(pids) == []
+    # Nothing left on disk either: its work directory (log, unzipped code, scratch)
+    # is gone, and the runtime's package directory is the one kept in the cache.
+    assert not instance.workdir.exists(), sorted(instance.workdir.rglob("*"))[:20]
+    leaked = set(Path(tempfile.gettempdir()).glob("sfnp-lambda-runtime-*")) - runtime_dirs
+    assert leaked == set()
 
 
 def test_asynchronous_invokes_run_beyond_six_at_once(aws, make_function) -> None:

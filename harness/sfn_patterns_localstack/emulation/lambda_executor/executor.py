@@ -20,6 +20,7 @@ and isolation between functions.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import json
 import logging
@@ -53,6 +54,13 @@ STARTUP_TIMEOUT_SECONDS = 30.0
 RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "six", "urllib3")
 
 
+def runtime_cache() -> Path:
+    """Where the runtimes' package directories are kept: the project's cache."""
+    from sfn_patterns_localstack.server import cache_dir
+
+    return cache_dir() / "lambda-runtime"
+
+
 @cache
 def runtime_path() -> str:
     """A directory exposing only the runtime-provided packages to the handler.
@@ -60,15 +68,29 @@ def runtime_path() -> str:
     The worker runs without ``site``, so the harness's own site-packages (pynamodb,
     networkx, ...) are not importable; a handler that needs them must bundle them,
     exactly as on AWS Lambda.
+
+    One directory per set of package locations, in the project's cache, made once
+    (atomically: LocalStacks started at once race to make it) and then reused, so
+    no LocalStack leaves a directory of its own in the temporary directory.
     """
-    root = Path(tempfile.mkdtemp(prefix="sfnp-lambda-runtime-"))
+    sources = []
     for name in RUNTIME_PACKAGES:
         spec = importlib.util.find_spec(name)
         if spec is None or spec.origin is None:
             continue
         origin = Path(spec.origin)
-        source = origin.parent if origin.name == "__init__.py" else origin
-        (root / source.name).symlink_to(source)
+        sources.append(origin.parent if origin.name == "__init__.py" else origin)
+    key = hashlib.sha256("\n".join(map(str, sources)).encode()).hexdigest()[:16]
+    root = runtime_cache() / f"packages-{key}"
+    if not root.is_dir():
+        root.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root.parent))
+        for source in sources:
+            (staging / source.name).symlink_to(source)
+        try:
+            staging.rename(root)
+        except OSError:  # made by another LocalStack meanwhile
+            shutil.rmtree(staging, ignore_errors=True)
     return str(root)
 
 
