@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import os
@@ -57,6 +58,12 @@ def handler(event, context):
     time.sleep(event["seconds"])
     print(f"WINDOW {start:.3f} {time.time():.3f}")
 """,
+    "version": """
+import sys, boto3
+def handler(event, context):
+    account = boto3.client("sts").get_caller_identity()["Account"]
+    return {"version": list(sys.version_info[:2]), "account": account}
+""",
     "crash": """
 import os
 def handler(event, context):
@@ -100,11 +107,11 @@ def make_function(aws: Callable, role_arn: str) -> Callable[..., str]:
     client = aws("lambda")
     created: list[str] = []
 
-    def make(kind: str, timeout: int = 10) -> str:
+    def make(kind: str, timeout: int = 10, runtime: str = "python3.12") -> str:
         name = f"exec-{kind}-{uuid.uuid4().hex[:6]}"
         client.create_function(
             FunctionName=name,
-            Runtime="python3.12",
+            Runtime=runtime,
             Role=role_arn,
             Handler="app.handler",
             Code={"ZipFile": _zip(HANDLERS[kind])},
@@ -143,6 +150,45 @@ def test_handler_runs_with_localstack_credentials_and_endpoint(aws, make_functio
     parent = Path(f"/proc/{payload['ppid']}/cmdline").read_bytes().split(b"\0")
     assert b"--fork-server" in parent, parent
     assert payload["sid"] == payload["pid"]
+
+
+@pytest.mark.parametrize("runtime", ["python3.9", "python3.12", "python3.13"])
+def test_a_handler_runs_on_the_python_of_its_declared_runtime(aws, make_function, runtime) -> None:
+    """The handler reports its own interpreter's version, and the runtime's boto3 works."""
+    name = make_function("version", runtime=runtime)
+    response, payload = _invoke(aws, name)
+    assert "FunctionError" not in response, payload
+    assert payload["version"] == [3, int(runtime.removeprefix("python3."))]
+    assert payload["account"] == "000000000000"
+
+
+@pytest.mark.parametrize("runtime", ["nodejs20.x", "python3.8"])
+def test_an_unsupported_runtime_is_a_clear_error(aws, role_arn, runtime) -> None:
+    """Refused at create (LocalStack's own check), or Failed naming it and the supported ones."""
+    client = aws("lambda")
+    name = f"exec-unsupported-{uuid.uuid4().hex[:6]}"
+    try:
+        client.create_function(
+            FunctionName=name,
+            Runtime=runtime,
+            Role=role_arn,
+            Handler="app.handler",
+            Code={"ZipFile": _zip(HANDLERS["pids"])},
+        )
+    except client.exceptions.ClientError as error:
+        assert runtime in str(error)
+        return
+    deadline = time.monotonic() + 30
+    while (config := client.get_function(FunctionName=name)["Configuration"])[
+        "State"
+    ] == "Pending" and time.monotonic() < deadline:
+        time.sleep(0.3)
+    # LocalStack 4.9.2 answers ResourceNotFound to deleting a function that failed.
+    with contextlib.suppress(client.exceptions.ResourceNotFoundException):
+        client.delete_function(FunctionName=name)
+    assert config["State"] == "Failed", config
+    assert runtime in config["StateReason"], config["StateReason"]
+    assert "python3.9" in config["StateReason"] and "python3.13" in config["StateReason"]
 
 
 def test_handler_exception_is_a_function_error_with_its_type(aws, make_function) -> None:
@@ -344,11 +390,13 @@ def test_a_worker_that_cannot_start_leaks_no_file_descriptor(
     from sfn_patterns_localstack.emulation.lambda_executor import executor
 
     monkeypatch.setenv("SFNP_LAMBDA_FORK_SERVER", "0")
-    monkeypatch.setattr(executor.sys, "executable", str(tmp_path / "no-such-python"))
+    monkeypatch.setattr(executor, "python_for", lambda runtime: str(tmp_path / "no-python"))
     runtime = executor.LocalProcessRuntimeExecutor.__new__(executor.LocalProcessRuntimeExecutor)
     runtime._env = {"LAMBDA_TASK_ROOT": str(tmp_path)}
     runtime._workdir = tmp_path
-    runtime.function_version = SimpleNamespace(qualified_arn="arn:aws:lambda:fd-test")
+    runtime.function_version = SimpleNamespace(
+        qualified_arn="arn:aws:lambda:fd-test", config=SimpleNamespace(runtime="python3.11")
+    )
     before = _open_fds()
     errors = []
     for _ in range(3):

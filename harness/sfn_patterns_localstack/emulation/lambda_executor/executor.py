@@ -5,16 +5,21 @@ to CloudWatch, the Step Functions integration) stays LocalStack's own; only the
 place the code runs changes: instead of a Docker container, a child process
 (:mod:`.worker`) that imports the unzipped function code.
 
-Workers are forked from one fork server per LocalStack process (``worker.py
---fork-server``), which has imported the runtime's boto3 already: a cold start then
-costs a fork and the handler's own imports, not a new interpreter importing boto3
+A function runs on the Python of its declared ``Runtime`` (python3.9 to python3.13:
+this interpreter, or pyenv's, or ``pythonX.Y`` on PATH); any other runtime fails to
+become Active, with a message naming it and the supported ones.
+
+Workers are forked from one fork server per runtime per LocalStack process
+(``worker.py --fork-server``, started on that runtime's first cold start), which has
+imported the runtime's boto3 already: a cold start then costs a fork and the
+handler's own imports, not a new interpreter importing boto3
 (scripts/bench_lambda_cold_start.py: 87 ms and 0.086 CPU-second per cold start,
 against 231 ms and 0.231). ``SFNP_LAMBDA_FORK_SERVER=0`` starts each worker as a
 process of its own instead, as does a fork server that cannot be started.
 
-What it does not emulate, and the docs say so: the function's Runtime version
-(handlers run on the harness's Python), layers, container images, memory limits
-and isolation between functions.
+What it does not emulate, and the docs say so: the runtime's patch level and its
+own boto3 version (the harness's pure-Python boto3/botocore are shared by every
+runtime), layers, container images, memory limits and isolation between functions.
 """
 
 from __future__ import annotations
@@ -94,6 +99,71 @@ def runtime_path() -> str:
     return str(root)
 
 
+# The Lambda runtimes this executor runs, each on its own Python (AWS's supported
+# Python runtimes; python3.8 and older are deprecated there). Anything else (another
+# language, a container image) fails to become Active, with a message naming it.
+SUPPORTED_RUNTIMES = ("python3.9", "python3.10", "python3.11", "python3.12", "python3.13")
+# Packages a runtime's Python needs instead of the harness's copy, installed by
+# ``make bootstrap`` into ``runtime_cache()/<runtime>``: botocore's own markers ask
+# for urllib3 < 1.27 before Python 3.10, and urllib3 2.x does not import on 3.9.
+RUNTIME_OVERLAYS = {"python3.9": ("urllib3==1.26.20",)}
+
+
+class UnsupportedRuntime(LambdaRuntimeException):
+    """The function's runtime cannot run here (unknown, or its Python is missing)."""
+
+
+def _version_of(runtime: str) -> str:
+    if runtime not in SUPPORTED_RUNTIMES:
+        raise UnsupportedRuntime(
+            f"Runtime {runtime!r} is not supported by the local-process Lambda executor "
+            f"(supported: {', '.join(SUPPORTED_RUNTIMES)})"
+        )
+    return runtime.removeprefix("python")
+
+
+@cache
+def _find_python(version: str) -> str | None:
+    """An interpreter of Python ``version``: this one, pyenv's newest, or one on PATH."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        return sys.executable
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    installed = sorted(
+        root.glob(f"{version}.*/bin/python{version}"),
+        key=lambda path: [int(part) for part in path.parts[-3].split(".") if part.isdigit()],
+    )
+    if installed:
+        return str(installed[-1])
+    return shutil.which(f"python{version}")
+
+
+def python_for(runtime: str) -> str:
+    """The interpreter a function declared with ``runtime`` runs on (errors name the fix)."""
+    version = _version_of(runtime)
+    python = _find_python(version)
+    if python is None:
+        raise UnsupportedRuntime(
+            f"Runtime {runtime}: no Python {version} interpreter on this machine. Install it "
+            f"(`make bootstrap` runs `pyenv install {version}`) or put python{version} on PATH."
+        )
+    return python
+
+
+def runtime_paths(runtime: str) -> str:
+    """The runtime's package directories, as ``SFNP_RUNTIME_PATH`` (``os.pathsep``-joined)."""
+    _version_of(runtime)
+    paths = [runtime_path()]
+    if runtime in RUNTIME_OVERLAYS:
+        overlay = runtime_cache() / runtime
+        if not (overlay / ".installed").exists():
+            raise UnsupportedRuntime(
+                f"Runtime {runtime}: its packages ({', '.join(RUNTIME_OVERLAYS[runtime])}) "
+                f"are missing from {overlay}: run `make bootstrap`."
+            )
+        paths.insert(0, str(overlay))
+    return os.pathsep.join(paths)
+
+
 class WorkerDied(Exception):
     """The worker process exited while the executor waited for it."""
 
@@ -142,22 +212,26 @@ class _ForkServer:
     have a session of their own, and exit when it does.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, runtime: str) -> None:
+        self.runtime = runtime
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(WORKER), "--fork-server"],
+                [python_for(runtime), "-I", "-S", str(WORKER), "--fork-server"],
                 env={
                     "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
                     "LANG": "C.UTF-8",
                     "SFNP_CONTROL_FD": str(theirs.fileno()),
-                    "SFNP_RUNTIME_PATH": runtime_path(),
+                    "SFNP_RUNTIME_PATH": runtime_paths(runtime),
                 },
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
         self._socket = ours
@@ -216,24 +290,29 @@ class _ForkServer:
 
 
 class _Shared:
-    """The fork server this LocalStack process shares between its environments."""
+    """The fork servers this LocalStack process shares between its environments: one per runtime."""
 
-    server: _ForkServer | None = None
+    servers: dict[str, _ForkServer] = {}  # noqa: RUF012 (process-wide on purpose)
     lock = threading.Lock()
 
 
-def fork_server() -> _ForkServer | None:
-    """The shared fork server, started on first use; None when switched off or broken."""
+def fork_server(runtime: str) -> _ForkServer | None:
+    """The runtime's fork server, started on its first use; None when off or broken.
+
+    Started lazily: a LocalStack pays for the servers of the runtimes its functions
+    declare, nothing more.
+    """
     if os.environ.get("SFNP_LAMBDA_FORK_SERVER", "1") == "0":
         return None
     with _Shared.lock:
-        if _Shared.server is None or not _Shared.server.alive():
+        server = _Shared.servers.get(runtime)
+        if server is None or not server.alive():
             try:
-                _Shared.server = _ForkServer()
+                server = _Shared.servers[runtime] = _ForkServer(runtime)
             except OSError:
-                LOG.exception("cannot start the Lambda fork server: starting workers directly")
+                LOG.exception("cannot start the %s fork server: starting workers directly", runtime)
                 return None
-        return _Shared.server
+        return server
 
 
 class _Channel:
@@ -304,9 +383,11 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
         env = dict(self._env, SFNP_INIT_LOG=str(init_log))
         try:
             process = self._start_worker(env, (cmd_read, res_write))
-        except (WorkerDied, OSError) as exc:
+        except BaseException as exc:  # no pipe end may leak, whatever failed
             os.close(cmd_write)
             os.close(res_read)
+            if not isinstance(exc, (WorkerDied, OSError)):
+                raise
             raise LambdaRuntimeException(
                 f"Lambda worker for {self.function_version.qualified_arn} did not start ({exc})"
             ) from exc
@@ -338,8 +419,9 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
         it is replaced, once, and the request sent to the new one.
         """
         cwd = self._env["LAMBDA_TASK_ROOT"]
+        runtime = self.function_version.config.runtime
         for attempt in range(2):
-            server = fork_server()
+            server = fork_server(runtime)
             if server is None:
                 break
             try:
@@ -348,12 +430,12 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
                 if attempt or server.alive():
                     raise
         return subprocess.Popen(
-            [sys.executable, "-I", "-S", str(WORKER)],
+            [python_for(runtime), "-I", "-S", str(WORKER)],
             env=dict(
                 env,
                 SFNP_CMD_FD=str(fds[0]),
                 SFNP_RES_FD=str(fds[1]),
-                SFNP_RUNTIME_PATH=runtime_path(),
+                SFNP_RUNTIME_PATH=runtime_paths(runtime),
             ),
             cwd=cwd,
             pass_fds=fds,
@@ -471,7 +553,14 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
 
     @classmethod
     def prepare_version(cls, function_version: FunctionVersion) -> None:
-        """Unzip the function's code where the worker will import it from."""
+        """Check the function's runtime can run here, then unzip its code for the worker.
+
+        An unsupported runtime (or a missing interpreter) raises here, so the function
+        ends ``Failed`` with the reason, not ``Active`` and failing at each invoke.
+        """
+        runtime = function_version.config.runtime
+        python_for(runtime)
+        runtime_paths(runtime)
         if function_version.config.code:
             function_version.config.code.prepare_for_execution()
 
