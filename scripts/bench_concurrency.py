@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -414,6 +415,8 @@ def run(endpoint: str, loads: list[Load], schemes: list[str], destroy: bool) -> 
                 progress(f"destroying {deployment.workspace.config_dir.name}")
                 deployment.workspace.destroy(deployment.variables)
             deployment.workspace.close()
+            if destroy or deployment.variables is None:  # no state left to keep
+                shutil.rmtree(deployment.workspace.scratch_dir, ignore_errors=True)
     return [[results[s][i] for s in schemes] for i in range(len(loads))]
 
 

@@ -39,6 +39,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -401,6 +402,7 @@ def run(args: argparse.Namespace, endpoint: str) -> int:
                 workspace.destroy(variables)
         finally:
             workspace.close()
+            shutil.rmtree(scratch, ignore_errors=True)
     print(f"\nload average after: {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
     for problem in problems:
         print(f"MISMATCH {problem}", file=sys.stderr)

@@ -34,6 +34,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -279,6 +280,7 @@ def run(args: argparse.Namespace, endpoint: str, destroy: bool) -> int:
                 workspace.destroy(variables)
             finally:
                 workspace.close()
+                shutil.rmtree(scratch, ignore_errors=True)
 
 
 def report(args: argparse.Namespace, pollers: dict[str, Any], results: dict) -> int:

@@ -15,7 +15,12 @@ workers, and the children each has reaped), read from /proc before and after the
 invokes, so other processes on the machine do not count.
 
 The comparison needs a LocalStack in each mode, so this script always starts its own
-two (LOCALSTACK_ENDPOINT is not used) and stops them.
+(LOCALSTACK_ENDPOINT is not used) and stops them.
+
+A second table, per declared runtime (python3.9 to python3.13: each runs on its own
+Python, from a fork server of its own, started on that runtime's first cold start),
+comes from a third LocalStack: the first invoke of a runtime (which starts its fork
+server) and the cold starts after it, with their CPU.
 
 Examples::
 
@@ -49,6 +54,7 @@ def handler(event, context):
     return sts.get_caller_identity()["Account"]
 """
 MODES = (("fork server", "1"), ("process per worker", "0"))
+RUNTIMES = ("python3.9", "python3.10", "python3.11", "python3.12", "python3.13")
 
 
 def _tree_cpu(root: int) -> float:
@@ -131,6 +137,47 @@ def measure(mode: str, functions: int, log) -> dict[str, float]:
     }
 
 
+def measure_runtimes(functions: int, log) -> dict[str, dict[str, float]]:
+    """One LocalStack (fork servers): per runtime, its first cold start, then the others."""
+    localstack = server.start()
+    results: dict[str, dict[str, float]] = {}
+    try:
+        aws = client_factory(localstack.endpoint)
+        role = aws("iam").create_role(RoleName="bench", AssumeRolePolicyDocument="{}")["Role"]
+        lam = aws("lambda")
+        code = _zip(HANDLER)
+        names = {rt: [f"{rt.replace('.', '-')}-{i}" for i in range(functions)] for rt in RUNTIMES}
+        for runtime, listed in names.items():
+            for name in listed:
+                lam.create_function(
+                    FunctionName=name,
+                    Runtime=runtime,
+                    Role=role["Arn"],
+                    Handler="app.handler",
+                    Code={"ZipFile": code},
+                    Timeout=30,
+                )
+        for listed in names.values():
+            for name in listed:
+                lam.get_waiter("function_active_v2").wait(FunctionName=name)
+        for runtime, listed in names.items():
+            log(f"  {runtime}: first cold start (starts its fork server), then {functions - 1}")
+            before = _tree_cpu(localstack.process.pid)
+            (first,) = _invoke_all(lam, listed[:1])
+            middle = _tree_cpu(localstack.process.pid)
+            cold = _invoke_all(lam, listed[1:])
+            after = _tree_cpu(localstack.process.pid)
+            results[runtime] = {
+                "first_ms": first * 1000,
+                "first_cpu": middle - before,
+                "cold_median_ms": statistics.median(cold) * 1000,
+                "cpu_per_cold_start": (after - middle) / len(cold),
+            }
+    finally:
+        localstack.stop()
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure both modes and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -142,8 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     functions = 4 if args.smoke else args.functions
-    if functions < 1:
-        parser.error("--functions must be at least 1")
+    if functions < 2:
+        parser.error("--functions must be at least 2")
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -166,6 +213,24 @@ def main(argv: list[str] | None = None) -> int:
     fork, direct = results["fork server"], results["process per worker"]
     ratios = " | ".join(f"{direct[key] / fork[key]:.2f}x" for key in fork)
     print(f"| process per worker / fork server | {ratios} |")
+
+    per_runtime = 2 if args.smoke else max(2, functions // 4)
+    log(f"per runtime ({per_runtime} functions each): starting LocalStack")
+    runtimes = measure_runtimes(per_runtime, log)
+    print(
+        f"\nPer declared runtime (fork servers), {per_runtime} functions each: the first "
+        "cold start starts the runtime's fork server\n"
+    )
+    print(
+        "| runtime | first cold start, ms | its CPU-s | later cold starts, median ms "
+        "| CPU-s per later cold start |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for runtime, r in runtimes.items():
+        print(
+            f"| {runtime} | {r['first_ms']:.0f} | {r['first_cpu']:.3f} "
+            f"| {r['cold_median_ms']:.0f} | {r['cpu_per_cold_start']:.3f} |"
+        )
     return 0
 
 

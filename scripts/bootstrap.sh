@@ -225,6 +225,45 @@ for group, artifact, version in jars:
 PY
 echo "    $("$libs/java/21/bin/java" -version 2>&1 | head -1)"
 
+# --- Lambda runtimes: a function runs on the Python its Runtime declares ----------------
+# The local-process Lambda executor runs python3.9 .. python3.13 functions each on that
+# Python (this one, pyenv's, or pythonX.Y on PATH); a missing one is installed with pyenv
+# where pyenv is, else named. Python 3.9 also needs urllib3 < 1.27 (botocore's own
+# marker before 3.10: urllib3 2.x does not import there), kept in the cache.
+printf '==> [lambda runtimes] Python 3.9 to 3.13 for the Lambda executor\n'
+pyenv_root=${PYENV_ROOT:-$HOME/.pyenv}
+pyenv_bin=$(command -v pyenv || true)
+[[ -z "$pyenv_bin" && -x "$pyenv_root/bin/pyenv" ]] && pyenv_bin="$pyenv_root/bin/pyenv"
+find_python() {  # the interpreter of Python $1 the executor would pick, or nothing
+  local found
+  found=$(ls -d "$pyenv_root/versions/$1".* 2>/dev/null | sort -V | tail -1)
+  if [[ -n "$found" && -x "$found/bin/python$1" ]]; then echo "$found/bin/python$1"; return; fi
+  command -v "python$1" || true
+}
+missing=()
+for version in 3.9 3.10 3.12 3.13; do  # 3.11 is the harness's own
+  if [[ -z "$(find_python "$version")" && -n "$pyenv_bin" ]]; then
+    echo "    installing Python $version with pyenv (first run: several minutes)"
+    "$pyenv_bin" install --skip-existing "$version" || true
+  fi
+  if [[ -z "$(find_python "$version")" ]]; then missing+=("$version"); fi
+done
+if ((${#missing[@]})); then
+  echo "    warning: no Python ${missing[*]}: functions declared python${missing[0]} (...) fail to become Active; install them (pyenv install ${missing[*]})" >&2
+else
+  echo "    Python 3.9 3.10 3.11 3.12 3.13 found"
+fi
+overlay="$cache/lambda-runtime/python3.9"
+py39=$(find_python 3.9)
+if [[ -n "$py39" && ! -f "$overlay/.installed" ]]; then
+  rm -rf "$overlay.tmp"
+  PIP_ROOT_USER_ACTION=ignore "$py39" -m pip install --quiet --disable-pip-version-check \
+    --no-compile --target "$overlay.tmp" \
+    "urllib3==1.26.20"
+  rm -rf "$overlay" && mv "$overlay.tmp" "$overlay" && touch "$overlay/.installed"
+  echo "    python3.9 runtime packages: urllib3 1.26.20 in $overlay"
+fi
+
 # --- checkov: its own venv (its pins conflict with LocalStack's) -------------------------
 printf '==> [checkov] static analysis of the Terraform (make check)\n'
 checkov_version=3.3.30

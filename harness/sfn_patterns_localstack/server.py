@@ -115,6 +115,10 @@ class LocalStack:
         end of every test session. Lambda workers have sessions of their own and exit
         when their parent is gone (tests/harness/test_lambda_executor.py checks it).
         ``sfn-patterns localstack stop`` still stops a daemon gracefully.
+
+        The work directory goes too (its log included: a failed start puts the log's
+        tail in its error, and ``SFNP_KEEP_LOCALSTACK_LOG=1`` keeps the log for a
+        post-mortem), so no run leaves an ``sfnp-localstack-*`` directory behind.
         """
         if self.process is None:
             return
@@ -122,9 +126,13 @@ class LocalStack:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
-        if self.workdir is not None:  # the log is kept for post-mortems
+        if self.workdir is None:
+            return
+        if os.environ.get("SFNP_KEEP_LOCALSTACK_LOG") == "1":
             for name in ("fs", "volume", "tmp"):
                 shutil.rmtree(self.workdir / name, ignore_errors=True)
+            return
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def log_tail(self, lines: int = 60) -> str:
         """The end of LocalStack's log, for error messages."""
@@ -202,17 +210,17 @@ def start(
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            tail = localstack.log_tail()
+            localstack.stop()
             raise RuntimeError(
-                f"LocalStack exited with code {process.returncode} during start-up:\n"
-                f"{localstack.log_tail()}"
+                f"LocalStack exited with code {process.returncode} during start-up:\n{tail}"
             )
         if health(endpoint, timeout=1.0) is not None:
             return localstack
         time.sleep(0.3)
+    tail = localstack.log_tail()
     localstack.stop()
-    raise RuntimeError(
-        f"LocalStack did not become healthy in {timeout:.0f} s:\n{localstack.log_tail()}"
-    )
+    raise RuntimeError(f"LocalStack did not become healthy in {timeout:.0f} s:\n{tail}")
 
 
 # -- daemon mode, for `sfn-patterns localstack start|stop` and scripts/localstack.sh ----------

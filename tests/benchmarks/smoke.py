@@ -12,27 +12,37 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 
 def run_smoke(name: str, endpoint: str | None, timeout: float = 600) -> list[str]:
-    """Run ``scripts/<name>.py --smoke``; return its table rows (fails the test otherwise)."""
+    """Run ``scripts/<name>.py --smoke``; return its table rows (fails the test otherwise).
+
+    The script gets a temporary directory of its own (``TMPDIR``), which must be
+    empty when it exits: a benchmark (and any LocalStack it starts) cleans up after
+    itself, so runs do not pile directories up in the system's temporary directory.
+    """
     env = dict(os.environ)
     if endpoint:
         env["LOCALSTACK_ENDPOINT"] = endpoint
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / f"{name}.py"), "--smoke"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-        check=False,
-    )
+    with tempfile.TemporaryDirectory(prefix="sfnp-smoke-") as scratch:
+        env["TMPDIR"] = scratch
+        proc = subprocess.run(
+            [sys.executable, str(SCRIPTS / f"{name}.py"), "--smoke"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
+        left = sorted(path.name for path in Path(scratch).iterdir())
     assert proc.returncode == 0, f"{name} --smoke exited {proc.returncode}:\n{proc.stderr[-4000:]}"
     rows = [line for line in proc.stdout.splitlines() if line.startswith("|")]
     assert len(rows) >= 3, f"{name} --smoke printed no table:\n{proc.stdout[-2000:]}"
+    assert left == [], f"{name} --smoke left these in its temporary directory: {left}"
     return rows
 
 

@@ -16,3 +16,6 @@ def test_bench_lambda_cold_start_smoke() -> None:
         assert 0 < cold_median <= cold_p90, rows
         assert cpu > 0 and warm > 0, rows
     assert all(c.endswith("x") for c in cell(rows, "process per worker / fork server")), rows
+    for runtime in ("python3.9", "python3.10", "python3.11", "python3.12", "python3.13"):
+        first, first_cpu, later, later_cpu = (float(c) for c in cell(rows, runtime))
+        assert first > 0 and first_cpu > 0 and later > 0 and later_cpu >= 0, rows

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
+import os
+import signal
+import tempfile
 import time
 import uuid
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from botocore.config import Config
 
 pytestmark = pytest.mark.integration
 
@@ -51,6 +57,12 @@ def handler(event, context):
     start = time.time()
     time.sleep(event["seconds"])
     print(f"WINDOW {start:.3f} {time.time():.3f}")
+""",
+    "version": """
+import sys, boto3
+def handler(event, context):
+    account = boto3.client("sts").get_caller_identity()["Account"]
+    return {"version": list(sys.version_info[:2]), "account": account}
 """,
     "crash": """
 import os
@@ -95,11 +107,11 @@ def make_function(aws: Callable, role_arn: str) -> Callable[..., str]:
     client = aws("lambda")
     created: list[str] = []
 
-    def make(kind: str, timeout: int = 10) -> str:
+    def make(kind: str, timeout: int = 10, runtime: str = "python3.12") -> str:
         name = f"exec-{kind}-{uuid.uuid4().hex[:6]}"
         client.create_function(
             FunctionName=name,
-            Runtime="python3.12",
+            Runtime=runtime,
             Role=role_arn,
             Handler="app.handler",
             Code={"ZipFile": _zip(HANDLERS[kind])},
@@ -138,6 +150,45 @@ def test_handler_runs_with_localstack_credentials_and_endpoint(aws, make_functio
     parent = Path(f"/proc/{payload['ppid']}/cmdline").read_bytes().split(b"\0")
     assert b"--fork-server" in parent, parent
     assert payload["sid"] == payload["pid"]
+
+
+@pytest.mark.parametrize("runtime", ["python3.9", "python3.12", "python3.13"])
+def test_a_handler_runs_on_the_python_of_its_declared_runtime(aws, make_function, runtime) -> None:
+    """The handler reports its own interpreter's version, and the runtime's boto3 works."""
+    name = make_function("version", runtime=runtime)
+    response, payload = _invoke(aws, name)
+    assert "FunctionError" not in response, payload
+    assert payload["version"] == [3, int(runtime.removeprefix("python3."))]
+    assert payload["account"] == "000000000000"
+
+
+@pytest.mark.parametrize("runtime", ["nodejs20.x", "python3.8"])
+def test_an_unsupported_runtime_is_a_clear_error(aws, role_arn, runtime) -> None:
+    """Refused at create (LocalStack's own check), or Failed naming it and the supported ones."""
+    client = aws("lambda")
+    name = f"exec-unsupported-{uuid.uuid4().hex[:6]}"
+    try:
+        client.create_function(
+            FunctionName=name,
+            Runtime=runtime,
+            Role=role_arn,
+            Handler="app.handler",
+            Code={"ZipFile": _zip(HANDLERS["pids"])},
+        )
+    except client.exceptions.ClientError as error:
+        assert runtime in str(error)
+        return
+    deadline = time.monotonic() + 30
+    while (config := client.get_function(FunctionName=name)["Configuration"])[
+        "State"
+    ] == "Pending" and time.monotonic() < deadline:
+        time.sleep(0.3)
+    # LocalStack 4.9.2 answers ResourceNotFound to deleting a function that failed.
+    with contextlib.suppress(client.exceptions.ResourceNotFoundException):
+        client.delete_function(FunctionName=name)
+    assert config["State"] == "Failed", config
+    assert runtime in config["StateReason"], config["StateReason"]
+    assert "python3.9" in config["StateReason"] and "python3.13" in config["StateReason"]
 
 
 def test_handler_exception_is_a_function_error_with_its_type(aws, make_function) -> None:
@@ -226,11 +277,34 @@ def test_deleting_a_function_leaves_no_process(aws, role_arn) -> None:
     assert _wait_until_gone([worker["pid"]]) == []
 
 
-def test_stopping_localstack_leaves_no_process(tmp_path: Path) -> None:
+def _cmdline(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+
+
+def test_a_dead_fork_server_is_replaced_and_the_next_invoke_succeeds(aws, make_function) -> None:
+    """Kill the fork server: its worker exits, and the next invoke forks from a new one."""
+    name = make_function("pids")
+    _, first = _invoke(aws, name)
+    server = first["ppid"]
+    assert b"--fork-server" in _cmdline(server)
+    os.kill(server, signal.SIGKILL)
+    assert _wait_until_gone([first["pid"]]) == []  # a worker exits when its server dies
+    # One attempt: a 500 that the SDK would retry is the failure looked for.
+    once = aws("lambda", config=Config(retries={"total_max_attempts": 1}))
+    response = once.invoke(FunctionName=name, Payload=b"{}")
+    second = json.loads(response["Payload"].read())
+    assert "FunctionError" not in response, second
+    assert second["pid"] != first["pid"]
+    assert second["ppid"] != server
+    assert b"--fork-server" in _cmdline(second["ppid"])
+
+
+def test_stopping_localstack_leaves_no_process_and_no_file(tmp_path: Path) -> None:
     import boto3
 
     from sfn_patterns_localstack import server
 
+    runtime_dirs = set(Path(tempfile.gettempdir()).glob("sfnp-lambda-runtime-*"))
     instance = server.start()
     pids: list[int] = []
     try:
@@ -262,6 +336,11 @@ def test_stopping_localstack_leaves_no_process(tmp_path: Path) -> None:
     finally:
         instance.stop()
     assert _wait_until_gone(pids) == []
+    # Nothing left on disk either: its work directory (log, unzipped code, scratch)
+    # is gone, and the runtime's package directory is the one kept in the cache.
+    assert not instance.workdir.exists(), sorted(instance.workdir.rglob("*"))[:20]
+    leaked = set(Path(tempfile.gettempdir()).glob("sfnp-lambda-runtime-*")) - runtime_dirs
+    assert leaked == set()
 
 
 def test_asynchronous_invokes_run_beyond_six_at_once(aws, make_function) -> None:
@@ -292,3 +371,38 @@ def test_asynchronous_invokes_run_beyond_six_at_once(aws, make_function) -> None
     assert len(windows) == 10, windows
     most = max(sum(1 for s, e in windows if s <= start < e) for start, _ in windows)
     assert most > 6, sorted(windows)
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_worker_that_cannot_start_leaks_no_file_descriptor(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Starting a worker process that fails (OSError) closes all four pipe ends.
+
+    In-process, no LocalStack: the executor's own ``_spawn`` with the fork server off
+    and an interpreter that does not exist, three times over.
+    """
+    from localstack.services.lambda_.invocation.runtime_executor import LambdaRuntimeException
+
+    from sfn_patterns_localstack.emulation.lambda_executor import executor
+
+    monkeypatch.setenv("SFNP_LAMBDA_FORK_SERVER", "0")
+    monkeypatch.setattr(executor, "python_for", lambda runtime: str(tmp_path / "no-python"))
+    runtime = executor.LocalProcessRuntimeExecutor.__new__(executor.LocalProcessRuntimeExecutor)
+    runtime._env = {"LAMBDA_TASK_ROOT": str(tmp_path)}
+    runtime._workdir = tmp_path
+    runtime.function_version = SimpleNamespace(
+        qualified_arn="arn:aws:lambda:fd-test", config=SimpleNamespace(runtime="python3.11")
+    )
+    before = _open_fds()
+    errors = []
+    for _ in range(3):
+        with pytest.raises(Exception) as caught:
+            runtime._spawn()
+        errors.append(caught.value)
+    assert _open_fds() == before
+    assert all(isinstance(e, LambdaRuntimeException) for e in errors), errors
+    assert "arn:aws:lambda:fd-test did not start" in str(errors[0])

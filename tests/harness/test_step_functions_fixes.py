@@ -2,6 +2,9 @@
 
 * StopExecution of an execution parked on a task token ends it ABORTED at once (plain
   4.9.2 leaves it RUNNING until the token's timeout, then FAILS it with States.Timeout).
+* StopExecution ends an execution at once whatever it is doing: a running Lambda task,
+  a Retry back-off, a Wait, a Map or Parallel, a ``.sync`` child (plain 4.9.2 leaves it
+  RUNNING until the blocking call returns, and records what that call returned).
 * A definition is parsed once, not once per execution (``sfn_parse_cache``), and its
   parsed program is shared safely by concurrent executions.
 * JSONPath variables can be read (``$var``): bootstrap installs Java 21 and the JSONata
@@ -10,10 +13,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import time
 import uuid
+import zipfile
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -72,6 +78,250 @@ def test_stopping_an_execution_parked_on_a_token_aborts_it_at_once(
     assert "TaskTimedOut" not in events
     with pytest.raises(sfn.exceptions.ClientError, match=r"InvalidToken|TaskTimedOut"):
         sfn.send_task_success(taskToken=token, output="{}")
+
+
+# A Lambda that says it has started (on the queue in its event, with its task token if
+# it has one), then holds for ``seconds`` and returns or fails.
+SLOW_HANDLER = """
+import json, time, boto3
+def handler(event, context):
+    if event.get("queue"):
+        boto3.client("sqs").send_message(
+            QueueUrl=event["queue"],
+            MessageBody=json.dumps({"case": event["case"], "token": event.get("token")}),
+        )
+    time.sleep(event.get("seconds", 0))
+    if event.get("fail"):
+        raise RuntimeError("failed on purpose")
+    return {"slept": event.get("seconds", 0)}
+"""
+HOLD = 5  # seconds each blocking call takes when nobody stops it
+
+
+@pytest.fixture(scope="module")
+def slow_function(aws: Callable) -> str:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("app.py", SLOW_HANDLER)
+    name = f"fix-slow-{uuid.uuid4().hex[:8]}"
+    client = aws("lambda")
+    client.create_function(
+        FunctionName=name,
+        Runtime="python3.11",
+        Role=ROLE,
+        Handler="app.handler",
+        Code={"ZipFile": archive.getvalue()},
+        Timeout=60,
+    )
+    client.get_waiter("function_active_v2").wait(FunctionName=name)
+    yield name
+    client.delete_function(FunctionName=name)
+
+
+def _blocking_states(function: str, started: str, child: str) -> dict[str, tuple[dict, str]]:
+    """Per case: the state that blocks when the stop comes, and how the test sees it blocked."""
+
+    def invoke(case: str, **extra: Any) -> dict:
+        payload = {"case": case, "queue": started, "seconds": HOLD, **extra}
+        return {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Parameters": {"FunctionName": function, "Payload": payload},
+        }
+
+    return {
+        "lambda": (invoke("lambda"), "message"),
+        "token": (
+            {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
+                "Parameters": {
+                    "FunctionName": function,
+                    "Payload": {
+                        "case": "token",
+                        "queue": started,
+                        "seconds": HOLD,
+                        "token.$": "$$.Task.Token",
+                    },
+                },
+                "TimeoutSeconds": 60,
+            },
+            "message",
+        ),
+        "retry": (
+            {
+                **invoke("retry", seconds=0, fail=True),
+                "Retry": [
+                    {"ErrorEquals": ["States.ALL"], "IntervalSeconds": HOLD, "MaxAttempts": 1}
+                ],
+            },
+            "TaskFailed",
+        ),
+        "wait": ({"Type": "Wait", "Seconds": HOLD}, "WaitStateEntered"),
+        "map": (
+            {
+                "Type": "Map",
+                "ItemsPath": "$.items",
+                "ItemProcessor": {
+                    "StartAt": "Work",
+                    "States": {"Work": {**invoke("map"), "End": True}},
+                },
+            },
+            "message",
+        ),
+        "parallel": (
+            {
+                "Type": "Parallel",
+                "Branches": [
+                    {"StartAt": "Work", "States": {"Work": {**invoke("parallel"), "End": True}}},
+                    {
+                        "StartAt": "Hold",
+                        "States": {"Hold": {"Type": "Wait", "Seconds": HOLD, "End": True}},
+                    },
+                ],
+            },
+            "message",
+        ),
+        "sync": (
+            {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::states:startExecution.sync:2",
+                "Parameters": {"StateMachineArn": child, "Input": {}},
+            },
+            "TaskSubmitted",
+        ),
+    }
+
+
+def _history(sfn: Any, execution: str) -> list[dict]:
+    return sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
+
+
+def _wait_blocked(sfn: Any, sqs: Any, started: str, pending: dict[str, tuple[str, str]]) -> dict:
+    """Wait until every execution in ``pending`` (case: (arn, sign)) shows its sign.
+
+    Returns the Lambdas' start messages by case (the token case's carries its token).
+    """
+    bodies: dict[str, dict] = {}
+    deadline = time.monotonic() + 60
+    while pending and time.monotonic() < deadline:
+        for message in sqs.receive_message(
+            QueueUrl=started, MaxNumberOfMessages=10, WaitTimeSeconds=0
+        ).get("Messages", []):
+            body = json.loads(message["Body"])
+            bodies[body["case"]] = body
+            pending.pop(body["case"], None)
+        for case, (execution, sign) in list(pending.items()):
+            if sign != "message" and any(e["type"] == sign for e in _history(sfn, execution)):
+                pending.pop(case)
+        time.sleep(0.2)
+    assert not pending, f"never blocked: {sorted(pending)}"
+    return bodies
+
+
+def _aborted_events(sqs: Any, queue: str, expected: int) -> list[str]:
+    """Execution ARNs of the ABORTED status-change events delivered to ``queue``."""
+    arns: list[str] = []
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        messages = sqs.receive_message(
+            QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1
+        ).get("Messages", [])
+        arns += [json.loads(m["Body"])["detail"]["executionArn"] for m in messages]
+        if len(arns) >= expected and not messages:  # and one quiet second for duplicates
+            break
+    return arns
+
+
+def _machines(aws: Callable, function: str, queues: dict[str, str]) -> dict[str, str]:
+    """One machine per case: its blocking state, then ``After`` (an SQS send)."""
+    child = machine(
+        aws, {"StartAt": "Hold", "States": {"Hold": {"Type": "Wait", "Seconds": HOLD, "End": True}}}
+    )
+    after = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::sqs:sendMessage",
+        "Parameters": {"QueueUrl": queues["after"], "MessageBody": {"case.$": "$$.Execution.Name"}},
+        "End": True,
+    }
+    return {
+        case: machine(
+            aws,
+            {
+                "StartAt": "Block",
+                "States": {
+                    "Block": {**state, "ResultPath": None, "Next": "After"},
+                    "After": after,
+                },
+            },
+        )
+        for case, (state, _) in _blocking_states(function, queues["started"], child).items()
+    }
+
+
+def test_stopping_an_execution_ends_it_at_once_whatever_it_is_doing(
+    aws: Callable, slow_function: str
+) -> None:
+    """ABORTED when StopExecution returns, and nothing after: no event, no next state.
+
+    Each case's machine blocks in one kind of state, then would enter ``After`` (an SQS
+    send). Oracles: the status and history read right after StopExecution, the same
+    history once the blocking call has had time to return, the ``after`` queue (empty),
+    the status-change events EventBridge delivered (one ABORTED each), and a late
+    SendTaskSuccess to the token of the stopped callback task.
+    """
+    sfn, sqs, events = aws("stepfunctions"), aws("sqs"), aws("events")
+    tag = uuid.uuid4().hex[:8]
+    queues = {
+        name: sqs.create_queue(QueueName=f"stop-{name}-{tag}")["QueueUrl"]
+        for name in ("started", "after", "changes")
+    }
+    arns = _machines(aws, slow_function, queues)
+    rule = f"stop-changes-{tag}"
+    events.put_rule(
+        Name=rule,
+        EventPattern=json.dumps(
+            {
+                "source": ["aws.states"],
+                "detail-type": ["Step Functions Execution Status Change"],
+                "detail": {"status": ["ABORTED"], "stateMachineArn": list(arns.values())},
+            }
+        ),
+    )
+    changes_arn = sqs.get_queue_attributes(QueueUrl=queues["changes"], AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    events.put_targets(Rule=rule, Targets=[{"Id": "queue", "Arn": changes_arn}])
+    signs = {case: sign for case, (_, sign) in _blocking_states("f", "q", "c").items()}
+    executions = {
+        case: sfn.start_execution(
+            stateMachineArn=arn, name=f"{case}-{tag}", input=json.dumps({"items": [1, 2]})
+        )["executionArn"]
+        for case, arn in arns.items()
+    }
+    started = _wait_blocked(
+        sfn, sqs, queues["started"], {c: (e, signs[c]) for c, e in executions.items()}
+    )
+
+    at_stop: dict[str, list[str]] = {}
+    for case, execution in executions.items():
+        sfn.stop_execution(executionArn=execution, error="Stopped", cause=case)
+        described = sfn.describe_execution(executionArn=execution)
+        at_stop[case] = [e["type"] for e in _history(sfn, execution)]
+        assert (described["status"], at_stop[case][-1]) == ("ABORTED", "ExecutionAborted"), case
+        assert "stopDate" in described
+
+    time.sleep(HOLD + 3)  # every blocking call has returned by now
+    for case, execution in executions.items():
+        assert [e["type"] for e in _history(sfn, execution)] == at_stop[case], case
+        assert sfn.describe_execution(executionArn=execution)["status"] == "ABORTED", case
+    assert sqs.receive_message(QueueUrl=queues["after"], WaitTimeSeconds=1).get("Messages") is None
+    with pytest.raises(sfn.exceptions.ClientError, match=r"InvalidToken|TaskTimedOut"):
+        sfn.send_task_success(taskToken=started["token"]["token"], output="{}")
+    delivered = _aborted_events(sqs, queues["changes"], len(executions))
+    assert sorted(delivered) == sorted(executions.values())  # one ABORTED event each
+    events.remove_targets(Rule=rule, Ids=["queue"])
+    events.delete_rule(Name=rule)
 
 
 def test_a_parked_task_still_resumes_and_times_out_as_before(aws: Callable) -> None:

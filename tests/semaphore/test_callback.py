@@ -247,6 +247,66 @@ def test_stopped_holders_and_waiters_leak_nothing(aws: Callable, deployed: dict)
     settle(aws, deployed)
 
 
+def oldest_waiters(aws: Callable, deployed: dict) -> list[str]:
+    """Execution ARNs of the parked waiters, oldest ticket first (the queue table's own)."""
+    items = [i for i in queue_items(aws, deployed) if i["pk"]["S"].endswith("#queue")]
+    return [i["execution_arn"]["S"] for i in sorted(items, key=lambda i: int(i["ticket"]["N"]))]
+
+
+def test_stopped_waiters_never_enter_even_when_stopped_with_the_holders(
+    aws: Callable, deployed: dict
+) -> None:
+    """Issue 28 item 6: two holders and the two oldest waiters stopped within a second.
+
+    Each release of a stopped holder hands its slot to the oldest waiter, which is
+    being stopped at the same moment. A stopped waiter must end ABORTED (by the time
+    StopExecution returns, as on AWS), never enter the critical section after its stop,
+    and the slot it was handed must reach the next waiter. Oracles: the statuses and
+    stop dates, the critical section's own enter times, the lock and queue tables.
+    """
+    sfn = aws("stepfunctions")
+    machine = deployed["embedded_state_machine_arn"]
+    holding = [start(sfn, machine, {"sleep_seconds": 20, "n": i}) for i in range(LIMIT)]
+    blocked_and_held(aws, deployed, LIMIT, 0)
+    waiting = [start(sfn, machine, {"sleep_seconds": 1, "n": 10 + i}) for i in range(4)]
+    blocked_and_held(aws, deployed, LIMIT, 4)
+    wait_until(lambda: len(oldest_waiters(aws, deployed)) == 4, 30, "four waiter items")
+    stopped_waiters = oldest_waiters(aws, deployed)[:2]
+    stopped_holders = holding[:2]
+    stopped_at: dict[str, float] = {}
+    for arn in [*stopped_holders, *stopped_waiters]:
+        stopped_at[arn] = sfn.stop_execution(
+            executionArn=arn, error="Test.Stop", cause="stopped together"
+        )["stopDate"].timestamp()
+        assert sfn.describe_execution(executionArn=arn)["status"] == "ABORTED", arn
+    survivors = [arn for arn in holding + waiting if arn not in stopped_at]
+    done = wait_done(sfn, holding + waiting, timeout=120)
+    for arn, described in done.items():
+        expected = "ABORTED" if arn in stopped_at else "SUCCEEDED"
+        assert described["status"] == expected, (arn, described.get("error"))
+    # Entering after the stop is what must never happen: a waiter woken just before
+    # its stop may have entered (its critical section then runs on, as on AWS).
+    recorded = {
+        item["execution_id"]["S"]
+        for item in aws("dynamodb").scan(
+            TableName=deployed["record_table_name"], ConsistentRead=True
+        )["Items"]
+    }
+    for arn, at in stopped_at.items():
+        events = history(sfn, arn)
+        assert events[-1]["type"] == "ExecutionAborted", events[-1]
+        section = [
+            e["timestamp"].timestamp()
+            for e in events
+            if e.get("stateEnteredEventDetails", {}).get("name") == "Critical section"
+        ]
+        assert all(t <= at for t in section), (arn, section, at)
+        assert (arn in recorded) == bool(section), (arn, section)
+    # The two slots the stopped holders held went to the two surviving waiters.
+    assert max_overlap(list(records(aws, deployed, survivors).values())) <= LIMIT
+    settle(aws, deployed)
+
+
 def test_a_dropped_wake_up_is_recovered_within_one_fallback(aws: Callable, deployed: dict) -> None:
     sfn = aws("stepfunctions")
     dynamodb = aws("dynamodb")
@@ -285,7 +345,7 @@ def test_timed_out_and_aborted_holders_free_their_slots_through_the_event_cleanu
     timed_out = start(sfn, machine, {"sleep_seconds": TIMEOUT + 20})
     aborted = start(sfn, machine, {"sleep_seconds": 5})
     blocked_and_held(aws, deployed, 2, 0)
-    # LocalStack applies StopExecution when the running Lambda task returns (5 s).
+    # Stopped in its critical section: ABORTED at once (its Lambda runs on, as on AWS).
     sfn.stop_execution(executionArn=aborted, error="Test.Abort", cause="holder aborted")
     assert wait_done(sfn, [aborted], 30)[aborted]["status"] == "ABORTED"
     wait_until(
@@ -303,8 +363,8 @@ def test_reconciler_hands_over_a_slot_whose_event_was_lost(aws: Callable, deploy
     events.remove_targets(Rule=rule, Ids=[t["Id"] for t in targets])
     try:
         machine = deployed["embedded_state_machine_arn"]
-        # The first holder stops early (LocalStack stops it when its 3 s task returns);
-        # the others hold long enough for the reconciler to act before they release.
+        # The first holder is stopped (ABORTED at once, its 3 s task runs on); the
+        # others hold long enough for the reconciler to act before they release.
         holding = [
             start(sfn, machine, {"sleep_seconds": 3 if i == 0 else 20, "n": i})
             for i in range(LIMIT)

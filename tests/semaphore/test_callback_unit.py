@@ -31,11 +31,12 @@ class Sfn:
         self.failed: list[tuple[str, str]] = []
         self.dead: set[str] = set()
         self.status: dict[str, str] = {}
+        self.dead_code = "InvalidToken"
 
     def send_task_success(self, taskToken: str, output: str) -> dict:
         if taskToken in self.dead:
             raise ClientError(
-                {"Error": {"Code": "InvalidToken", "Message": "x"}}, "SendTaskSuccess"
+                {"Error": {"Code": self.dead_code, "Message": "x"}}, "SendTaskSuccess"
             )
         self.succeeded.append(taskToken)
         return {}
@@ -202,6 +203,30 @@ def test_dead_waiter_is_skipped(dynamodb: Any) -> None:
     assert result["handed_to"] == [ARN + "dead", ARN + "live"]
     assert set(state(sem).leases) == {ARN + "live"}
     assert state(sem).count == 1
+
+
+@pytest.mark.parametrize("code", ["InvalidToken", "TaskTimedOut"])
+def test_a_slot_handed_to_a_stopped_waiter_is_passed_on_or_given_back(
+    dynamodb: Any, code: str
+) -> None:
+    """Issue 28 item 6, the module side: a hand-over to a waiter stopped meanwhile.
+
+    AWS answers SendTaskSuccess to a stopped execution's token with TaskTimedOut
+    (LocalStack: InvalidToken). The slot goes to the next live waiter, and when none
+    is left, back to the pool: nothing is held by the stopped execution.
+    """
+    sfn = Sfn()
+    sfn.dead_code = code
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "holder", "tok-holder")
+    sem.acquire(ARN + "stopped", "tok-stopped")
+    sfn.dead.add("tok-stopped")
+    sfn.status[ARN + "stopped"] = "ABORTED"
+    result = sem.release(ARN + "holder")
+    assert result["handed_to"] == [ARN + "stopped"]
+    after = state(sem)
+    assert (after.count, after.waiting, after.leases) == (0, 0, {})
+    assert sem.leave(ARN + "stopped") is False  # the cleanup finds nothing left to do
 
 
 def test_recheck_parks_again_with_the_new_token_and_release_uses_it(dynamodb: Any) -> None:

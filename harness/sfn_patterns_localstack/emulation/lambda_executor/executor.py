@@ -5,21 +5,27 @@ to CloudWatch, the Step Functions integration) stays LocalStack's own; only the
 place the code runs changes: instead of a Docker container, a child process
 (:mod:`.worker`) that imports the unzipped function code.
 
-Workers are forked from one fork server per LocalStack process (``worker.py
---fork-server``), which has imported the runtime's boto3 already: a cold start then
-costs a fork and the handler's own imports, not a new interpreter importing boto3
+A function runs on the Python of its declared ``Runtime`` (python3.9 to python3.13:
+this interpreter, or pyenv's, or ``pythonX.Y`` on PATH); any other runtime fails to
+become Active, with a message naming it and the supported ones.
+
+Workers are forked from one fork server per runtime per LocalStack process
+(``worker.py --fork-server``, started on that runtime's first cold start), which has
+imported the runtime's boto3 already: a cold start then costs a fork and the
+handler's own imports, not a new interpreter importing boto3
 (scripts/bench_lambda_cold_start.py: 87 ms and 0.086 CPU-second per cold start,
 against 231 ms and 0.231). ``SFNP_LAMBDA_FORK_SERVER=0`` starts each worker as a
 process of its own instead, as does a fork server that cannot be started.
 
-What it does not emulate, and the docs say so: the function's Runtime version
-(handlers run on the harness's Python), layers, container images, memory limits
-and isolation between functions.
+What it does not emulate, and the docs say so: the runtime's patch level and its
+own boto3 version (the harness's pure-Python boto3/botocore are shared by every
+runtime), layers, container images, memory limits and isolation between functions.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import json
 import logging
@@ -55,6 +61,13 @@ STARTUP_TIMEOUT_SECONDS = 30.0
 RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "six", "urllib3")
 
 
+def runtime_cache() -> Path:
+    """Where the runtimes' package directories are kept: the project's cache."""
+    from sfn_patterns_localstack.server import cache_dir
+
+    return cache_dir() / "lambda-runtime"
+
+
 @cache
 def runtime_path() -> str:
     """A directory exposing only the runtime-provided packages to the handler.
@@ -62,16 +75,95 @@ def runtime_path() -> str:
     The worker runs without ``site``, so the harness's own site-packages (pynamodb,
     networkx, ...) are not importable; a handler that needs them must bundle them,
     exactly as on AWS Lambda.
+
+    One directory per set of package locations, in the project's cache, made once
+    (atomically: LocalStacks started at once race to make it) and then reused, so
+    no LocalStack leaves a directory of its own in the temporary directory.
     """
-    root = Path(tempfile.mkdtemp(prefix="sfnp-lambda-runtime-"))
+    sources = []
     for name in RUNTIME_PACKAGES:
         spec = importlib.util.find_spec(name)
         if spec is None or spec.origin is None:
             continue
         origin = Path(spec.origin)
-        source = origin.parent if origin.name == "__init__.py" else origin
-        (root / source.name).symlink_to(source)
+        sources.append(origin.parent if origin.name == "__init__.py" else origin)
+    key = hashlib.sha256("\n".join(map(str, sources)).encode()).hexdigest()[:16]
+    root = runtime_cache() / f"packages-{key}"
+    if not root.is_dir():
+        root.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root.parent))
+        for source in sources:
+            (staging / source.name).symlink_to(source)
+        try:
+            staging.rename(root)
+        except OSError:  # made by another LocalStack meanwhile
+            shutil.rmtree(staging, ignore_errors=True)
     return str(root)
+
+
+# The Lambda runtimes this executor runs, each on its own Python (AWS's supported
+# Python runtimes; python3.8 and older are deprecated there). Anything else (another
+# language, a container image) fails to become Active, with a message naming it.
+SUPPORTED_RUNTIMES = ("python3.9", "python3.10", "python3.11", "python3.12", "python3.13")
+# Packages a runtime's Python needs instead of the harness's copy, installed by
+# ``make bootstrap`` into ``runtime_cache()/<runtime>``: botocore's own markers ask
+# for urllib3 < 1.27 before Python 3.10, and urllib3 2.x does not import on 3.9.
+RUNTIME_OVERLAYS = {"python3.9": ("urllib3==1.26.20",)}
+
+
+class UnsupportedRuntime(LambdaRuntimeException):
+    """The function's runtime cannot run here (unknown, or its Python is missing)."""
+
+
+def _version_of(runtime: str) -> str:
+    if runtime not in SUPPORTED_RUNTIMES:
+        raise UnsupportedRuntime(
+            f"Runtime {runtime!r} is not supported by the local-process Lambda executor "
+            f"(supported: {', '.join(SUPPORTED_RUNTIMES)})"
+        )
+    return runtime.removeprefix("python")
+
+
+@cache
+def _find_python(version: str) -> str | None:
+    """An interpreter of Python ``version``: this one, pyenv's newest, or one on PATH."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        return sys.executable
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    installed = sorted(
+        root.glob(f"{version}.*/bin/python{version}"),
+        key=lambda path: [int(part) for part in path.parts[-3].split(".") if part.isdigit()],
+    )
+    if installed:
+        return str(installed[-1])
+    return shutil.which(f"python{version}")
+
+
+def python_for(runtime: str) -> str:
+    """The interpreter a function declared with ``runtime`` runs on (errors name the fix)."""
+    version = _version_of(runtime)
+    python = _find_python(version)
+    if python is None:
+        raise UnsupportedRuntime(
+            f"Runtime {runtime}: no Python {version} interpreter on this machine. Install it "
+            f"(`make bootstrap` runs `pyenv install {version}`) or put python{version} on PATH."
+        )
+    return python
+
+
+def runtime_paths(runtime: str) -> str:
+    """The runtime's package directories, as ``SFNP_RUNTIME_PATH`` (``os.pathsep``-joined)."""
+    _version_of(runtime)
+    paths = [runtime_path()]
+    if runtime in RUNTIME_OVERLAYS:
+        overlay = runtime_cache() / runtime
+        if not (overlay / ".installed").exists():
+            raise UnsupportedRuntime(
+                f"Runtime {runtime}: its packages ({', '.join(RUNTIME_OVERLAYS[runtime])}) "
+                f"are missing from {overlay}: run `make bootstrap`."
+            )
+        paths.insert(0, str(overlay))
+    return os.pathsep.join(paths)
 
 
 class WorkerDied(Exception):
@@ -87,16 +179,31 @@ class _ForkedProcess:
         self._server = server
 
     def poll(self) -> int | None:
-        """The exit status once the fork server has reported it, else None."""
+        """The exit status once the fork server has reported it, else None.
+
+        A worker whose fork server has died is reported ended at once: nobody would
+        ever report its exit (it is no child of this process), and it is ending anyway
+        (it exits within half a second of losing its parent).
+        """
         if self.returncode is None:
             self.returncode = self._server.exit_status(self.pid, timeout=0)
+            if self.returncode is None and not self._server.alive():
+                self.returncode = self._orphaned()
         return self.returncode
 
     def wait(self) -> int | None:
-        """Block until the worker's exit is reported (None if the fork server died)."""
+        """Block until the worker's exit is reported (or its fork server has died)."""
         if self.returncode is None:
             self.returncode = self._server.exit_status(self.pid, timeout=None)
+            if self.returncode is None:  # exit_status returns None only once the server died
+                self.returncode = self._orphaned()
         return self.returncode
+
+    def _orphaned(self) -> int:
+        """End the worker of a dead fork server (its own process group) and say it was killed."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        return -signal.SIGKILL
 
 
 class _ForkServer:
@@ -107,22 +214,26 @@ class _ForkServer:
     have a session of their own, and exit when it does.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, runtime: str) -> None:
+        self.runtime = runtime
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(WORKER), "--fork-server"],
+                [python_for(runtime), "-I", "-S", str(WORKER), "--fork-server"],
                 env={
                     "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
                     "LANG": "C.UTF-8",
                     "SFNP_CONTROL_FD": str(theirs.fileno()),
-                    "SFNP_RUNTIME_PATH": runtime_path(),
+                    "SFNP_RUNTIME_PATH": runtime_paths(runtime),
                 },
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
         self._socket = ours
@@ -161,7 +272,10 @@ class _ForkServer:
     def spawn(self, env: dict[str, str], cwd: str, fds: tuple[int, int]) -> _ForkedProcess:
         """Fork a worker with ``env`` in ``cwd``, its command and result pipe ends ``fds``."""
         with self._request_lock:
-            socket.send_fds(self._socket, [json.dumps({"env": env, "cwd": cwd}).encode()], fds)
+            try:
+                socket.send_fds(self._socket, [json.dumps({"env": env, "cwd": cwd}).encode()], fds)
+            except OSError as exc:  # the server is gone (EPIPE, ECONNRESET)
+                raise WorkerDied(f"the fork server is gone ({exc})") from exc
             try:
                 pid = self._answers.get(timeout=STARTUP_TIMEOUT_SECONDS)
             except queue.Empty:
@@ -178,24 +292,29 @@ class _ForkServer:
 
 
 class _Shared:
-    """The fork server this LocalStack process shares between its environments."""
+    """The fork servers this LocalStack process shares between its environments: one per runtime."""
 
-    server: _ForkServer | None = None
+    servers: dict[str, _ForkServer] = {}  # noqa: RUF012 (process-wide on purpose)
     lock = threading.Lock()
 
 
-def fork_server() -> _ForkServer | None:
-    """The shared fork server, started on first use; None when switched off or broken."""
+def fork_server(runtime: str) -> _ForkServer | None:
+    """The runtime's fork server, started on its first use; None when off or broken.
+
+    Started lazily: a LocalStack pays for the servers of the runtimes its functions
+    declare, nothing more.
+    """
     if os.environ.get("SFNP_LAMBDA_FORK_SERVER", "1") == "0":
         return None
     with _Shared.lock:
-        if _Shared.server is None or not _Shared.server.alive():
+        server = _Shared.servers.get(runtime)
+        if server is None or not server.alive():
             try:
-                _Shared.server = _ForkServer()
+                server = _Shared.servers[runtime] = _ForkServer(runtime)
             except OSError:
-                LOG.exception("cannot start the Lambda fork server: starting workers directly")
+                LOG.exception("cannot start the %s fork server: starting workers directly", runtime)
                 return None
-        return _Shared.server
+        return server
 
 
 class _Channel:
@@ -264,31 +383,13 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
         init_log = self._workdir / "init.log"
         init_log.write_bytes(b"")
         env = dict(self._env, SFNP_INIT_LOG=str(init_log))
-        server = fork_server()
         try:
-            if server is not None:
-                process: subprocess.Popen | _ForkedProcess = server.spawn(
-                    env, self._env["LAMBDA_TASK_ROOT"], (cmd_read, res_write)
-                )
-            else:
-                process = subprocess.Popen(
-                    [sys.executable, "-I", "-S", str(WORKER)],
-                    env=dict(
-                        env,
-                        SFNP_CMD_FD=str(cmd_read),
-                        SFNP_RES_FD=str(res_write),
-                        SFNP_RUNTIME_PATH=runtime_path(),
-                    ),
-                    cwd=self._env["LAMBDA_TASK_ROOT"],
-                    pass_fds=(cmd_read, res_write),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,  # its own process group: stop() kills children too
-                )
-        except WorkerDied as exc:
+            process = self._start_worker(env, (cmd_read, res_write))
+        except BaseException as exc:  # no pipe end may leak, whatever failed
             os.close(cmd_write)
             os.close(res_read)
+            if not isinstance(exc, (WorkerDied, OSError)):
+                raise
             raise LambdaRuntimeException(
                 f"Lambda worker for {self.function_version.qualified_arn} did not start ({exc})"
             ) from exc
@@ -310,6 +411,41 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
         self._init_logs += init_log.read_text(errors="replace")
         if ready.get("init_error"):
             LOG.warning("Handler of %s failed to load: %s", self.id, ready["init_error"])
+
+    def _start_worker(
+        self, env: dict[str, str], fds: tuple[int, int]
+    ) -> subprocess.Popen | _ForkedProcess:
+        """Fork the worker from the fork server, or start it as a process of its own.
+
+        A fork server that died since its last fork shows it when asked for a new one;
+        it is replaced, once, and the request sent to the new one.
+        """
+        cwd = self._env["LAMBDA_TASK_ROOT"]
+        runtime = self.function_version.config.runtime
+        for attempt in range(2):
+            server = fork_server(runtime)
+            if server is None:
+                break
+            try:
+                return server.spawn(env, cwd, fds)
+            except WorkerDied:
+                if attempt or server.alive():
+                    raise
+        return subprocess.Popen(
+            [python_for(runtime), "-I", "-S", str(WORKER)],
+            env=dict(
+                env,
+                SFNP_CMD_FD=str(fds[0]),
+                SFNP_RES_FD=str(fds[1]),
+                SFNP_RUNTIME_PATH=runtime_paths(runtime),
+            ),
+            cwd=cwd,
+            pass_fds=fds,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: stop() kills children too
+        )
 
     def _kill(self) -> None:
         process, self._process = self._process, None
@@ -423,7 +559,14 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
 
     @classmethod
     def prepare_version(cls, function_version: FunctionVersion) -> None:
-        """Unzip the function's code where the worker will import it from."""
+        """Check the function's runtime can run here, then unzip its code for the worker.
+
+        An unsupported runtime (or a missing interpreter) raises here, so the function
+        ends ``Failed`` with the reason, not ``Active`` and failing at each invoke.
+        """
+        runtime = function_version.config.runtime
+        python_for(runtime)
+        runtime_paths(runtime)
         if function_version.config.code:
             function_version.config.code.prepare_for_execution()
 

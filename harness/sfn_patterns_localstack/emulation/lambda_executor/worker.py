@@ -15,9 +15,10 @@ in ``SFNP_CMD_FD``; the worker answers on ``SFNP_RES_FD``. The first answer is
 every invocation then reports, as AWS does). The handler's stdout/stderr (fds 1
 and 2, so subprocesses are captured too) go to the log file named per invocation.
 
-Fork server (``worker.py --fork-server``): one process per LocalStack that imports
-the runtime's boto3 once, then forks each worker on request, so an environment's
-cold start does not import boto3 again (scripts/bench_lambda_cold_start.py: 0.086
+Fork server (``worker.py --fork-server``): one process per runtime per LocalStack, on
+that runtime's Python (so this file runs on Python 3.9 to 3.13), that imports the
+runtime's boto3 once, then forks each worker on request, so an environment's cold
+start does not import boto3 again (scripts/bench_lambda_cold_start.py: 0.086
 CPU-second per cold start against 0.231; a few hundred cold starts per test suite).
 It reads requests on the SOCK_SEQPACKET socket in ``SFNP_CONTROL_FD``: a JSON
 document ``{"env": {...}, "cwd": ...}`` with the worker's two pipe ends attached
