@@ -14,7 +14,12 @@ from sfn_patterns_localstack.emulation.iam.integrations import (
     UnmappedIntegration,
     required_permissions,
 )
-from sfn_patterns_localstack.emulation.iam.static_check import Machine, allowed, missing_permissions
+from sfn_patterns_localstack.emulation.iam.static_check import (
+    Machine,
+    allowed,
+    allowed_somewhere,
+    missing_permissions,
+)
 
 CTX = Context("aws-cn", "cn-north-1", "123456789012")
 P = "arn:aws-cn"
@@ -199,11 +204,17 @@ def test_computed_resources_become_patterns_with_a_note() -> None:
         ),
     )
     requirements = required_permissions(definition, CTX)
-    assert [(r.resource, bool(r.note)) for r in requirements] == [
-        (f"{P}:states:*:*:execution:*", True),
-        (f"{P}:lambda:*:*:function:*", True),
-        (f"{P}:dynamodb:cn-north-1:123456789012:table/*", True),
+    assert [(r.resource, bool(r.note), r.scope) for r in requirements] == [
+        (f"{P}:states:*:*:execution:*", True, "any"),
+        (f"{P}:lambda:*:*:function:*", True, "any"),
+        (f"{P}:dynamodb:cn-north-1:123456789012:table/*", True, "any"),
     ]
+    # A static ARN, the executions of a .sync child and "*" must be allowed whole.
+    machine = f"{P}:states:cn-north-1:123456789012:stateMachine:child"
+    sync = _machine(
+        ("S", _task(f"{P}:states:::states:startExecution.sync", StateMachineArn=machine))
+    )
+    assert {r.scope for r in required_permissions(sync, CTX)} == {"all"}
 
 
 def test_credentials_move_the_task_to_the_assumed_role() -> None:
@@ -294,6 +305,25 @@ def test_a_pattern_resource_needs_a_grant_covering_all_of_it() -> None:
         "Resource": "arn:aws:states:eu-west-1:1:execution:x:y",
     }
     assert not allowed([_doc(wide, deny_one)], "states:DescribeExecution", executions)
+
+
+def test_a_resource_the_definition_cannot_name_needs_a_grant_of_its_kind() -> None:
+    # ExecutionArn.$ computed at run time: a grant on some execution is enough
+    # statically; a grant on the state machine's ARN instead is the classic mistake.
+    executions = "arn:aws:states:*:*:execution:*"
+    on_executions = {
+        "Effect": "Allow",
+        "Action": "states:DescribeExecution",
+        "Resource": "arn:aws:states:eu-west-1:123456789012:execution:child:*",
+    }
+    on_machine = {**on_executions, "Resource": "arn:aws:states:eu-west-1:1:stateMachine:child"}
+    assert allowed_somewhere([_doc(on_executions)], "states:DescribeExecution", executions)
+    assert not allowed_somewhere([_doc(on_machine)], "states:DescribeExecution", executions)
+    assert not allowed_somewhere([_doc(on_executions)], "states:StopExecution", executions)
+    deny_all = {"Effect": "Deny", "Action": "states:*", "Resource": "*"}
+    assert not allowed_somewhere(
+        [_doc(on_executions, deny_all)], "states:DescribeExecution", executions
+    )
 
 
 def test_a_missing_permission_is_reported() -> None:

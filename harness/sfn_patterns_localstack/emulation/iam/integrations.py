@@ -14,12 +14,22 @@ are recursed. Tasks with ``Credentials`` act through another role: their
 requirements carry ``role_arn``, and the machine's own role needs ``sts:AssumeRole``
 on it.
 
-Resources that a definition computes at run time (JSONPath ``"Key.$"`` or a JSONata
-``"{% ... %}"`` value) cannot be named statically. Their requirement is a *pattern*:
-the part the definition fixes is kept, the computed part becomes ``*``, and the role
-must allow the whole pattern (every resource it can match). The ``note`` of such a
-requirement says which field was computed. For example ``ExecutionArn.$`` of an
-``aws-sdk:sfn:describeExecution`` gives ``arn:P:states:*:*:execution:*``.
+A requirement's ``resource`` is an ARN or a pattern, and its ``scope`` says how the
+role must allow it:
+
+- ``"all"``: every resource the pattern matches. A static ARN; ``*`` for actions
+  without resource-level permissions (``redshift-data:DescribeStatement``); the
+  executions of a ``.sync`` child, ``arn:P:states:R:A:execution:CHILD:*`` (any name).
+- ``"any"``: the definition cannot name the resource, only its kind, so at least one
+  grant within the pattern is required. This is the case for a value computed at run
+  time (JSONPath ``"Key.$"`` or a JSONata ``"{% ... %}"`` value): the fixed part is
+  kept and the computed part becomes ``*``, so ``ExecutionArn.$`` of an
+  ``aws-sdk:sfn:describeExecution`` requires DescribeExecution on some
+  ``arn:P:states:*:*:execution:*`` (a grant on the state machine's ARN instead is
+  caught; whether the run-time value falls inside the grant is for the run-time
+  evaluator). It is also the case for a resource named without its ARN's ID (a
+  Redshift Serverless workgroup by name: ``workgroup/*``) and, without a ``Context``,
+  for names whose region and account are unknown. The ``note`` says which.
 
 An integration this module does not know raises ``UnmappedIntegration``: a new
 integration must be mapped here (with its AWS page), never passed silently.
@@ -82,8 +92,10 @@ class Context:
 class Requirement:
     """One permission a Task needs: ``action`` on ``resource`` (an ARN or a pattern).
 
-    ``role_arn`` is set when the Task acts through ASL ``Credentials`` (that role
-    needs the permission, not the machine's); ``note`` explains a pattern.
+    ``scope`` is ``"all"`` (every resource the pattern matches must be allowed) or
+    ``"any"`` (one grant within it suffices: see the module docstring); ``note`` says
+    why a resource is a pattern. ``role_arn`` is set when the Task acts through ASL
+    ``Credentials`` (that role needs the permission, not the machine's).
     """
 
     state: str
@@ -92,6 +104,7 @@ class Requirement:
     doc: str
     role_arn: str | None = None
     note: str = ""
+    scope: str = "all"
 
 
 @dataclass(frozen=True)
@@ -113,7 +126,11 @@ class _Task:
         return self.context.account if self.context else "*"
 
     def req(self, action: str, resource: str, doc: str, note: str = "") -> Requirement:
-        return Requirement(self.path, action, resource, doc, note=note)
+        """A requirement of this Task: ``"any"`` scope when ``note`` says why it is a pattern."""
+        scope = "any" if note and resource != "*" else "all"
+        if ":*:*:" in resource and self.context is None and not note:
+            note, scope = "no context: region and account unknown", "any"
+        return Requirement(self.path, action, resource, doc, note=note, scope=scope)
 
 
 def required_permissions(
@@ -153,16 +170,18 @@ def _distributed_map(
     """A distributed Map starts child executions of the machine itself."""
     if "ItemReader" in state or "ResultWriter" in state:
         raise UnmappedIntegration(f"{path}: distributed Map ItemReader/ResultWriter is not mapped")
-    if context is None:
-        machine, executions = "arn:*:states:*:*:stateMachine:*", "arn:*:states:*:*:execution:*"
-        note = "no context: the machine's own ARN is unknown"
-    else:
-        base = f"arn:{context.partition}:states:{context.region}:{context.account}"
-        machine, executions, note = f"{base}:stateMachine:*", f"{base}:execution:*", ""
-    doc = DOC["distributed-map"]
-    yield Requirement(path, "states:StartExecution", machine, doc, note=note)
+    # The machine's own name is not in its definition: some machine and its executions.
+    base = (
+        "arn:*:states:*:*"
+        if context is None
+        else (f"arn:{context.partition}:states:{context.region}:{context.account}")
+    )
+    note, doc = "the machine's own ARN (not in its definition)", DOC["distributed-map"]
+    yield Requirement(
+        path, "states:StartExecution", f"{base}:stateMachine:*", doc, note=note, scope="any"
+    )
     for action in ("states:DescribeExecution", "states:StopExecution"):
-        yield Requirement(path, action, executions, doc, note=note)
+        yield Requirement(path, action, f"{base}:execution:*", doc, note=note, scope="any")
 
 
 def _task(path: str, state: Mapping[str, Any], context: Context | None) -> Iterator[Requirement]:
@@ -184,7 +203,8 @@ def _task(path: str, state: Mapping[str, Any], context: Context | None) -> Itera
         role, note = f"arn:{partition}:iam::*:role/*", "Credentials.RoleArn computed at run time"
     else:
         note = ""
-    yield Requirement(path, "sts:AssumeRole", role, DOC["credentials"], note=note)
+    scope = "any" if note else "all"
+    yield Requirement(path, "sts:AssumeRole", role, DOC["credentials"], note=note, scope=scope)
     for requirement in requirements:
         yield replace(requirement, role_arn=role)
 

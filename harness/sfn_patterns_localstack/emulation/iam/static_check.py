@@ -14,9 +14,11 @@ own calls (``aws:userid``, ``aws:SourceAccount``), which the calls checked here 
 The harness's full evaluator (issue 27 item 1) can replace it: ``missing_permissions``
 calls it in one place, ``_decide``.
 
-A requirement's resource may itself be a pattern (``integrations`` module docstring):
-it is allowed only when a statement's pattern covers every resource it can match;
-a ``Deny`` counts when it overlaps any of them.
+A requirement's resource may itself be a pattern (``integrations`` module docstring).
+With scope ``"all"`` it is allowed only when a statement's pattern covers every
+resource it can match, and a ``Deny`` counts when it overlaps any of them
+(``allowed``). With scope ``"any"`` one Allow within the pattern suffices, unless a
+Deny covers all of it (``allowed_somewhere``).
 """
 
 from __future__ import annotations
@@ -100,6 +102,29 @@ def allowed(policy_documents: list[dict], action: str, resource: str) -> bool:
     )
 
 
+def allowed_somewhere(policy_documents: list[dict], action: str, pattern: str) -> bool:
+    """Whether ``action`` is allowed on at least one resource matching ``pattern``.
+
+    For a resource the definition cannot name (computed at run time, or named without
+    the ID its ARN holds): an Allow overlapping the pattern is needed, and a Deny
+    covering the whole pattern refuses it.
+    """
+    statements = [s for d in policy_documents for s in _statements(d)]
+    denied = any(
+        s.get("Effect") == "Deny"
+        and _matches_action(s, action)
+        and "NotResource" not in s
+        and any(_covers(p, pattern) for p in _as_list(s.get("Resource")))
+        for s in statements
+    )
+    return not denied and any(
+        s.get("Effect") == "Allow"
+        and _matches_action(s, action)
+        and ("NotResource" in s or any(_overlaps(p, pattern) for p in _as_list(s.get("Resource"))))
+        for s in statements
+    )
+
+
 # --- the plan ------------------------------------------------------------------------
 
 
@@ -123,7 +148,7 @@ class Finding:
 
     def __str__(self) -> str:
         r = self.requirement
-        note = f" ({r.note})" if r.note else ""
+        note = f" ({r.note}; {r.scope} of it)" if r.note else ""
         return (
             f"{self.machine}: {r.state}: {r.action} on {r.resource}{note}: {self.problem} [{r.doc}]"
         )
@@ -139,9 +164,11 @@ class Report:
     other_roles: list[Finding] = field(default_factory=list)
 
 
-def _decide(policies: list[dict], action: str, resource: str) -> bool:
+def _decide(policies: list[dict], requirement: Requirement) -> bool:
     """The one call of the evaluator: swap in the harness's full evaluator here."""
-    return allowed(policies, action, resource)
+    if requirement.scope == "any":
+        return allowed_somewhere(policies, requirement.action, requirement.resource)
+    return allowed(policies, requirement.action, requirement.resource)
 
 
 def missing_permissions(machine: Machine) -> tuple[list[Finding], list[Finding]]:
@@ -150,7 +177,7 @@ def missing_permissions(machine: Machine) -> tuple[list[Finding], list[Finding]]
     for requirement in required_permissions(machine.definition, machine.context):
         if requirement.role_arn is not None:
             other.append(Finding(machine.address, requirement, f"needed by {requirement.role_arn}"))
-        elif not _decide(machine.policies, requirement.action, requirement.resource):
+        elif not _decide(machine.policies, requirement):
             missing.append(Finding(machine.address, requirement))
     return missing, other
 
