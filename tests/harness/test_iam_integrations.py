@@ -229,6 +229,17 @@ def test_credentials_move_the_task_to_the_assumed_role() -> None:
         ("sts:AssumeRole", role, None),
         ("states:StartExecution", f"{P}:states:cn-north-1:111111111111:stateMachine:x", role),
     ]
+    # Across accounts, .sync polls the child instead of using the managed rule
+    # (concepts-access-cross-acct-resources.html): no events permission.
+    machine = f"{P}:states:cn-north-1:111111111111:stateMachine:x"
+    sync = _task(f"{P}:states:::states:startExecution.sync:2", StateMachineArn=machine)
+    cross = _machine(("S", {**sync, "Credentials": {"RoleArn": role}}))
+    assert {r.action for r in required_permissions(cross, CTX)} == {
+        "sts:AssumeRole",
+        "states:StartExecution",
+        "states:DescribeExecution",
+        "states:StopExecution",
+    }
 
 
 @pytest.mark.parametrize(

@@ -116,6 +116,7 @@ class _Task:
     partition: str
     params: Mapping[str, Any]
     context: Context | None
+    cross_account: bool = False  # ASL Credentials: the Task acts through another role
 
     @property
     def region(self) -> str:
@@ -192,9 +193,9 @@ def _task(path: str, state: Mapping[str, Any], context: Context | None) -> Itera
     params = state.get("Parameters") or state.get("Arguments") or {}
     if not isinstance(params, Mapping):  # JSONata: the whole argument object computed
         params = {}
-    task = _Task(path, resource, partition, params, context)
-    requirements = list(_resolve(task))
     credentials = state.get("Credentials")
+    task = _Task(path, resource, partition, params, context, cross_account=bool(credentials))
+    requirements = list(_resolve(task))
     if not credentials:
         yield from requirements
         return
@@ -309,6 +310,10 @@ def _states_start(task: _Task, pattern: str) -> Iterator[Requirement]:
         return
     for action in ("states:DescribeExecution", "states:StopExecution"):
         yield task.req(action, _executions_of(machine), DOC["states"], note)
+    if task.cross_account:
+        # Across accounts .sync polls DescribeExecution instead of using the rule
+        # (concepts-access-cross-acct-resources.html).
+        return
     rule = f"arn:{task.partition}:events:{task.region}:{task.account}:rule/{SYNC_RULE}"
     for action in ("events:PutTargets", "events:PutRule", "events:DescribeRule"):
         yield task.req(action, rule, DOC["states"])
