@@ -133,6 +133,15 @@ def test_redshift_data_needs_the_statement_action_and_the_credential_action() ->
             ),
         ),
         ("D", _task(f"{P}:states:::aws-sdk:redshiftdata:describeStatement", **{"Id.$": "$.id"})),
+        (
+            "U",
+            _task(
+                f"{P}:states:::aws-sdk:redshiftdata:executeStatement",
+                ClusterIdentifier="c2",
+                Database="dev",
+                DbUser="etl",
+            ),
+        ),
     )
     workgroup = f"{P}:redshift-serverless:cn-north-1:123456789012:workgroup/*"
     assert _pairs(definition) == {
@@ -144,6 +153,9 @@ def test_redshift_data_needs_the_statement_action_and_the_credential_action() ->
             f"{P}:secretsmanager:cn-north-1:123456789012:secret:s-AbC",
         ),
         ("redshift-data:DescribeStatement", "*"),
+        ("redshift-data:ExecuteStatement", f"{P}:redshift:cn-north-1:123456789012:cluster:c2"),
+        ("redshift:GetClusterCredentials", f"{P}:redshift:cn-north-1:123456789012:dbuser:c2/etl"),
+        ("redshift:GetClusterCredentials", f"{P}:redshift:cn-north-1:123456789012:dbname:c2/dev"),
     }
 
 

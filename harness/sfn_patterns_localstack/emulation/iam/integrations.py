@@ -450,10 +450,16 @@ def _redshift_data(task: _Task, operation: str) -> Iterator[Requirement]:
     elif "WorkgroupName" in p or "WorkgroupName.$" in p:
         yield task.req("redshift-serverless:GetCredentials", target, doc, note)
     elif "DbUser" in p or "DbUser.$" in p:
-        user = "*" if _computed(p, "DbUser") else p["DbUser"]
+        # Temporary credentials for the user, in the database the call names.
         cluster = target.rpartition(":cluster:")[2]
-        resource = f"arn:{task.partition}:redshift:{base}:dbuser:{cluster}/{user}"
-        yield task.req("redshift:GetClusterCredentials", resource, doc)
+        for kind, key in (("dbuser", "DbUser"), ("dbname", "Database")):
+            if key not in p and f"{key}.$" not in p:
+                continue
+            computed = _computed(p, key)
+            name = "*" if computed else p[key]
+            resource = f"arn:{task.partition}:redshift:{base}:{kind}:{cluster}/{name}"
+            why = f"{key} computed at run time" if computed else ""
+            yield task.req("redshift:GetClusterCredentials", resource, doc, why)
     else:
         cluster = target.rpartition(":cluster:")[2]
         database = p.get("Database", "*") if not _computed(p, "Database") else "*"
