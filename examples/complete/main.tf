@@ -22,6 +22,12 @@ data "aws_partition" "current" {}
 data "aws_region" "current" {}
 data "aws_caller_identity" "current" {}
 
+# CloudWatch Logs' regional principal for the key policy: logs.REGION.SUFFIX, where the
+# suffix is the partition's (amazonaws.com.cn in aws-cn, from the provider's rules).
+data "aws_service_principal" "logs" {
+  service_name = "logs"
+}
+
 locals {
   partition  = data.aws_partition.current.partition
   region     = data.aws_region.current.region
@@ -193,7 +199,7 @@ data "aws_iam_policy_document" "kms" {
     resources = ["*"]
     principals {
       type        = "Service"
-      identifiers = ["logs.${local.region}.amazonaws.com"]
+      identifiers = ["logs.${local.region}.${data.aws_service_principal.logs.suffix}"]
     }
     condition {
       test     = "ArnLike"

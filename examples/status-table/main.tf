@@ -5,6 +5,11 @@ provider "aws" {
   region = var.region
 }
 
+# The service principal as the partition writes it (aws-cn and aws-us-gov included).
+data "aws_service_principal" "lambda" {
+  service_name = "lambda"
+}
+
 module "status_table" {
   source = "../../modules/status-table"
 
@@ -17,7 +22,7 @@ data "aws_iam_policy_document" "worker_assume" {
     actions = ["sts:AssumeRole"]
     principals {
       type        = "Service"
-      identifiers = ["lambda.amazonaws.com"]
+      identifiers = [data.aws_service_principal.lambda.name]
     }
   }
 }

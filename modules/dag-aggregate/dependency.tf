@@ -327,6 +327,6 @@ resource "aws_lambda_permission" "task_ended" {
   statement_id  = "AllowTaskEndedEvents"
   action        = "lambda:InvokeFunction"
   function_name = module.runtime.function_name
-  principal     = "events.amazonaws.com"
+  principal     = data.aws_service_principal.events.name
   source_arn    = aws_cloudwatch_event_rule.task_ended[0].arn
 }

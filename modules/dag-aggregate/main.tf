@@ -11,6 +11,11 @@ data "aws_partition" "current" {}
 data "aws_region" "current" {}
 data "aws_caller_identity" "current" {}
 
+# The service principal as the partition writes it (aws-cn and aws-us-gov included).
+data "aws_service_principal" "events" {
+  service_name = "events"
+}
+
 locals {
   partition  = data.aws_partition.current.partition
   region     = data.aws_region.current.region

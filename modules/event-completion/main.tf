@@ -9,6 +9,11 @@ data "aws_partition" "current" {}
 data "aws_region" "current" {}
 data "aws_caller_identity" "current" {}
 
+# The service principal as the partition writes it (aws-cn and aws-us-gov included).
+data "aws_service_principal" "events" {
+  service_name = "events"
+}
+
 locals {
   partition     = data.aws_partition.current.partition
   region        = data.aws_region.current.region
@@ -126,6 +131,6 @@ resource "aws_lambda_permission" "completion" {
   statement_id  = "AllowCompletionEvents"
   action        = "lambda:InvokeFunction"
   function_name = module.function.function_name
-  principal     = "events.amazonaws.com"
+  principal     = data.aws_service_principal.events.name
   source_arn    = aws_cloudwatch_event_rule.completion[0].arn
 }

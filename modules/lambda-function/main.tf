@@ -8,6 +8,11 @@ data "aws_partition" "current" {}
 data "aws_region" "current" {}
 data "aws_caller_identity" "current" {}
 
+# The service principal as the partition writes it (aws-cn and aws-us-gov included).
+data "aws_service_principal" "lambda" {
+  service_name = "lambda"
+}
+
 locals {
   build_dir = coalesce(var.build_dir, "${path.root}/.build/lambda")
   # Relative to the root module, so the same checkout path never matters.
@@ -49,7 +54,7 @@ data "aws_iam_policy_document" "assume" {
     actions = ["sts:AssumeRole"]
     principals {
       type        = "Service"
-      identifiers = ["lambda.amazonaws.com"]
+      identifiers = [data.aws_service_principal.lambda.name]
     }
     condition {
       test     = "StringEquals"

@@ -35,6 +35,11 @@ data "aws_partition" "current" {
 data "aws_region" "current" {}
 data "aws_caller_identity" "current" {}
 
+# The service principal as the partition writes it (aws-cn and aws-us-gov included).
+data "aws_service_principal" "events" {
+  service_name = "events"
+}
+
 locals {
   partition  = data.aws_partition.current.partition
   region     = data.aws_region.current.region
@@ -407,7 +412,7 @@ resource "aws_lambda_permission" "reconcile" {
   statement_id  = "AllowScheduledReconcile"
   action        = "lambda:InvokeFunction"
   function_name = module.reconciler.function_name
-  principal     = "events.amazonaws.com"
+  principal     = data.aws_service_principal.events.name
   source_arn    = aws_cloudwatch_event_rule.reconcile[0].arn
 }
 
@@ -466,7 +471,7 @@ resource "aws_lambda_permission" "ended" {
   statement_id  = "AllowHolderEndedEvents"
   action        = "lambda:InvokeFunction"
   function_name = module.cleanup.function_name
-  principal     = "events.amazonaws.com"
+  principal     = data.aws_service_principal.events.name
   source_arn    = aws_cloudwatch_event_rule.ended[0].arn
 }
 

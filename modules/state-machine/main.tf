@@ -6,6 +6,11 @@ data "aws_partition" "current" {}
 data "aws_region" "current" {}
 data "aws_caller_identity" "current" {}
 
+# The service principal as the partition writes it (aws-cn and aws-us-gov included).
+data "aws_service_principal" "states" {
+  service_name = "states"
+}
+
 locals {
   account_id     = data.aws_caller_identity.current.account_id
   arn_static     = "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.region}:${local.account_id}:stateMachine:${var.name}"
@@ -17,7 +22,7 @@ data "aws_iam_policy_document" "assume" {
     actions = ["sts:AssumeRole"]
     principals {
       type        = "Service"
-      identifiers = ["states.amazonaws.com"]
+      identifiers = [data.aws_service_principal.states.name]
     }
     condition {
       test     = "StringEquals"

@@ -15,6 +15,16 @@ Allowed, because no ARN is built there: comments (HCL ``#`` ``//`` ``/* */``, Ji
 ``terraform test`` files (modules/*/tests, whose mocked values are ARNs on purpose)
 and what the harness writes beside a configuration (localstack_override.tf). Anything
 else that must stay goes in ALLOWED with its reason.
+
+The same scan refuses a literal ``amazonaws.com`` (a service principal such as
+``states.amazonaws.com``, or a host name) in the Terraform that ships or is applied:
+the modules, the root module, the examples and the test fixtures' ``*.tf``. A service
+principal is not always ``SERVICE.amazonaws.com`` (CloudWatch Logs is
+``logs.amazonaws.com.cn`` in aws-cn; terraform-provider-aws
+``internal/service/meta/service_principal_data_source.go`` holds the rules), so it
+comes from ``data "aws_service_principal"`` (its ``name``, or its ``suffix`` for a
+regional principal such as ``logs.REGION.SUFFIX``); a host name from
+``data.aws_partition``'s ``dns_suffix``.
 """
 
 from __future__ import annotations
@@ -30,6 +40,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 LITERAL = "arn:aws:"
+PRINCIPAL_LITERAL = "amazonaws.com"
+SKIP_DIRS = {".terraform", ".venv", ".build", "build", "node_modules"}
 
 # (path relative to the repository, stripped line) -> why it must stay. Empty: every
 # occurrence today is in a comment, a docstring or an example in a message.
@@ -45,7 +57,7 @@ class Finding:
     text: str
 
 
-def _hcl_findings(path: str, text: str) -> list[Finding]:
+def _hcl_findings(path: str, text: str, literal: str = LITERAL) -> list[Finding]:
     """Occurrences outside comments and outside description / error_message values."""
     findings = []
     in_block_comment = False
@@ -61,7 +73,7 @@ def _hcl_findings(path: str, text: str) -> list[Finding]:
                 heredoc_end = heredoc.group(1)
             continue
         code, in_block_comment = _hcl_code(line, in_block_comment)
-        if LITERAL in code:
+        if literal in code:
             findings.append(Finding(path, number, line.strip()))
     return findings
 
@@ -220,3 +232,71 @@ def test_comments_docs_and_examples_are_allowed(name: str, text: str) -> None:
     suffix = Path(name).suffix
     finder = {".tf": _hcl_findings, ".py": _python_findings}.get(suffix, _template_findings)
     assert finder(name, text) == []
+
+
+# --- service principals ------------------------------------------------------------
+
+
+def _terraform_files() -> list[Path]:
+    """Every *.tf that ships or is applied: root, modules, examples, test fixtures."""
+    files = [
+        *REPO.glob("*.tf"),
+        *(REPO / "modules").rglob("*.tf"),
+        *(REPO / "examples").rglob("*.tf"),
+        *(REPO / "tests").rglob("*.tf"),
+    ]
+    return sorted(p for p in files if not SKIP_DIRS.intersection(p.relative_to(REPO).parts))
+
+
+def test_no_literal_service_principal_in_terraform() -> None:
+    files = _terraform_files()
+    names = {p.relative_to(REPO).as_posix() for p in files}
+    # The scan covers every file that held a literal principal before (so it cannot
+    # pass by finding nothing).
+    assert {
+        "modules/state-machine/main.tf",
+        "modules/lambda-function/main.tf",
+        "modules/sqs-throttle/main.tf",
+        "modules/semaphore/main.tf",
+        "modules/event-completion/main.tf",
+        "modules/dag-aggregate/dependency.tf",
+        "examples/complete/main.tf",
+        "examples/status-table/main.tf",
+        "tests/consumer/team_repo/main.tf",
+        "main.tf",
+    } <= names
+    findings = [
+        finding
+        for path in files
+        for finding in _hcl_findings(
+            path.relative_to(REPO).as_posix(), path.read_text(), PRINCIPAL_LITERAL
+        )
+    ]
+    assert findings == [], 'take service principals from data "aws_service_principal":\n' + (
+        "\n".join(f"{f.path}:{f.line}: {f.text}" for f in findings)
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'identifiers = ["states.amazonaws.com"]',
+        'principal     = "events.amazonaws.com"',
+        'identifiers = ["logs.${local.region}.amazonaws.com"]',
+    ],
+)
+def test_a_literal_principal_is_found(text: str) -> None:
+    assert len(_hcl_findings("modules/x/main.tf", text, PRINCIPAL_LITERAL)) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "identifiers = [data.aws_service_principal.states.name]",
+        'identifiers = ["logs.${local.region}.${data.aws_service_principal.logs.suffix}"]',
+        "# logs.amazonaws.com.cn in aws-cn",
+        '  description = "Trusted by states.amazonaws.com."',
+    ],
+)
+def test_principals_from_the_provider_and_comments_are_allowed(text: str) -> None:
+    assert _hcl_findings("modules/x/main.tf", text, PRINCIPAL_LITERAL) == []

@@ -107,7 +107,7 @@ run "dependency_strategy_in_aws" {
       workgroup_arn  = "arn:aws:redshift-serverless:us-east-1:123456789012:workgroup/0f1e"
       secret_arn     = "arn:aws:secretsmanager:us-east-1:123456789012:secret:dwh-AbCdEf"
     }
-    kms_key_arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd"
+    kms_key_arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
   assert {
@@ -147,7 +147,13 @@ run "level_strategy_in_aws_cn" {
 }
 
 run "dependency_strategy_in_aws_cn" {
-  command   = plan
+  command = plan
+
+  # As terraform-provider-aws computes it in this partition (service_principal_data_source.go).
+  override_data {
+    target = data.aws_service_principal.events
+    values = { name = "events.amazonaws.com", suffix = "amazonaws.com" }
+  }
   providers = { aws = aws.cn }
 
   variables {
@@ -158,7 +164,7 @@ run "dependency_strategy_in_aws_cn" {
       workgroup_arn  = "arn:aws-cn:redshift-serverless:cn-north-1:123456789012:workgroup/0f1e"
       secret_arn     = "arn:aws-cn:secretsmanager:cn-north-1:123456789012:secret:dwh-AbCdEf"
     }
-    kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:key/1234abcd"
+    kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
   assert {
@@ -168,6 +174,10 @@ run "dependency_strategy_in_aws_cn" {
   assert {
     condition     = alltrue([for prefix in regexall("\\barn:[a-z0-9-]*:", jsonencode([output.definition, output.task_definition, output.state_machine_arn_static, module.task_machine.state_machine_arn_static, local.coordinator_policy_statements, local.task_machine_policy_statements, [for s in local.runtime_policy_statements : s if !contains(["ReadPlan", "WriteRunResults"], s.sid)], jsondecode(aws_cloudwatch_event_rule.task_ended[0].event_pattern)])) : prefix == "arn:aws-cn:"])
     error_message = "Every ARN starts with arn:aws-cn:."
+  }
+  assert {
+    condition     = aws_lambda_permission.task_ended[0].principal == "events.amazonaws.com"
+    error_message = "EventBridge's principal comes from data.aws_service_principal: events.amazonaws.com in this partition too."
   }
 }
 
@@ -198,7 +208,13 @@ run "level_strategy_in_aws_us_gov" {
 }
 
 run "dependency_strategy_in_aws_us_gov" {
-  command   = plan
+  command = plan
+
+  # As terraform-provider-aws computes it in this partition (service_principal_data_source.go).
+  override_data {
+    target = data.aws_service_principal.events
+    values = { name = "events.amazonaws.com", suffix = "amazonaws.com" }
+  }
   providers = { aws = aws.gov }
 
   variables {
@@ -209,7 +225,7 @@ run "dependency_strategy_in_aws_us_gov" {
       workgroup_arn  = "arn:aws-us-gov:redshift-serverless:us-gov-west-1:123456789012:workgroup/0f1e"
       secret_arn     = "arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:dwh-AbCdEf"
     }
-    kms_key_arn = "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/1234abcd"
+    kms_key_arn = "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
   assert {
@@ -219,5 +235,9 @@ run "dependency_strategy_in_aws_us_gov" {
   assert {
     condition     = alltrue([for prefix in regexall("\\barn:[a-z0-9-]*:", jsonencode([output.definition, output.task_definition, output.state_machine_arn_static, module.task_machine.state_machine_arn_static, local.coordinator_policy_statements, local.task_machine_policy_statements, [for s in local.runtime_policy_statements : s if !contains(["ReadPlan", "WriteRunResults"], s.sid)], jsondecode(aws_cloudwatch_event_rule.task_ended[0].event_pattern)])) : prefix == "arn:aws-us-gov:"])
     error_message = "Every ARN starts with arn:aws-us-gov:."
+  }
+  assert {
+    condition     = aws_lambda_permission.task_ended[0].principal == "events.amazonaws.com"
+    error_message = "EventBridge's principal comes from data.aws_service_principal: events.amazonaws.com in this partition too."
   }
 }

@@ -61,8 +61,8 @@ run "creates_the_table_the_function_and_the_rule" {
     error_message = "The rule targets the function and retries deliveries."
   }
   assert {
-    condition     = aws_lambda_permission.completion[0].principal == "events.amazonaws.com" && aws_lambda_permission.completion[0].action == "lambda:InvokeFunction"
-    error_message = "EventBridge may invoke the function."
+    condition     = aws_lambda_permission.completion[0].principal == data.aws_service_principal.events.name && aws_lambda_permission.completion[0].action == "lambda:InvokeFunction"
+    error_message = "EventBridge may invoke the function: the principal is data.aws_service_principal.events's (a random value under this mock, so a literal fails)."
   }
   assert {
     condition     = output.rule_name == "stmts-completion" && output.table_name == "stmts-tokens"
@@ -226,6 +226,14 @@ run "rejects_a_kms_key_id_instead_of_an_arn" {
   command = plan
   variables {
     kms_key_arn = "1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+  expect_failures = [var.kms_key_arn]
+}
+
+run "rejects_an_alias_arn_as_kms_key_arn" {
+  command = plan
+  variables {
+    kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:alias/data"
   }
   expect_failures = [var.kms_key_arn]
 }

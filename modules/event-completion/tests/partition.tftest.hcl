@@ -2,9 +2,16 @@
 # the statements it hands to callers) takes the partition from data.aws_partition:
 # planned with aws_partition mocked as aws, aws-cn and aws-us-gov. Each run counts the
 # ARNs first (2 outputs, 3 granted, 2 + 1 handed out), so a check that finds none fails.
+# EventBridge's service principal is mocked per partition as terraform-provider-aws
+# computes it (internal/service/meta/service_principal_data_source.go:
+# events.amazonaws.com in aws, aws-cn and aws-us-gov alike).
 
 mock_provider "aws" {
   alias = "aws"
+  override_data {
+    target = data.aws_service_principal.events
+    values = { name = "events.amazonaws.com", suffix = "amazonaws.com" }
+  }
   mock_data "aws_partition" {
     defaults = { partition = "aws", dns_suffix = "amazonaws.com" }
   }
@@ -21,6 +28,10 @@ mock_provider "aws" {
 
 mock_provider "aws" {
   alias = "cn"
+  override_data {
+    target = data.aws_service_principal.events
+    values = { name = "events.amazonaws.com", suffix = "amazonaws.com" }
+  }
   mock_data "aws_partition" {
     defaults = { partition = "aws-cn", dns_suffix = "amazonaws.com.cn" }
   }
@@ -37,6 +48,10 @@ mock_provider "aws" {
 
 mock_provider "aws" {
   alias = "gov"
+  override_data {
+    target = data.aws_service_principal.events
+    values = { name = "events.amazonaws.com", suffix = "amazonaws.com" }
+  }
   mock_data "aws_partition" {
     defaults = { partition = "aws-us-gov", dns_suffix = "amazonaws.com" }
   }
@@ -71,7 +86,7 @@ run "partition_aws" {
 
   variables {
     waiting_state_machine_arns = ["arn:aws:states:us-east-1:123456789012:stateMachine:waiter"]
-    kms_key_arn                = "arn:aws:kms:us-east-1:123456789012:key/k"
+    kms_key_arn                = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
   assert {
@@ -88,7 +103,7 @@ run "partition_aws_cn" {
 
   variables {
     waiting_state_machine_arns = ["arn:aws-cn:states:cn-north-1:123456789012:stateMachine:waiter"]
-    kms_key_arn                = "arn:aws-cn:kms:cn-north-1:123456789012:key/k"
+    kms_key_arn                = "arn:aws-cn:kms:cn-north-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
   assert {
@@ -101,6 +116,10 @@ run "partition_aws_cn" {
     condition     = output.function_arn == "arn:aws-cn:lambda:cn-north-1:123456789012:function:stmts-completion"
     error_message = "The function ARN is built from partition, region and account."
   }
+  assert {
+    condition     = aws_lambda_permission.completion[0].principal == "events.amazonaws.com"
+    error_message = "EventBridge's principal is events.amazonaws.com in this partition too (data.aws_service_principal)."
+  }
 }
 
 run "partition_aws_us_gov" {
@@ -109,7 +128,7 @@ run "partition_aws_us_gov" {
 
   variables {
     waiting_state_machine_arns = ["arn:aws-us-gov:states:us-gov-west-1:123456789012:stateMachine:waiter"]
-    kms_key_arn                = "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/k"
+    kms_key_arn                = "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
   assert {
@@ -117,5 +136,9 @@ run "partition_aws_us_gov" {
       for prefix in regexall("arn:[a-z-]*:", jsonencode([output.table_arn, output.function_arn, local.function_policy_statements, output.park_policy_statements, output.token_writer_policy_statements])) : prefix == "arn:aws-us-gov:"
     ])
     error_message = "Every ARN starts with arn:aws-us-gov: in the aws-us-gov partition."
+  }
+  assert {
+    condition     = aws_lambda_permission.completion[0].principal == "events.amazonaws.com"
+    error_message = "EventBridge's principal is events.amazonaws.com in this partition too (data.aws_service_principal)."
   }
 }

@@ -42,6 +42,10 @@ run "source_path_is_packaged_at_plan_time" {
     condition     = output.function_arn_static == "arn:aws:lambda:eu-west-1:123456789012:function:orders-worker"
     error_message = "The static ARN is known at plan time."
   }
+  assert {
+    condition     = one(one(data.aws_iam_policy_document.assume.statement).principals).identifiers == toset([data.aws_service_principal.lambda.name])
+    error_message = "The role trusts data.aws_service_principal.lambda (a random value under this mock, so a literal principal fails)."
+  }
 }
 
 run "a_prebuilt_zip_is_deployed_as_is" {
@@ -121,9 +125,18 @@ run "arns_follow_the_partition" {
     target = data.aws_partition.current
     values = { partition = "aws-us-gov" }
   }
+  # As terraform-provider-aws computes it in aws-us-gov (service_principal_data_source.go).
+  override_data {
+    target = data.aws_service_principal.lambda
+    values = { name = "lambda.amazonaws.com", suffix = "amazonaws.com" }
+  }
   assert {
     condition     = startswith(output.function_arn_static, "arn:aws-us-gov:lambda:")
     error_message = "ARNs take the partition from data.aws_partition."
+  }
+  assert {
+    condition     = one(one(data.aws_iam_policy_document.assume.statement).principals).identifiers == toset(["lambda.amazonaws.com"])
+    error_message = "In aws-us-gov the role trusts lambda.amazonaws.com."
   }
 }
 
@@ -131,6 +144,14 @@ run "rejects_a_kms_key_id_instead_of_an_arn" {
   command = plan
   variables {
     kms_key_arn = "1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+  expect_failures = [var.kms_key_arn]
+}
+
+run "rejects_an_alias_arn_as_kms_key_arn" {
+  command = plan
+  variables {
+    kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:alias/data"
   }
   expect_failures = [var.kms_key_arn]
 }

@@ -304,6 +304,12 @@ run "custom_prefix_and_release_next" {
 run "partition_aws_cn_dynamodb" {
   command = plan
 
+  # As terraform-provider-aws computes it in this partition (service_principal_data_source.go).
+  override_data {
+    target = data.aws_service_principal.events
+    values = { name = "events.amazonaws.com", suffix = "amazonaws.com" }
+  }
+
   override_data {
     target = data.aws_partition.current
     values = { partition = "aws-cn", dns_suffix = "amazonaws.com.cn" }
@@ -328,6 +334,10 @@ run "partition_aws_cn_dynamodb" {
   assert {
     condition     = output.wrapper_state_machine_arn_static == "arn:aws-cn:states:cn-north-1:000000000000:stateMachine:demo-wrapper"
     error_message = "The wrapper's static ARN is in aws-cn."
+  }
+  assert {
+    condition     = aws_lambda_permission.reconcile[0].principal == "events.amazonaws.com"
+    error_message = "EventBridge's principal comes from data.aws_service_principal: events.amazonaws.com in aws-cn too."
   }
 }
 

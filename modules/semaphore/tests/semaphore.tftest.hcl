@@ -60,6 +60,10 @@ run "callback_default_creates_lock_queue_callback_and_reconciler" {
     condition     = !aws_dynamodb_table.this[0].deletion_protection_enabled && !aws_dynamodb_table.queue[0].deletion_protection_enabled
     error_message = "deletion_protection_enabled is off by default."
   }
+  assert {
+    condition     = aws_lambda_permission.reconcile[0].principal == data.aws_service_principal.events.name
+    error_message = "The reconciler's schedule invokes it as data.aws_service_principal.events (a random value under this mock, so a literal principal fails)."
+  }
 }
 
 run "pitr_and_deletion_protection_switch" {
@@ -204,6 +208,12 @@ run "caller_policy_names_this_table" {
 run "static_arns_follow_the_partition" {
   command = plan
 
+  # As terraform-provider-aws computes it in this partition (service_principal_data_source.go).
+  override_data {
+    target = data.aws_service_principal.events
+    values = { name = "events.amazonaws.com", suffix = "amazonaws.com" }
+  }
+
   override_data {
     target = data.aws_partition.current
     values = { partition = "aws-us-gov", dns_suffix = "amazonaws.com" }
@@ -225,6 +235,10 @@ run "static_arns_follow_the_partition" {
   assert {
     condition     = toset([for s in data.aws_iam_policy_document.caller[0].statement : s.sid]) == toset(["SemaphoreInvokeCallback"]) && one(data.aws_iam_policy_document.caller[0].statement).resources == toset(["arn:aws-us-gov:lambda:us-gov-west-1:123456789012:function:demo-semaphore", "arn:aws-us-gov:lambda:us-gov-west-1:123456789012:function:demo-semaphore:*"])
     error_message = "The callers' policy names the callback Lambda in the partition."
+  }
+  assert {
+    condition     = length(concat(aws_lambda_permission.reconcile, aws_lambda_permission.ended)) == 2 && alltrue([for p in concat(aws_lambda_permission.reconcile, aws_lambda_permission.ended) : p.principal == "events.amazonaws.com"])
+    error_message = "EventBridge's principal (reconciler schedule, cleanup rule) comes from data.aws_service_principal: events.amazonaws.com in aws-us-gov too."
   }
 }
 
@@ -345,6 +359,14 @@ run "rejects_a_kms_key_id_instead_of_an_arn" {
   command = plan
   variables {
     kms_key_arn = "1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+  expect_failures = [var.kms_key_arn]
+}
+
+run "rejects_an_alias_arn_as_kms_key_arn" {
+  command = plan
+  variables {
+    kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:alias/data"
   }
   expect_failures = [var.kms_key_arn]
 }

@@ -71,12 +71,12 @@ run "kms_key_arn_encrypts_the_queues" {
   command = plan
 
   variables {
-    kms_key_arn                       = "arn:aws:kms:eu-west-1:123456789012:key/q"
+    kms_key_arn                       = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     kms_data_key_reuse_period_seconds = 900
   }
 
   assert {
-    condition     = aws_sqs_queue.this[0].kms_master_key_id == "arn:aws:kms:eu-west-1:123456789012:key/q" && aws_sqs_queue.dlq[0].kms_master_key_id == "arn:aws:kms:eu-west-1:123456789012:key/q"
+    condition     = aws_sqs_queue.this[0].kms_master_key_id == "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab" && aws_sqs_queue.dlq[0].kms_master_key_id == "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     error_message = "kms_key_arn encrypts both queues."
   }
   assert {
@@ -84,11 +84,11 @@ run "kms_key_arn_encrypts_the_queues" {
     error_message = "With a key, the data key reuse period applies to both queues."
   }
   assert {
-    condition     = aws_dynamodb_table.ledger[0].server_side_encryption[0].kms_key_arn == "arn:aws:kms:eu-west-1:123456789012:key/q"
+    condition     = aws_dynamodb_table.ledger[0].server_side_encryption[0].kms_key_arn == "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     error_message = "The same key encrypts the ledger."
   }
   assert {
-    condition     = data.aws_iam_policy_document.producer.statement[1].sid == "EncryptRequests" && data.aws_iam_policy_document.producer.statement[1].resources == toset(["arn:aws:kms:eu-west-1:123456789012:key/q"])
+    condition     = data.aws_iam_policy_document.producer.statement[1].sid == "EncryptRequests" && data.aws_iam_policy_document.producer.statement[1].resources == toset(["arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"])
     error_message = "Producers may use the queue's key, and only it."
   }
 }
@@ -136,6 +136,12 @@ run "target_role_in_another_account" {
 run "arns_follow_the_partition_aws_cn" {
   command = plan
 
+  # As terraform-provider-aws computes it in this partition (service_principal_data_source.go).
+  override_data {
+    target = data.aws_service_principal.events
+    values = { name = "events.amazonaws.com", suffix = "amazonaws.com" }
+  }
+
   override_data {
     target = data.aws_partition.current
     values = { partition = "aws-cn", dns_suffix = "amazonaws.com.cn" }
@@ -165,10 +171,20 @@ run "arns_follow_the_partition_aws_cn" {
     condition     = [for s in data.aws_iam_policy_document.target_role.statement : s.resources][1] == toset(["arn:aws-cn:states:cn-north-1:123456789012:execution:etl:*"])
     error_message = "The execution ARNs take the partition."
   }
+  assert {
+    condition     = aws_lambda_permission.schedule[0].principal == "events.amazonaws.com"
+    error_message = "EventBridge's principal comes from data.aws_service_principal (events.amazonaws.com here too)."
+  }
 }
 
 run "arns_follow_the_partition_aws_us_gov" {
   command = plan
+
+  # As terraform-provider-aws computes it in this partition (service_principal_data_source.go).
+  override_data {
+    target = data.aws_service_principal.events
+    values = { name = "events.amazonaws.com", suffix = "amazonaws.com" }
+  }
 
   override_data {
     target = data.aws_partition.current
@@ -190,6 +206,10 @@ run "arns_follow_the_partition_aws_us_gov" {
   assert {
     condition     = one(one(data.aws_iam_policy_document.target_role_trust.statement).principals).identifiers == toset(["arn:aws-us-gov:iam::123456789012:role/etl-throttle-starter"])
     error_message = "The trust policy's role ARN takes the partition."
+  }
+  assert {
+    condition     = aws_lambda_permission.schedule[0].principal == "events.amazonaws.com"
+    error_message = "EventBridge's principal comes from data.aws_service_principal (events.amazonaws.com here too)."
   }
 }
 
@@ -246,6 +266,14 @@ run "rejects_a_key_id_instead_of_an_arn" {
   command = plan
   variables {
     kms_key_arn = "alias/queues"
+  }
+  expect_failures = [var.kms_key_arn]
+}
+
+run "rejects_an_alias_arn_as_kms_key_arn" {
+  command = plan
+  variables {
+    kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:alias/data"
   }
   expect_failures = [var.kms_key_arn]
 }

@@ -36,6 +36,10 @@ run "creates_machine_role_and_log_group_with_logging_on" {
     condition     = output.state_machine_arn_static == "arn:aws:states:eu-west-1:123456789012:stateMachine:orders"
     error_message = "The static ARN is known at plan time and built from partition, region and account."
   }
+  assert {
+    condition     = one(one(data.aws_iam_policy_document.assume.statement).principals).identifiers == toset([data.aws_service_principal.states.name])
+    error_message = "The role trusts data.aws_service_principal.states (a random value under this mock, so a literal principal fails)."
+  }
 }
 
 run "create_false_makes_nothing" {
@@ -55,9 +59,18 @@ run "static_arn_follows_the_partition" {
     target = data.aws_partition.current
     values = { partition = "aws-cn" }
   }
+  # As terraform-provider-aws computes it in aws-cn (service_principal_data_source.go).
+  override_data {
+    target = data.aws_service_principal.states
+    values = { name = "states.amazonaws.com", suffix = "amazonaws.com" }
+  }
   assert {
     condition     = startswith(output.state_machine_arn_static, "arn:aws-cn:states:")
     error_message = "ARNs take the partition from data.aws_partition."
+  }
+  assert {
+    condition     = one(one(data.aws_iam_policy_document.assume.statement).principals).identifiers == toset(["states.amazonaws.com"])
+    error_message = "In aws-cn the role trusts states.amazonaws.com."
   }
 }
 
@@ -73,6 +86,14 @@ run "rejects_a_kms_key_id_instead_of_an_arn" {
   command = plan
   variables {
     kms_key_arn = "1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+  expect_failures = [var.kms_key_arn]
+}
+
+run "rejects_an_alias_arn_as_kms_key_arn" {
+  command = plan
+  variables {
+    kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:alias/data"
   }
   expect_failures = [var.kms_key_arn]
 }

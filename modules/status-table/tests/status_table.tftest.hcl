@@ -71,7 +71,7 @@ run "every_option_switched" {
     ttl_enabled                    = false
     stream_enabled                 = true
     stream_view_type               = "KEYS_ONLY"
-    kms_key_arn                    = "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/abc"
+    kms_key_arn                    = "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
   assert {
@@ -91,7 +91,7 @@ run "every_option_switched" {
     error_message = "stream_enabled turns the stream on with stream_view_type."
   }
   assert {
-    condition     = aws_dynamodb_table.this[0].server_side_encryption[0].kms_key_arn == "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/abc"
+    condition     = aws_dynamodb_table.this[0].server_side_encryption[0].kms_key_arn == "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     error_message = "kms_key_arn encrypts the table."
   }
 }
@@ -187,6 +187,14 @@ run "rejects_a_key_that_is_not_an_arn" {
   command = plan
   variables {
     kms_key_arn = "alias/tasks"
+  }
+  expect_failures = [var.kms_key_arn]
+}
+
+run "rejects_an_alias_arn_as_kms_key_arn" {
+  command = plan
+  variables {
+    kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:alias/data"
   }
   expect_failures = [var.kms_key_arn]
 }

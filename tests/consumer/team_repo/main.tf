@@ -15,6 +15,11 @@ provider "aws" {
 data "aws_partition" "current" {}
 data "aws_caller_identity" "current" {}
 
+# The service principal as the partition writes it (aws-cn and aws-us-gov included).
+data "aws_service_principal" "states" {
+  service_name = "states"
+}
+
 data "aws_caller_identity" "analytics" {
   provider = aws.analytics
 }
@@ -60,7 +65,7 @@ data "aws_iam_policy_document" "states_trust" {
     actions = ["sts:AssumeRole"]
     principals {
       type        = "Service"
-      identifiers = ["states.amazonaws.com"]
+      identifiers = [data.aws_service_principal.states.name]
     }
   }
 }

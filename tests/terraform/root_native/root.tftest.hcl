@@ -248,3 +248,11 @@ run "rejects_a_key_that_is_not_an_arn" {
   }
   expect_failures = [var.kms_key_arn]
 }
+
+run "rejects_an_alias_arn_as_kms_key_arn" {
+  command = plan
+  variables {
+    kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:alias/data"
+  }
+  expect_failures = [var.kms_key_arn]
+}

@@ -1,0 +1,149 @@
+"""Static IAM check: every state machine's role allows what AWS documents for its Tasks.
+
+LocalStack never evaluates a state machine's role, and never makes some calls an
+integration makes on AWS (the ``.sync`` managed rule, the Data API's credential
+lookup). tests/terraform/iam_static plans every pattern module in every strategy and
+option the examples use (and callers' machines embedding the semaphore fragments with
+caller_policy_json only); this test reads each state machine's definition and inline
+role policy from that one plan and checks each requirement of
+``sfn_patterns_localstack.emulation.iam.integrations`` against the policy
+(``static_check``). Nothing is applied.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import resource
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sfn_patterns_localstack.emulation.iam.integrations import required_permissions
+from sfn_patterns_localstack.emulation.iam.static_check import check_plan, machines_in_plan
+from sfn_patterns_localstack.terraform import REPO_ROOT, Workspace
+
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+
+FIXTURE = Path(__file__).resolve().parent / "iam_static"
+# What each machine needs, for reading (and for issue 27's usage report: the actions
+# LocalStack never exercises): machine, state, action, resource, scope, role, AWS page.
+REQUIREMENTS_OUT = REPO_ROOT / "build" / "iam-static-requirements.json"
+P = 'module.{kind}["{key}"].module.{machine}.aws_sfn_state_machine.this[0]'
+# Every machine the fixture plans: the check must see all of them (it cannot pass by
+# seeing nothing).
+EXPECTED = {
+    *(
+        P.format(kind="job_poller", key=k, machine="state_machine")
+        for k in ("retry", "loop-assign", "loop", "event", "sdk", "sdk-event", "sdk-role")
+    ),
+    *(
+        P.format(kind="semaphore", key=k, machine="wrapper")
+        for k in ("callback", "dynamodb", "fifo", "oldest-first", "cross")
+    ),
+    *(
+        P.format(kind="dag_aggregate", key=k, machine="state_machine")
+        for k in ("simple-level", "parent-level")
+    ),
+    *(
+        P.format(kind="dag_aggregate", key=k, machine=m)
+        for k in ("dependency", "dep-poll")
+        for m in ("coordinator", "task_machine")
+    ),
+    *(
+        f'module.semaphore_caller["{k}"].aws_sfn_state_machine.this[0]'
+        for k in ("callback", "dynamodb", "fifo", "oldest-first", "cross")
+    ),
+}
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@pytest.fixture(scope="module")
+def plan(
+    localstack_endpoint: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    ws = Workspace(FIXTURE, localstack_endpoint, tmp_path_factory.mktemp("iam-static-tf"))
+    try:
+        before = _cpu_seconds()
+        ws.init()
+        plan_file = ws.scratch_dir / "plan.tfplan"
+        ws.run("plan", "-input=false", "-no-color", "-refresh=false", f"-out={plan_file}")
+        document = json.loads(ws.run("show", "-json", str(plan_file)).stdout)
+        print(f"iam_static: init + plan + show took {_cpu_seconds() - before:.1f} CPU-s")
+        yield document
+    finally:
+        ws.close()
+
+
+def test_every_role_allows_what_its_tasks_need(plan: dict[str, Any]) -> None:
+    REQUIREMENTS_OUT.parent.mkdir(exist_ok=True)
+    REQUIREMENTS_OUT.write_text(
+        json.dumps(
+            [
+                {"machine": m.address, **vars(r)}
+                for m in machines_in_plan(plan)
+                for r in required_permissions(m.definition, m.context)
+            ],
+            indent=1,
+        )
+    )
+    report = check_plan([plan])
+    assert set(report.machines) == EXPECTED
+    assert report.requirements >= 3 * len(EXPECTED)
+    assert report.missing == [], "state machine roles lack permissions AWS requires:\n" + (
+        "\n".join(str(f) for f in report.missing)
+    )
+
+
+def test_tasks_through_credentials_are_listed_for_the_assumed_role(plan: dict[str, Any]) -> None:
+    # The job-poller's aws-sdk tasks with aws_sdk_job.role_arn and the semaphore wrapper
+    # with target_role_arn act through a role in another account: the machine's role
+    # needs only sts:AssumeRole (checked above); what that role needs is the caller's.
+    # Across accounts .sync polls DescribeExecution: no managed rule.
+    report = check_plan([plan])
+    by_machine = {(f.machine.split(".")[1], f.requirement.action) for f in report.other_roles}
+    assert by_machine == {
+        ('job_poller["sdk-role"]', "states:StartExecution"),
+        ('job_poller["sdk-role"]', "states:DescribeExecution"),
+        ('semaphore["cross"]', "states:StartExecution"),
+        ('semaphore["cross"]', "states:DescribeExecution"),
+        ('semaphore["cross"]', "states:StopExecution"),
+    }
+
+
+def test_the_check_fails_when_a_permission_is_removed(plan: dict[str, Any]) -> None:
+    # Drop the statement that lets the job poller invoke its Lambdas: the check must
+    # name both Tasks that invoke them.
+    broken = copy.deepcopy(plan)
+    address = P.format(kind="job_poller", key="retry", machine="state_machine")
+    module = address.rsplit(".aws_sfn_state_machine", 1)[0]
+    found = False
+    stack = [broken["planned_values"]["root_module"]]
+    while stack:
+        current = stack.pop()
+        stack.extend(current.get("child_modules", []))
+        if current.get("address") != module:
+            continue
+        for res in current["resources"]:
+            if res["type"] == "aws_iam_role_policy":
+                policy = json.loads(res["values"]["policy"])
+                kept = [s for s in policy["Statement"] if s.get("Sid") != "InvokeJobLambdas"]
+                assert len(kept) == len(policy["Statement"]) - 1
+                res["values"]["policy"] = json.dumps({**policy, "Statement": kept})
+                found = True
+    assert found
+    assert len(machines_in_plan(broken)) == len(EXPECTED)
+    missing = check_plan([broken]).missing
+    assert {(f.machine, f.requirement.action) for f in missing} == {
+        (address, "lambda:InvokeFunction")
+    }
+    assert {f.requirement.resource.rsplit(":", 1)[1] for f in missing} == {
+        "sfnp-iam-jp-retry-run-job",
+        "sfnp-iam-jp-retry-get-job-status",
+    }
