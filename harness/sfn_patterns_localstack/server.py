@@ -59,9 +59,10 @@ ENVIRONMENT = {
     # runs in its container and put its packages in /usr/lib/localstack, shared by
     # every run, ignoring FILESYSTEM_ROOT.
     "OVERRIDE_IN_DOCKER": "0",
-    # IAM enforcement of role sessions (emulation/iam): enforce, audit or off. Off for
-    # the suite until the modules' policies pass it; set SFNP_IAM to choose.
-    "SFNP_IAM": os.environ.get("SFNP_IAM", "off"),
+    # IAM of role sessions (emulation/iam): enforce, audit or off. Audit by default for
+    # now: every call is decided and recorded, what would be denied is reported
+    # (build/iam-usage.json in the suite) but allowed, until the suite passes enforce.
+    "SFNP_IAM": os.environ.get("SFNP_IAM", "audit"),
 }
 
 
