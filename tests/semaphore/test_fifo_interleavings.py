@@ -22,7 +22,6 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import boto3
 import pytest
 
 from sfn_patterns.semaphore import reconciler
@@ -32,26 +31,6 @@ from .asl_steps import KEY, PREFIX, TABLE, Execution, Scenario, tickets
 ACQUIRE, TAKE, JOIN, READ = (
     PREFIX + s for s in ("Acquire", "Take ticket", "Join queue", "Read queue")
 )
-
-
-@pytest.fixture
-def dynamodb(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from moto import mock_aws
-
-    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    with mock_aws():
-        client = boto3.client("dynamodb")
-        client.create_table(
-            TableName=TABLE,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        yield client
 
 
 def inside(execution: Execution) -> bool:

@@ -9,10 +9,8 @@ skipped, and a registration that lands in between wins.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 
 from sfn_patterns.semaphore import reconciler
@@ -28,26 +26,6 @@ from sfn_patterns.semaphore.lease import (
 TABLE = "demo-semaphore"
 KEY = "semaphore"
 ARN = "arn:aws:states:us-east-1:123456789012:execution:demo:"
-
-
-@pytest.fixture
-def dynamodb(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from moto import mock_aws
-
-    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    with mock_aws():
-        client = boto3.client("dynamodb")
-        client.create_table(
-            TableName=TABLE,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        yield client
 
 
 def waiter(ticket: int, name: str, enqueued_at: str = "2030-01-01T00:00:00Z") -> dict[str, Any]:
