@@ -18,7 +18,6 @@ locals {
   runtime_function_name = "${var.name}-runtime"
   task_machine_name     = "${var.name}-task"
   runtime_function_arn  = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.runtime_function_name}"
-  coordinator_arn       = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${var.name}"
   task_machine_arn      = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${local.task_machine_name}"
   runs_table_arn        = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${var.name}-runs"
 

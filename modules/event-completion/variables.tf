@@ -54,8 +54,9 @@ variable "terminal_statuses" {
   }
 }
 
+# tflint-ignore: terraform_unused_declarations # deprecated, kept so callers' plans do not break
 variable "waiting_state_machine_arns" {
-  description = "State machines whose tasks park on tokens in this table (documentation only: AWS cannot scope states:SendTaskSuccess to a state machine, so the function's grant is on *)."
+  description = "Deprecated, no effect (removed in 0.3): AWS cannot scope states:SendTaskSuccess to a state machine, so the function's grant is on *."
   type        = list(string)
 
   validation {
