@@ -106,8 +106,15 @@ def measure(mode: str, calls: int) -> tuple[float, float]:
 def main() -> None:
     """Measure each mode ``--rounds`` times, alternating, and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--calls", type=int, default=1000, help="PutItem calls per round and mode (default 1000)."
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="Rounds per mode; each starts its own LocalStack (default 2).",
+    )
     args = parser.parse_args()
     results: dict[str, list[tuple[float, float]]] = {"off": [], "enforce": []}
     for _ in range(args.rounds):

@@ -26,8 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
-from sfn_patterns_cli.dag_aggregate.render import RenderOptions, Target, render
+from sfn_patterns_cli.dag_aggregate.render import render
 from sfn_patterns_cli.dag_aggregate.strategies import STRATEGIES
 from sfn_patterns_localstack.asl import render_tftpl
 from sfn_patterns_localstack.asl_recorder import ENV

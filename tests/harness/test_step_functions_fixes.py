@@ -250,7 +250,12 @@ def _machines(aws: Callable, function: str, queues: dict[str, str]) -> dict[str,
             {
                 "StartAt": "Block",
                 "States": {
-                    "Block": {**state, "ResultPath": None, "Next": "After"},
+                    # A Wait state has no ResultPath (asl-validator refuses one).
+                    "Block": {
+                        **state,
+                        **({} if state["Type"] == "Wait" else {"ResultPath": None}),
+                        "Next": "After",
+                    },
                     "After": after,
                 },
             },

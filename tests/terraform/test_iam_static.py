@@ -23,7 +23,7 @@ import pytest
 
 from sfn_patterns_localstack.emulation.iam.integrations import required_permissions
 from sfn_patterns_localstack.emulation.iam.static_check import check_plan, machines_in_plan
-from sfn_patterns_localstack.terraform import REPO_ROOT, Workspace
+from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
