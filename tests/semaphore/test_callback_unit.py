@@ -8,10 +8,8 @@ both orders. The LocalStack tests (test_callback.py) run the same code for real.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 
@@ -50,45 +48,31 @@ class Sfn:
 
 
 @pytest.fixture
-def dynamodb(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from moto import mock_aws
-
-    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    with mock_aws():
-        client = boto3.client("dynamodb")
-        client.create_table(
-            TableName=TABLE,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        client.create_table(
-            TableName=QUEUE,
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "ticket", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "ticket", "AttributeType": "N"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        # As Terraform creates it.
-        client.put_item(
-            TableName=TABLE,
-            Item={
-                "pk": {"S": KEY},
-                "holder_count": {"N": "0"},
-                "next_ticket": {"N": "0"},
-                "waiting": {"N": "0"},
-            },
-        )
-        yield client
+def dynamodb(dynamodb: Any) -> Any:
+    """The lock table of tests/semaphore/conftest.py, plus the waiter queue and the lock item."""
+    dynamodb.create_table(
+        TableName=QUEUE,
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "ticket", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "ticket", "AttributeType": "N"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    # As Terraform creates it.
+    dynamodb.put_item(
+        TableName=TABLE,
+        Item={
+            "pk": {"S": KEY},
+            "holder_count": {"N": "0"},
+            "next_ticket": {"N": "0"},
+            "waiting": {"N": "0"},
+        },
+    )
+    return dynamodb
 
 
 def semaphore(dynamodb: Any, sfn: Sfn, limit: int = 1, **kwargs: Any) -> CallbackSemaphore:
