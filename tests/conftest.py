@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from . import scheduling
+from . import cpu_account, scheduling
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DURATIONS_OUT = REPO_ROOT / "build" / "test-durations.json"
@@ -52,8 +52,10 @@ def aws(localstack_endpoint: str) -> Callable[..., object]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Validate every definition this session's LocalStacks accept (tests/asl_check.py),
-    and account for every call their role sessions make (tests/iam_check.py)."""
+    """Charge each file the CPU it used (tests/cpu_account.py), validate every definition
+    this session's LocalStacks accept (tests/asl_check.py), and account for every call
+    their role sessions make (tests/iam_check.py)."""
+    cpu_account.configure(config)
     try:
         from . import asl_check, iam_check
     except ImportError:  # a runtime-only venv (tests/tooling/test_python_versions.py)
@@ -89,8 +91,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Record this run's seconds per file in build/test-durations.json (`make durations`)."""
-    if hasattr(session.config, "workerinput") or not _seconds:
+    """Record this run's seconds per file in build/test-durations.json (`make durations`),
+    and its CPU seconds per file in build/test-cpu.json (tests/cpu_account.py)."""
+    if hasattr(session.config, "workerinput"):
+        return
+    cpu_account.merge()
+    if not _seconds:
         return
     recorded = scheduling.load_record(DURATIONS_OUT)
     recorded.update(_seconds)

@@ -285,7 +285,9 @@ def test_event_delivered_resumes_the_execution_at_once(
     delay = helpers.entered_at(events, "job Check").timestamp() - _job_end(
         aws, example, runs["_arns"]["events-delivered"]
     )
-    assert 0 <= delay < 2.0, f"the job's end was noticed {delay:.2f} s after it"
+    # "At once" means well before the fallback check (FALLBACK s) would have found it;
+    # a tighter bound only measures how loaded the machine is (3.1 s seen on 2 busy cores).
+    assert 0 <= delay < FALLBACK / 2, f"the job's end was noticed {delay:.2f} s after it"
 
 
 def test_event_dropped_the_fallback_check_completes(
