@@ -95,7 +95,7 @@ def handler(event, context):
         raise RuntimeError("failed on purpose")
     return {"slept": event.get("seconds", 0)}
 """
-HOLD = 5  # seconds each blocking call takes when nobody stops it
+HOLD = 15  # seconds each blocking call takes when nobody stops it
 
 
 @pytest.fixture(scope="module")
