@@ -177,7 +177,7 @@ module "runtime" {
   create = local.create_dependency
 
   function_name = local.runtime_function_name
-  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/dag_aggregate/__init__.py", "sfn_patterns/dag_aggregate/runtime/**"] }]
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/dag_aggregate/__init__.py", "sfn_patterns/dag_aggregate/runtime/**"] }]
   handler       = "sfn_patterns.dag_aggregate.runtime.handler.handler"
   timeout       = 120
   environment_variables = local.create_dependency ? {

@@ -140,7 +140,7 @@ locals {
   # is deployed, plus the caller's adapter code (source_path) when given.
   lambda_src = "${path.module}/../../lambda_src"
   lambda_sources = concat(
-    [{ path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**", "sfn_patterns/event_completion/**"], prefix_in_zip = "" }],
+    [{ path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/job_poller/**", "sfn_patterns/event_completion/**"], prefix_in_zip = "" }],
     local.sample_job ? [{ path = local.lambda_src, patterns = ["sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"], prefix_in_zip = "" }] : [],
     try(var.job_adapter.source_path, null) != null ? [{ path = var.job_adapter.source_path, patterns = var.job_adapter.patterns, prefix_in_zip = "" }] : [],
   )

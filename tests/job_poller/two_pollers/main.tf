@@ -110,7 +110,7 @@ module "adapter" {
   function_name = "${var.name_prefix}-adapter"
   source_path = [{
     path     = "${path.module}/../../../lambda_src"
-    patterns = ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**", "sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"]
+    patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/job_poller/**", "sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"]
   }]
   handler = "sfn_patterns_samples.job_poller.sample_job.adapter_handler"
   timeout = 10
