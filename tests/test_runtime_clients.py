@@ -29,7 +29,7 @@ CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
 class _Throttling(BaseHTTPRequestHandler):
     requests = 0
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         type(self).requests += 1
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         body = json.dumps(

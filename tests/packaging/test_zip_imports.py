@@ -91,8 +91,6 @@ def test_the_check_sees_a_missing_module() -> None:
     globs = ("sfn_patterns/__init__.py", "sfn_patterns/semaphore/**")
     selected = _selected(globs)
     imported = {
-        _module_file(name)
-        for file in selected
-        for name in _imported_modules(LAMBDA_SRC / file)
+        _module_file(name) for file in selected for name in _imported_modules(LAMBDA_SRC / file)
     }
     assert "sfn_patterns/clients.py" in imported - selected
