@@ -44,14 +44,11 @@ locals {
           timeout_strategy = p.strategy, timeout_seconds = p.timeout
         }
       })
-      run_job_handle_path    = "$.Payload"
-      entry_state            = "${name} Start"
-      retry_errors           = local.vars.retry_errors
-      retry_interval_seconds = local.vars.retry_interval_seconds
-      retry_max_attempts     = local.vars.retry_max_attempts
-      retry_backoff_rate     = local.vars.retry_backoff_rate
-      timeout_seconds        = p.timeout
-      timeout_strategy       = p.strategy
+      run_job_handle_path = "$.Payload"
+      entry_state         = "${name} Start"
+      run_job_retriers    = local.vars.run_job_retriers
+      timeout_seconds     = p.timeout
+      timeout_strategy    = p.strategy
     }))
   }
   loops = {
