@@ -45,3 +45,28 @@ def render_tftpl(path: Path, variables: dict[str, Any]) -> str:
         return item if isinstance(item, str) else json.dumps(item)
 
     return _PLACEHOLDER.sub(value, text)
+
+
+def retry_policy() -> dict[str, Any]:
+    """``templates/retry/policy.json``: the errors every pattern's Tasks retry.
+
+    The one list the modules (``jsondecode(file(...))``) and the planner's templates
+    take the retriers AWS recommends from: Lambda's transient errors for every
+    ``lambda:invoke`` and each integration's throttling errors.
+    """
+    return json.loads((templates_root() / "retry" / "policy.json").read_text())
+
+
+def retrier(errors: list[str], budget: dict[str, float]) -> dict[str, Any]:
+    """One ASL retrier: ``errors`` with exponential backoff and full jitter.
+
+    ``budget`` is the render options' ``{"interval", "backoff", "attempts", "max_delay"}``.
+    """
+    return {
+        "ErrorEquals": list(errors),
+        "IntervalSeconds": budget["interval"],
+        "BackoffRate": budget["backoff"],
+        "MaxAttempts": budget["attempts"],
+        "MaxDelaySeconds": budget["max_delay"],
+        "JitterStrategy": "FULL",
+    }

@@ -21,12 +21,14 @@ locals {
   task_machine_arn      = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${local.task_machine_name}"
   runs_table_arn        = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${var.name}-runs"
 
-  # Errors worth another try of the start Lambda (it is idempotent); a run id that is
-  # already running (RunAlreadyRunningError) fails the execution at once.
-  lambda_transient_errors = [
-    "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
-    "Lambda.TooManyRequestsException", "Lambda.Unknown", "Sandbox.Timedout", "ClientError",
-  ]
+  # Errors worth another try of the start Lambda (it is idempotent): Lambda's transient
+  # errors (templates/retry/policy.json, the list every pattern reads), a crashed or
+  # timed-out handler, an AWS call of the runtime that failed past its own retries. A
+  # run id that is already running (RunAlreadyRunningError) fails the execution at once.
+  retry_policy = jsondecode(file("${path.module}/../../templates/retry/policy.json"))
+  lambda_transient_errors = concat(local.retry_policy.lambda, [
+    "Lambda.Unknown", "Sandbox.Timedout", "ClientError",
+  ])
 
   coordinator_definition = jsonencode({
     Comment = "dag-aggregate dependency strategy: one run per execution. Input (all optional): run_id (default: the execution name; re-running a run id skips its succeeded tasks), select and exclude (graph selectors: t, +t, t+, @t, tag:x), retry (true: re-run what failed or was skipped)."
@@ -177,7 +179,7 @@ module "runtime" {
   create = local.create_dependency
 
   function_name = local.runtime_function_name
-  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/dag_aggregate/__init__.py", "sfn_patterns/dag_aggregate/runtime/**"] }]
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/dag_aggregate/__init__.py", "sfn_patterns/dag_aggregate/runtime/**"] }]
   handler       = "sfn_patterns.dag_aggregate.runtime.handler.handler"
   timeout       = 120
   environment_variables = local.create_dependency ? {

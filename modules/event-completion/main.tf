@@ -81,7 +81,7 @@ module "function" {
   function_name = local.function_name
   source_path = [{
     path     = "${path.module}/../../lambda_src"
-    patterns = ["sfn_patterns/__init__.py", "sfn_patterns/event_completion/**"]
+    patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/event_completion/**"]
   }]
   handler     = "sfn_patterns.event_completion.handler.handler"
   runtime     = var.lambda_runtime

@@ -95,8 +95,10 @@ locals {
     "event"       = { transitions_fixed = 4, transitions_per_poll = 1, events_fixed = 17, events_per_poll = 6, retried_states_fixed = 2, retried_states_per_poll = 1, invocations_fixed = 3, invocations_per_poll = 1 }
     "event-sdk"   = { transitions_fixed = 4, transitions_per_poll = 3, events_fixed = 17, events_per_poll = 13, retried_states_fixed = 2, retried_states_per_poll = 2, invocations_fixed = 2, invocations_per_poll = 1 }
   }
-  cost  = local.costs[local.shape]
-  retry = var.task_retry.max_attempts
+  cost = local.costs[local.shape]
+  # Retries per task visit, worst case: the aws-sdk variant's tasks have two retriers
+  # (its service's throttling, then aws_sdk_job.retry_errors), each with its own count.
+  retry = var.task_retry.max_attempts * (local.use_lambda ? 1 : 2)
   history_events_worst_case = (
     local.cost.events_fixed + 3 * local.retry * local.cost.retried_states_fixed
     + local.max_polls * (local.cost.events_per_poll + 3 * local.retry * local.cost.retried_states_per_poll)
@@ -140,7 +142,7 @@ locals {
   # is deployed, plus the caller's adapter code (source_path) when given.
   lambda_src = "${path.module}/../../lambda_src"
   lambda_sources = concat(
-    [{ path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**", "sfn_patterns/event_completion/**"], prefix_in_zip = "" }],
+    [{ path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/job_poller/**", "sfn_patterns/event_completion/**"], prefix_in_zip = "" }],
     local.sample_job ? [{ path = local.lambda_src, patterns = ["sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"], prefix_in_zip = "" }] : [],
     try(var.job_adapter.source_path, null) != null ? [{ path = var.job_adapter.source_path, patterns = var.job_adapter.patterns, prefix_in_zip = "" }] : [],
   )
@@ -157,10 +159,35 @@ locals {
   sample_job_function_name = "${var.name}-sample-job"
   function_arn_prefix      = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:"
 
-  lambda_retry_errors = [
-    "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
-    "Lambda.TooManyRequestsException", "RetryableJobError",
-  ]
+  # Retry of every Task on the errors AWS recommends retrying (templates/retry/policy.json,
+  # the list every pattern reads), with task_retry's budget and full jitter: Lambda's
+  # transient errors (and the adapter's RetryableJobError) on every invoke, and on each
+  # aws-sdk call first its service's throttling errors, then aws_sdk_job.retry_errors.
+  # Retries used up fail the execution with the error (Poll Error). A Task's Retry
+  # costs no transition when nothing fails.
+  retry_policy = jsondecode(file("${path.module}/../../templates/retry/policy.json"))
+  task_budget = {
+    IntervalSeconds = var.task_retry.interval_seconds
+    MaxAttempts     = var.task_retry.max_attempts
+    BackoffRate     = var.task_retry.backoff_rate
+    JitterStrategy  = "FULL"
+  }
+  lambda_retriers = jsonencode(merge(local.task_budget, { ErrorEquals = concat(local.retry_policy.lambda, ["RetryableJobError"]) }))
+  await_retriers  = jsonencode(merge(local.task_budget, { ErrorEquals = local.retry_policy.lambda }))
+  sdk_services    = { for k, action in { start = try(var.aws_sdk_job.start_action, "none:none"), status = try(var.aws_sdk_job.status_action, "none:none") } : k => split(":", action)[0] }
+  sdk_throttling = {
+    for k, service in local.sdk_services : k => lookup(local.retry_policy.throttling, "aws-sdk:${service}", [
+      for name in local.retry_policy.aws_sdk_default : replace(name, "{Service}", "${upper(substr(service, 0, 1))}${substr(service, 1, -1)}")
+    ])
+  }
+  # retry_errors minus the throttling names (a retrier after them would never see those).
+  sdk_own_errors = { for k, errors in local.sdk_throttling : k => [for e in try(var.aws_sdk_job.retry_errors, []) : e if !contains(errors, e)] }
+  sdk_retriers = {
+    for k, errors in local.sdk_throttling : k => join(",", concat(
+      [jsonencode(merge(local.task_budget, { ErrorEquals = errors }))],
+      length(local.sdk_own_errors[k]) > 0 ? [jsonencode(merge(local.task_budget, { ErrorEquals = local.sdk_own_errors[k] }))] : [],
+    ))
+  }
 
   # The job's completion events (completion = "event"): the caller's, or the sample
   # job's own when it is deployed.
@@ -212,7 +239,8 @@ locals {
       Payload      = local.lambda_status_payload
     })
     get_status_result_selector = jsonencode({ "status.$" = "$.Payload.status", "result.$" = "$.Payload" })
-    retry_errors               = tolist(local.lambda_retry_errors)
+    run_job_retriers           = local.lambda_retriers
+    get_status_retriers        = local.lambda_retriers
     succeeded                  = tolist(["SUCCEEDED"])
     failed                     = tolist(["FAILED"])
     running                    = tolist(["RUNNING"])
@@ -223,7 +251,8 @@ locals {
     get_status_resource        = "arn:${local.partition}:states:::aws-sdk:${var.aws_sdk_job.status_action}"
     get_status_parameters      = var.aws_sdk_job.status_parameters_json
     get_status_result_selector = jsonencode({ "status.$" = var.aws_sdk_job.status_path, "result.$" = "$" })
-    retry_errors               = var.aws_sdk_job.retry_errors
+    run_job_retriers           = local.sdk_retriers.start
+    get_status_retriers        = local.sdk_retriers.status
     succeeded                  = var.aws_sdk_job.succeeded_statuses
     failed                     = var.aws_sdk_job.failed_statuses
     running                    = var.aws_sdk_job.running_statuses
@@ -283,14 +312,12 @@ locals {
     fallback_seconds           = var.fallback_seconds
     await_resource             = "arn:${local.partition}:states:::lambda:invoke.waitForTaskToken"
     await_parameters           = local.await_parameters
-    await_retry_errors         = jsonencode(slice(local.lambda_retry_errors, 0, 4))
+    await_retriers             = local.await_retriers
     get_status_resource        = local.variant.get_status_resource
     get_status_parameters      = local.variant.get_status_parameters
     get_status_result_selector = local.variant.get_status_result_selector
-    retry_errors               = jsonencode(local.variant.retry_errors)
-    retry_interval_seconds     = var.task_retry.interval_seconds
-    retry_max_attempts         = var.task_retry.max_attempts
-    retry_backoff_rate         = var.task_retry.backoff_rate
+    get_status_retriers        = local.variant.get_status_retriers
+    run_job_retriers           = local.variant.run_job_retriers
     succeeded_rules            = jsonencode([for s in local.status_rules.succeeded : { Variable = local.status_variable, StringEquals = s }])
     failed_rules               = jsonencode([for s in local.status_rules.failed : { Variable = local.status_variable, StringEquals = s }])
     running_rules              = jsonencode([for s in local.status_rules.running : { Variable = local.status_variable, StringEquals = s }])
@@ -327,19 +354,16 @@ locals {
 
   waits = local.event ? "wait for the completion event, checking every ${var.fallback_seconds} s" : "wait ${var.initial_wait_seconds} s, poll every ${var.poll_interval_seconds} s (${local.polling})"
   machine = jsondecode(templatefile(local.machine_template, {
-    comment                = "Job poller ${var.poller_name}: run, ${local.waits}, time out after ${var.timeout_seconds} s (${var.timeout_strategy})."
-    name                   = var.poller_name
-    state_path             = local.state_path
-    entry_state            = local.entry_state
-    run_job_resource       = local.variant.run_job_resource
-    run_job_parameters     = local.variant.run_job_parameters
-    run_job_handle_path    = local.variant.run_job_handle_path
-    retry_errors           = jsonencode(local.variant.retry_errors)
-    retry_interval_seconds = var.task_retry.interval_seconds
-    retry_max_attempts     = var.task_retry.max_attempts
-    retry_backoff_rate     = var.task_retry.backoff_rate
-    timeout_seconds        = var.timeout_seconds
-    timeout_strategy       = var.timeout_strategy
+    comment             = "Job poller ${var.poller_name}: run, ${local.waits}, time out after ${var.timeout_seconds} s (${var.timeout_strategy})."
+    name                = var.poller_name
+    state_path          = local.state_path
+    entry_state         = local.entry_state
+    run_job_resource    = local.variant.run_job_resource
+    run_job_parameters  = local.variant.run_job_parameters
+    run_job_handle_path = local.variant.run_job_handle_path
+    run_job_retriers    = local.variant.run_job_retriers
+    timeout_seconds     = var.timeout_seconds
+    timeout_strategy    = var.timeout_strategy
   }))
   machine_states = {
     for name, state in local.machine.States :

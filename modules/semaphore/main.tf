@@ -182,6 +182,26 @@ locals {
     "oldest-first" = "oldest_first_acquire.states.json.tftpl"
   }[var.strategy]
   acquire_start_state = local.callback ? "${var.fragment_state_prefix}Acquire" : "${var.fragment_state_prefix}Prepare"
+
+  # The retriers AWS recommends, from the one list every pattern reads
+  # (templates/retry/policy.json): Lambda's transient errors on every invoke, DynamoDB's
+  # throttling (and transient) errors on every lock-table call. The acquire side gives
+  # up after 6 attempts (the execution fails with the error, holding nothing); the
+  # release side tries 10 times, a Timeout included, so a slot is not left held for the
+  # reconciler. A conditional-check failure is the pattern's own signal: never retried.
+  retry_policy = jsondecode(file("${path.module}/../../templates/retry/policy.json"))
+  dynamodb_transient = concat(local.retry_policy.throttling.dynamodb, [
+    "DynamoDB.InternalServerErrorException", "DynamoDB.TransactionConflictException",
+  ])
+  acquire_budget = { IntervalSeconds = 1, MaxAttempts = 6, BackoffRate = 2, MaxDelaySeconds = 20, JitterStrategy = "FULL" }
+  release_budget = { IntervalSeconds = 1, MaxAttempts = 10, BackoffRate = 2, MaxDelaySeconds = 30, JitterStrategy = "FULL" }
+  retriers = {
+    lambda_retriers         = jsonencode(merge(local.acquire_budget, { ErrorEquals = local.retry_policy.lambda }))
+    lambda_release_retriers = jsonencode(merge(local.release_budget, { ErrorEquals = local.retry_policy.lambda }))
+    dynamodb_retriers       = jsonencode(merge(local.acquire_budget, { ErrorEquals = local.dynamodb_transient }))
+    release_retriers        = jsonencode(merge(local.release_budget, { ErrorEquals = concat(local.dynamodb_transient, ["States.Timeout"]) }))
+  }
+
   acquire_vars = {
     prefix                  = var.fragment_state_prefix
     partition               = local.partition
@@ -195,6 +215,8 @@ locals {
     wait_min_seconds        = var.wait_min_seconds
     wait_max_seconds        = var.wait_max_seconds
     acquire_timeout_seconds = var.acquire_timeout_seconds
+    lambda_retriers         = local.retriers.lambda_retriers
+    dynamodb_retriers       = local.retriers.dynamodb_retriers
   }
   acquire_states = jsondecode(templatefile("${local.template_dir}/${local.acquire_template}", merge(local.acquire_vars, {
     acquired_next = var.fragment_acquired_next
@@ -206,11 +228,13 @@ locals {
     "oldest-first" = "oldest_first_release.states.json.tftpl"
   }[var.strategy]
   release_vars = {
-    prefix       = var.fragment_state_prefix
-    partition    = local.partition
-    function_arn = local.callback_function_arn
-    table_name   = local.table_name
-    lock_key     = var.lock_key
+    prefix                  = var.fragment_state_prefix
+    partition               = local.partition
+    function_arn            = local.callback_function_arn
+    table_name              = local.table_name
+    lock_key                = var.lock_key
+    lambda_release_retriers = local.retriers.lambda_release_retriers
+    release_retriers        = local.retriers.release_retriers
   }
   # Every strategy re-raises a critical section's error the same way.
   reraise_states = jsondecode(templatefile("${local.template_dir}/reraise.states.json.tftpl", {
@@ -355,7 +379,7 @@ module "callback" {
   create = local.create_queue_table
 
   function_name                     = local.callback_function_name
-  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
+  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/semaphore/**"] }]
   handler                           = "sfn_patterns.semaphore.callback.handler"
   timeout                           = 60
   environment_variables             = local.semaphore_environment
@@ -375,7 +399,7 @@ module "reconciler" {
   create = local.create_reconciler
 
   function_name                     = "${var.name}-reconciler"
-  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
+  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/semaphore/**"] }]
   handler                           = "sfn_patterns.semaphore.reconciler.reconcile_handler"
   timeout                           = 60
   reserved_concurrent_executions    = 1
@@ -421,7 +445,7 @@ module "cleanup" {
   create = local.create_cleanup
 
   function_name = "${var.name}-cleanup"
-  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/semaphore/**"] }]
   handler       = "sfn_patterns.semaphore.reconciler.cleanup_handler"
   # Long enough to stop a wrapper's target and see it end; a target still running
   # then fails the invocation, and EventBridge retries it (retry_policy below).
@@ -482,7 +506,7 @@ module "gate" {
   create = local.create_gate
 
   function_name = local.gate_function_name
-  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"] }]
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/semaphore/**"] }]
   handler       = "sfn_patterns.semaphore.oldest_first.handler"
   timeout       = 30
   environment_variables = merge(

@@ -137,7 +137,7 @@ module "starter" {
 
   create        = var.create
   function_name = local.starter_name
-  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/sqs_throttle/**"] }]
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/sqs_throttle/**"] }]
   handler       = "sfn_patterns.sqs_throttle.starter.handler"
   runtime       = var.lambda_runtime
   memory_size   = var.lambda_memory_size

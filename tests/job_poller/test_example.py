@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns.job_poller.store import execution_key
+from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.sfn_history import states_entered
@@ -376,3 +377,78 @@ def test_events_for_unknown_or_old_tokens_are_ignored(
 def test_second_plan_shows_no_changes(example: dict[str, Any]) -> None:
     code, plan = example["workspace"].plan_exit_code(example["variables"])
     assert code == 0, f"second plan is not empty:\n{plan}"
+
+
+# --- Limits (README "Limits"): throttling longer than a Task's retry budget ------------
+
+# The example's task_retry: 3 retries after the first attempt.
+RETRY_BUDGET_ATTEMPTS = 1 + 3
+
+
+def _metadata_objects(aws: Callable, example: dict[str, Any], execution_arn: str) -> int:
+    prefix = f"job-poller/{execution_key(execution_arn)}/"
+    bucket = example["outputs"]["metadata_bucket_name"]
+    return aws("s3").list_objects_v2(Bucket=bucket, Prefix=prefix)["KeyCount"]
+
+
+THROTTLED = {
+    # function (index in lambda_function_names), states entered, job started
+    "run-job": (0, ["job Run Job", "job Poll Error"], False),
+    "get-status": (
+        1,
+        ["job Run Job", "job Wait Initial", "job Get Status", "job Poll Error"],
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(THROTTLED))
+def test_throttling_longer_than_the_retry_budget_fails_with_the_named_error(
+    runs: dict[str, dict],
+    example: dict[str, Any],
+    aws: Callable,
+    localstack_endpoint: str,
+    case: str,
+) -> None:
+    """Every invoke of one function throttled, one attempt more than the budget allows.
+
+    Run Job: the execution fails with Lambda.TooManyRequestsException and nothing was
+    started (no metadata written, so no job). Get Status: the same error, but the job
+    had started and is left running (the README's limit: the poller does not cancel it).
+    """
+    function, states, job_started = THROTTLED[case]
+    name = example["outputs"]["lambda_function_names"][function]
+    sfn = aws("stepfunctions")
+    faults.set_plan(
+        localstack_endpoint,
+        {
+            "seed": 28,
+            "faults": [
+                {
+                    "service": "lambda",
+                    "operation": "Invoke",
+                    "kind": "throttle",
+                    "resource": f"*{name}",
+                    "first": RETRY_BUDGET_ATTEMPTS,
+                }
+            ],
+        },
+    )
+    try:
+        arn = helpers.start(
+            sfn, example["outputs"]["lambda_state_machine_arn"], {"job": {"duration_seconds": 3}}
+        )
+        run = helpers.wait_all(sfn, {"throttled": arn}, timeout=120)["throttled"]
+        injected = faults.log(localstack_endpoint)
+    finally:
+        faults.clear(localstack_endpoint)
+    assert len(injected) == RETRY_BUDGET_ATTEMPTS, injected
+    assert run["status"] == "FAILED", run
+    assert run["error"] == "Lambda.TooManyRequestsException"
+    # Every attempt the budget allows was made, each one throttled, none more.
+    throttled = [e for e in helpers.task_failures(run["events"]) if e != "JobStillRunning"]
+    assert throttled == ["Lambda.TooManyRequestsException"] * RETRY_BUDGET_ATTEMPTS
+    assert states_entered(run["events"]) == states
+    # Run Job never ran: no metadata, no job. The same look finds a started job's.
+    assert (_metadata_objects(aws, example, arn) > 0) is job_started
+    assert _metadata_objects(aws, example, runs["_arns"]["lambda-ok"]) > 0

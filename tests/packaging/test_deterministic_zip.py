@@ -26,16 +26,30 @@ _spec.loader.exec_module(package)
 
 # What the pattern modules pack (modules/*/main.tf source_path), relative to lambda_src/.
 MODULE_SOURCES = {
-    "semaphore": ["sfn_patterns/__init__.py", "sfn_patterns/semaphore/**"],
-    "sqs-throttle": ["sfn_patterns/__init__.py", "sfn_patterns/sqs_throttle/**"],
+    "semaphore": [
+        "sfn_patterns/__init__.py",
+        "sfn_patterns/clients.py",
+        "sfn_patterns/semaphore/**",
+    ],
+    "sqs-throttle": [
+        "sfn_patterns/__init__.py",
+        "sfn_patterns/clients.py",
+        "sfn_patterns/sqs_throttle/**",
+    ],
     "job-poller": [
         "sfn_patterns/__init__.py",
+        "sfn_patterns/clients.py",
         "sfn_patterns/job_poller/**",
         "sfn_patterns/event_completion/**",
     ],
-    "event-completion": ["sfn_patterns/__init__.py", "sfn_patterns/event_completion/**"],
+    "event-completion": [
+        "sfn_patterns/__init__.py",
+        "sfn_patterns/clients.py",
+        "sfn_patterns/event_completion/**",
+    ],
     "dag-aggregate": [
         "sfn_patterns/__init__.py",
+        "sfn_patterns/clients.py",
         "sfn_patterns/dag_aggregate/__init__.py",
         "sfn_patterns/dag_aggregate/runtime/**",
     ],

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns.semaphore.lease import holder_attribute, queue_counters, waiters
+from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.executions import history
 from tests.sfn_history import states_entered
 
@@ -292,4 +293,50 @@ def test_reconciler_removes_the_ticket_of_a_dead_waiter(aws: Callable, deployed:
         {"execution_arn": dead, "ticket": ticket, "status": "UNKNOWN"}
     ]
     assert report["tickets_skipped"] == [ticket]
+    assert_queue_empty(aws, deployed)
+
+
+# The acquire side's retry budget (templates: 1 attempt + 6 retries, waits below
+# 1, 2, 4, 8, 16, 20 s with full jitter): README "Limits".
+ACQUIRE_ATTEMPTS = 1 + 6
+
+
+def test_lock_table_throttled_past_the_acquire_budget_fails_holding_nothing(
+    aws: Callable, deployed: dict, localstack_endpoint: str
+) -> None:
+    """Every write to the lock table throttled, one attempt more than Acquire retries.
+
+    The execution fails with DynamoDB's own throttling error before its critical
+    section, and leaves nothing behind: no holder, no ticket, the count at 0.
+    """
+    sfn = aws("stepfunctions")
+    assert_queue_empty(aws, deployed)
+    faults.set_plan(
+        localstack_endpoint,
+        {
+            "seed": 28,
+            "faults": [
+                {
+                    "service": "dynamodb",
+                    "operation": "UpdateItem",
+                    "kind": "throttle",
+                    "resource": deployed["lock_table_name"],
+                    "first": ACQUIRE_ATTEMPTS,
+                }
+            ],
+        },
+    )
+    try:
+        arn = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 0})
+        described = wait_done(sfn, [arn], timeout=180)[arn]
+        injected = faults.log(localstack_endpoint)
+    finally:
+        faults.clear(localstack_endpoint)
+    assert len(injected) == ACQUIRE_ATTEMPTS, injected
+    assert described["status"] == "FAILED", described
+    assert described["error"] == "DynamoDB.ProvisionedThroughputExceededException", described
+    events = history(sfn, arn)
+    failures = [e["taskFailedEventDetails"]["error"] for e in events if e["type"] == "TaskFailed"]
+    assert failures == ["DynamoDB.ProvisionedThroughputExceededException"] * ACQUIRE_ATTEMPTS
+    assert states_entered(events) == ["Semaphore: Prepare", "Semaphore: Acquire"]
     assert_queue_empty(aws, deployed)

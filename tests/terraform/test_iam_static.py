@@ -8,6 +8,10 @@ caller_policy_json only); this test reads each state machine's definition and in
 role policy from that one plan and checks each requirement of
 ``sfn_patterns_localstack.emulation.iam.integrations`` against the policy
 (``static_check``). Nothing is applied.
+
+The same plan holds every definition the modules render, in every strategy and
+option: the retry check (``sfn_patterns_localstack.asl_retry``, issue 28) reads them
+too, so every Task is checked for the retriers AWS recommends without another plan.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from sfn_patterns_localstack import asl_retry
 from sfn_patterns_localstack.emulation.iam.integrations import required_permissions
 from sfn_patterns_localstack.emulation.iam.static_check import check_plan, machines_in_plan
 from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, Workspace
@@ -147,3 +152,48 @@ def test_the_check_fails_when_a_permission_is_removed(plan: dict[str, Any]) -> N
         "sfnp-iam-jp-retry-run-job",
         "sfnp-iam-jp-retry-get-job-status",
     }
+
+
+def _resource_kinds(definition: dict[str, Any]) -> set[str]:
+    kinds = set()
+    for _, state in asl_retry.tasks(definition):
+        integration = state["Resource"].split(":::")[-1]
+        kinds.add(":".join(integration.split(":")[:2]).split(".")[0])
+    return kinds
+
+
+def test_every_task_retries_what_aws_recommends(plan: dict[str, Any]) -> None:
+    machines = machines_in_plan(plan)
+    assert {m.address for m in machines} == EXPECTED
+    kinds = set().union(*(_resource_kinds(m.definition) for m in machines))
+    # Every kind of Task the patterns use was seen (the check cannot pass on nothing).
+    assert {"lambda:invoke", "aws-sdk:sfn", "aws-sdk:redshiftdata", "dynamodb:updateItem"} <= kinds
+    findings = [f for m in machines for f in asl_retry.check(m.address, m.definition)]
+    assert findings == [], "Tasks without the retriers AWS recommends:\n" + "\n".join(
+        str(f) for f in findings
+    )
+
+
+def _state(definition: dict[str, Any], path: str) -> dict[str, Any]:
+    return dict(asl_retry.tasks(definition))[path]
+
+
+def test_the_retry_check_fails_when_a_retrier_is_missing(plan: dict[str, Any]) -> None:
+    # Drop the Lambda retrier of the job poller's Run Job, and the throttling retrier of
+    # a Data API call inside a dag-aggregate Map: the check names exactly those Tasks.
+    machines = {m.address: copy.deepcopy(m.definition) for m in machines_in_plan(plan)}
+    poller = P.format(kind="job_poller", key="retry", machine="state_machine")
+    dag = P.format(kind="dag_aggregate", key="parent-level", machine="state_machine")
+    run_job = _state(machines[poller], "job Run Job")
+    run_job["Retry"] = [
+        r for r in run_job["Retry"] if "Lambda.ServiceException" not in r["ErrorEquals"]
+    ]
+    stage = next(name for name in machines[dag]["States"] if name.startswith("Stage 1:"))
+    execute = _state(machines[dag], f"{stage}/S1 Execute batch")
+    execute["Retry"][0]["JitterStrategy"] = "NONE"
+    findings = [f for address, d in machines.items() for f in asl_retry.check(address, d)]
+    assert {(f.machine, f.state) for f in findings} == {
+        (poller, "job Run Job"),
+        (dag, f"{stage}/S1 Execute batch"),
+    }
+    assert {f.error for f in findings if f.machine == poller} >= set(asl_retry.LAMBDA_ERRORS)

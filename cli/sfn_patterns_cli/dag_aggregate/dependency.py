@@ -36,6 +36,7 @@ from sfn_patterns_cli.dag_aggregate.render import (
     statements,
 )
 from sfn_patterns_cli.dag_aggregate.simulate import remaining_path
+from sfn_patterns_cli.templating import retry_policy
 
 TASK_TEMPLATE = "dependency_task.asl.json.j2"
 DEFAULT_DURATION = 1.0
@@ -152,6 +153,7 @@ def render_task_machine(
         text = env.get_template(TASK_TEMPLATE).render(
             target=options.target.parameters(),
             retry=options.retry,
+            retry_policy=retry_policy(),
             task_done_arn=task_done_arn,
             completion=options.completion,
             partition=options.partition,

@@ -24,7 +24,7 @@ from sfn_patterns_cli.dag_aggregate.history import check_level_strategy
 from sfn_patterns_cli.dag_aggregate.options import RenderOptions, task_limits
 from sfn_patterns_cli.dag_aggregate.planner import Plan
 from sfn_patterns_cli.dag_aggregate.strategies import STRATEGIES
-from sfn_patterns_cli.templating import render_tftpl, templates_root
+from sfn_patterns_cli.templating import render_tftpl, retrier, retry_policy, templates_root
 
 MAX_DEFINITION_BYTES = 1_048_576
 MAX_STATE_NAME = 80
@@ -53,12 +53,10 @@ STATEMENT_STATUSES = {
     "running": ["SUBMITTED", "PICKED", "STARTED"],
 }
 POLL_PATH = "$.poll"
-# Errors worth another invoke of the event-completion function (its park is idempotent).
-LAMBDA_TRANSIENT_ERRORS = [
-    "Lambda.ServiceException",
-    "Lambda.AWSLambdaException",
-    "Lambda.SdkClientException",
-    "Lambda.TooManyRequestsException",
+# Data API errors worth another describe besides throttling (templates/retry/policy.json).
+DESCRIBE_RETRY_ERRORS = [
+    "RedshiftData.ActiveStatementsExceededException",
+    "RedshiftData.InternalServerException",
 ]
 
 
@@ -82,11 +80,13 @@ def poll_loop_states(prefix: str, options: RenderOptions) -> str:
             [{"Variable": f"{POLL_PATH}.status.status", "StringEquals": s} for s in statuses]
         )
 
-    retry_errors = [
-        "RedshiftData.ThrottlingException",
-        "RedshiftData.ActiveStatementsExceededException",
-        "RedshiftData.InternalServerException",
-    ]
+    policy = retry_policy()
+    # The park is an invoke of the event-completion function (idempotent); the status
+    # check a Data API describe: each retries what AWS recommends, with the options' budget.
+    await_retrier = retrier(policy["lambda"], options.retry)
+    describe_retrier = retrier(
+        policy["throttling"]["aws-sdk:redshiftdata"] + DESCRIBE_RETRY_ERRORS, options.retry
+    )
     event = options.completion == "event"
     variables: dict[str, object] = {
         "name": f"{prefix} Poll",
@@ -108,17 +108,14 @@ def poll_loop_states(prefix: str, options: RenderOptions) -> str:
                 },
             }
         ),
-        "await_retry_errors": json.dumps(LAMBDA_TRANSIENT_ERRORS),
+        "await_retriers": json.dumps(await_retrier),
         "get_status_resource": (
             f"arn:{options.partition}:states:::aws-sdk:redshiftdata:describeStatement"
         ),
         "get_status_parameters": json.dumps({"Id.$": "$.statement.id"}),
         # The whole response is kept: Error is present only when a statement failed.
         "get_status_result_selector": json.dumps({"status.$": "$.Status", "detail.$": "$"}),
-        "retry_errors": json.dumps(retry_errors),
-        "retry_interval_seconds": options.retry["interval"],
-        "retry_max_attempts": options.retry["attempts"],
-        "retry_backoff_rate": options.retry["backoff"],
+        "get_status_retriers": json.dumps(describe_retrier),
         "succeeded_rules": rules(STATEMENT_STATUSES["succeeded"]),
         "failed_rules": rules(STATEMENT_STATUSES["failed"]),
         "running_rules": rules(STATEMENT_STATUSES["running"]),
@@ -188,6 +185,7 @@ def _context(plan: Plan, strategy: str, options: RenderOptions) -> dict[str, obj
         "max_concurrency": options.max_concurrency,
         "poll_interval": options.poll_interval,
         "retry": options.retry,
+        "retry_policy": retry_policy(),
         "target": options.target.parameters(),
         "completion": options.completion,
         "partition": options.partition,

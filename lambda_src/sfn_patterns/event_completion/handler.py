@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-import boto3
+from sfn_patterns import clients
 
 from .errors import CompletionConfigError, JobTimeoutError
 from .outcome import send_status
@@ -41,7 +41,7 @@ _CLIENTS: dict[str, Any] = {}
 def _client(service: str) -> Any:
     """boto3 clients, built once per container (they cost tens of ms of CPU each)."""
     if service not in _CLIENTS:
-        _CLIENTS[service] = boto3.client(service)
+        _CLIENTS[service] = clients.client(service)
     return _CLIENTS[service]
 
 

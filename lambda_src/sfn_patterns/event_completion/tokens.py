@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
+from sfn_patterns import clients
 
 DEFAULT_TTL_SECONDS = 7 * 86400
 # Step Functions' own limit on a task token; DynamoDB keys may hold 2048 bytes.
@@ -50,7 +50,7 @@ class TokenTable:
         self, table: str, client: Any = None, ttl_seconds: int = DEFAULT_TTL_SECONDS
     ) -> None:
         self.table = table
-        self.client = client or boto3.client("dynamodb")
+        self.client = client or clients.client("dynamodb")
         self.ttl_seconds = ttl_seconds
 
     def park(self, job_id: str, token: str, execution: str | None = None) -> Parked:

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import boto3
+from sfn_patterns import clients
 
 from .errors import AdapterError, RetryableJobError
 
@@ -44,7 +44,7 @@ def load(spec: str, action: str) -> Adapter:
 
 def _lambda_adapter(function_arn: str, action: str, client: Any = None) -> Adapter:
     def invoke(request: dict[str, Any]) -> dict[str, Any]:
-        lambda_client = client or boto3.client("lambda")
+        lambda_client = client or clients.client("lambda")
         response = lambda_client.invoke(
             FunctionName=function_arn,
             InvocationType="RequestResponse",

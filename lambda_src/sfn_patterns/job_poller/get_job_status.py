@@ -24,7 +24,7 @@ import os
 import time
 from typing import Any
 
-import boto3
+from sfn_patterns import clients
 
 from . import adapters, store
 from .errors import FAILED, RUNNING, SUCCEEDED, AdapterError, JobStillRunning, JobTimeoutError
@@ -104,7 +104,7 @@ def park_and_check(
     table = tokens or TokenTable(os.environ["TOKEN_TABLE"])
     execution = ((event.get("context") or {}).get("Execution") or {}).get("Id")
     parked = table.park(job_id, token, execution)
-    client = sfn or boto3.client("stepfunctions")
+    client = sfn or clients.client("stepfunctions")
     answer = check(event, metadata)
     if answer["status"] != RUNNING:
         send_status(client, token, answer["status"], answer)

@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any, Protocol
 
-import boto3
+from sfn_patterns import clients
 
 S3_PREFIX = "job-poller"
 
@@ -37,7 +37,7 @@ class S3Store:
 
     def __init__(self, bucket: str, client: Any = None) -> None:
         self.bucket = bucket
-        self.client = client or boto3.client("s3")
+        self.client = client or clients.client("s3")
 
     @staticmethod
     def object_key(key: str, poller: str, name: str) -> str:
@@ -72,7 +72,7 @@ class DynamoStore:
 
     def __init__(self, table: str, client: Any = None, ttl_seconds: int = 7 * 86400) -> None:
         self.table = table
-        self.client = client or boto3.client("dynamodb")
+        self.client = client or clients.client("dynamodb")
         self.ttl_seconds = ttl_seconds
 
     def put(self, key: str, poller: str, name: str, document: dict[str, Any]) -> None:

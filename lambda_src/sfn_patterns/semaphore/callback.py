@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
+from sfn_patterns import clients
 from sfn_patterns.semaphore.lease import COUNT_ATTRIBUTE, Lease, holder_attribute, leases
 
 LOG = logging.getLogger()
@@ -656,12 +657,10 @@ class CallbackSemaphore:
 
 def from_environment(dynamodb: Any = None, sfn: Any = None) -> CallbackSemaphore:
     """The semaphore the Lambda's environment describes."""
-    import boto3
-
     env = os.environ
     return CallbackSemaphore(
-        dynamodb or boto3.client("dynamodb"),
-        sfn or boto3.client("stepfunctions"),
+        dynamodb or clients.client("dynamodb"),
+        sfn or clients.client("stepfunctions"),
         table=env["SEMAPHORE_TABLE"],
         queue_table=env["SEMAPHORE_QUEUE_TABLE"],
         lock_key=env["SEMAPHORE_LOCK_KEY"],

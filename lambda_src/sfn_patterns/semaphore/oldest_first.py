@@ -23,8 +23,9 @@ import logging
 import os
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
+
+from sfn_patterns import clients
 
 LOG = logging.getLogger()
 LOG.setLevel(logging.INFO)
@@ -74,7 +75,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if event.get("state_machine_arn") and event["state_machine_arn"] not in machines:
         machines.append(event["state_machine_arn"])
     try:
-        sfn = boto3.client("stepfunctions")
+        sfn = clients.client("stepfunctions")
         executions = with_orphan_targets(
             sfn, running_executions(sfn, machines), os.environ.get("TARGET_STATE_MACHINE_ARN")
         )

@@ -42,9 +42,9 @@ import os
 import time
 from typing import Any, Callable
 
-import boto3
 from botocore.exceptions import ClientError
 
+from sfn_patterns import clients
 from sfn_patterns.semaphore.callback import CallbackSemaphore, from_environment
 from sfn_patterns.semaphore.lease import (
     holder_attribute,
@@ -95,11 +95,11 @@ def target_client() -> Any:
     """Step Functions client for the target's account (assumes TARGET_ROLE_ARN when set)."""
     role = os.environ.get("TARGET_ROLE_ARN")
     if not role:
-        return boto3.client("stepfunctions")
-    credentials = boto3.client("sts").assume_role(
+        return clients.client("stepfunctions")
+    credentials = clients.client("sts").assume_role(
         RoleArn=role, RoleSessionName="semaphore-cleanup"
     )["Credentials"]
-    return boto3.client(
+    return clients.client(
         "stepfunctions",
         aws_access_key_id=credentials["AccessKeyId"],
         aws_secret_access_key=credentials["SecretAccessKey"],
@@ -322,7 +322,7 @@ def reconcile_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if _strategy() == "callback":
         return reconcile_callback(from_environment())
     table, lock_key = _config()
-    return reconcile(boto3.client("dynamodb"), boto3.client("stepfunctions"), table, lock_key)
+    return reconcile(clients.client("dynamodb"), clients.client("stepfunctions"), table, lock_key)
 
 
 def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -357,7 +357,7 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             result["target"] = target_status
         LOG.info("cleanup: %s", json.dumps(result))
         return result
-    dynamodb = boto3.client("dynamodb")
+    dynamodb = clients.client("dynamodb")
     result = release_execution(dynamodb, table, lock_key, execution_arn)
     result["status"] = status
     queue = leave_queue(dynamodb, table, lock_key, execution_arn)

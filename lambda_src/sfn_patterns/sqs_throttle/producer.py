@@ -17,6 +17,8 @@ import hashlib
 import json
 from typing import Any
 
+from sfn_patterns import clients
+
 REQUEST_ID_ATTRIBUTE = "request_id"
 MAX_BODY_BYTES = 256 * 1024  # the SQS message limit (execution input allows 256 KiB too)
 _ID_MAX = 128  # SQS MessageDeduplicationId / MessageGroupId limit
@@ -82,8 +84,6 @@ def enqueue(
 ) -> str:
     """Send one request to the throttle queue and return the SQS message id."""
     if client is None:
-        import boto3
-
-        client = boto3.client("sqs")
+        client = clients.client("sqs")
     message = build_message(payload, dedup_id=dedup_id, group_id=group_id, request_id=request_id)
     return client.send_message(QueueUrl=queue_url, **message)["MessageId"]

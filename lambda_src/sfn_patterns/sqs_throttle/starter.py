@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sfn_patterns import clients as aws_clients
+
 from .ledger import Ledger
 from .naming import execution_arn, execution_name
 from .producer import REQUEST_ID_ATTRIBUTE
@@ -345,26 +347,22 @@ class Starter:
 
 def clients(config: Config) -> tuple[Any, Any, Any]:
     """SQS and DynamoDB in this account; Step Functions in the target's (assumed role)."""
-    import boto3
-    from botocore.config import Config as BotoConfig
-
-    retries = BotoConfig(retries={"mode": "standard", "max_attempts": 4})
-    sfn_session = boto3.session.Session()
+    sfn_credentials: dict[str, str] = {}
     if config.target_role_arn:
         # One assumption per run: a run lasts at most max_seconds (< 15 min), far
         # inside the credentials' hour.
-        credentials = boto3.client("sts", config=retries).assume_role(
+        credentials = aws_clients.client("sts").assume_role(
             RoleArn=config.target_role_arn, RoleSessionName="sfn-patterns-starter"
         )["Credentials"]
-        sfn_session = boto3.session.Session(
-            aws_access_key_id=credentials["AccessKeyId"],
-            aws_secret_access_key=credentials["SecretAccessKey"],
-            aws_session_token=credentials["SessionToken"],
-        )
+        sfn_credentials = {
+            "aws_access_key_id": credentials["AccessKeyId"],
+            "aws_secret_access_key": credentials["SecretAccessKey"],
+            "aws_session_token": credentials["SessionToken"],
+        }
     return (
-        boto3.client("sqs", config=retries),
-        sfn_session.client("stepfunctions", config=retries),
-        boto3.client("dynamodb", config=retries),
+        aws_clients.client("sqs"),
+        aws_clients.client("stepfunctions", **sfn_credentials),
+        aws_clients.client("dynamodb"),
     )
 
 

@@ -26,6 +26,7 @@ from pynamodb.attributes import (
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
+from sfn_patterns import clients
 from sfn_patterns.status_table import schema
 from sfn_patterns.status_table.statuses import Status
 
@@ -78,7 +79,13 @@ def make_model(table_name: str, region: str | None = None, host: str | None = No
         status_key = UnicodeAttribute(hash_key=True, attr_name=schema.GSI_HASH_KEY)
         update_time = UTCDateTimeAttribute(range_key=True, attr_name=schema.GSI_RANGE_KEY)
 
-    meta_attrs: dict[str, Any] = {"table_name": table_name, "billing_mode": "PAY_PER_REQUEST"}
+    # pynamodb builds its own botocore client: standard retry mode with
+    # 1 + max_retry_attempts attempts, the runtime's bounded budget (sfn_patterns.clients).
+    meta_attrs: dict[str, Any] = {
+        "table_name": table_name,
+        "billing_mode": "PAY_PER_REQUEST",
+        "max_retry_attempts": clients.MAX_ATTEMPTS - 1,
+    }
     if region:
         meta_attrs["region"] = region
     if host:

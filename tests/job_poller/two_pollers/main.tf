@@ -44,14 +44,11 @@ locals {
           timeout_strategy = p.strategy, timeout_seconds = p.timeout
         }
       })
-      run_job_handle_path    = "$.Payload"
-      entry_state            = "${name} Start"
-      retry_errors           = local.vars.retry_errors
-      retry_interval_seconds = local.vars.retry_interval_seconds
-      retry_max_attempts     = local.vars.retry_max_attempts
-      retry_backoff_rate     = local.vars.retry_backoff_rate
-      timeout_seconds        = p.timeout
-      timeout_strategy       = p.strategy
+      run_job_handle_path = "$.Payload"
+      entry_state         = "${name} Start"
+      run_job_retriers    = local.vars.run_job_retriers
+      timeout_seconds     = p.timeout
+      timeout_strategy    = p.strategy
     }))
   }
   loops = {
@@ -110,7 +107,7 @@ module "adapter" {
   function_name = "${var.name_prefix}-adapter"
   source_path = [{
     path     = "${path.module}/../../../lambda_src"
-    patterns = ["sfn_patterns/__init__.py", "sfn_patterns/job_poller/**", "sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"]
+    patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/job_poller/**", "sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"]
   }]
   handler = "sfn_patterns_samples.job_poller.sample_job.adapter_handler"
   timeout = 10

@@ -27,9 +27,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
 
+from sfn_patterns import clients
 from sfn_patterns.dag_aggregate.runtime.artifacts import ArtifactWriter
 from sfn_patterns.dag_aggregate.runtime.dispatch import (
     Plan,
@@ -100,7 +100,7 @@ def load_plan(bucket: str, key: str, s3: Any | None = None) -> Plan:
     """The plan document from S3, cached per container (the key names its content hash)."""
     cached = _PLANS.get((bucket, key))
     if cached is None:
-        body = (s3 or boto3.client("s3")).get_object(Bucket=bucket, Key=key)["Body"].read()
+        body = (s3 or clients.client("s3")).get_object(Bucket=bucket, Key=key)["Body"].read()
         cached = Plan.from_document(json.loads(body), key=key)
         _PLANS[(bucket, key)] = cached
     return cached
@@ -116,14 +116,14 @@ def scheduler_from_env() -> Scheduler:
     """
     if not _SCHEDULER:
         env = os.environ
-        s3 = boto3.client("s3")
+        s3 = clients.client("s3")
         _SCHEDULER.append(
             Scheduler(
-                store=RunStore(boto3.client("dynamodb"), env["TABLE_NAME"]),
+                store=RunStore(clients.client("dynamodb"), env["TABLE_NAME"]),
                 plan=load_plan(env["PLAN_BUCKET"], env["PLAN_KEY"], s3),
                 max_concurrency=int(env["MAX_CONCURRENCY"]),
                 launcher=StepFunctionsLauncher(
-                    boto3.client("stepfunctions"), env["TASK_STATE_MACHINE_ARN"]
+                    clients.client("stepfunctions"), env["TASK_STATE_MACHINE_ARN"]
                 ),
                 artifacts=ArtifactWriter(s3, env.get("RUN_RESULTS_BUCKET") or env["PLAN_BUCKET"]),
             )

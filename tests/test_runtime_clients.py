@@ -1,0 +1,108 @@
+"""The runtime's AWS clients retry a throttled call a bounded number of times.
+
+Oracle: what a real endpoint sees. A local HTTP server answers every request with
+DynamoDB's throttling error; the test counts the requests one call makes through the
+runtime's clients (``sfn_patterns.clients``) and through a status-table pynamodb model,
+then checks the call raised. botocore's backoff sleeps are recorded instead of slept.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import botocore.endpoint
+import pytest
+from botocore.exceptions import ClientError
+
+from sfn_patterns import clients
+from sfn_patterns.status_table.model import make_model
+
+RUNTIME = Path(__file__).resolve().parents[1] / "lambda_src" / "sfn_patterns"
+CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
+
+
+class _Throttling(BaseHTTPRequestHandler):
+    requests = 0
+
+    def do_POST(self) -> None:
+        type(self).requests += 1
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.dumps(
+            {
+                "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+                "message": "The level of configured provisioned throughput was exceeded.",
+            }
+        ).encode()
+        self.send_response(400)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def throttling_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[float]]]:
+    _Throttling.requests = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Throttling)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    sleeps: list[float] = []
+    monkeypatch.setattr(botocore.endpoint.time, "sleep", sleeps.append)
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", sleeps
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _bounded(attempts: int) -> None:
+    # Retried (more than one attempt), and given up on (a handful, not forever).
+    assert 2 <= attempts <= 10, attempts
+
+
+def test_a_runtime_client_retries_a_throttled_call_then_raises(throttling_endpoint) -> None:
+    url, sleeps = throttling_endpoint
+    dynamodb = clients.client("dynamodb", endpoint_url=url, region_name="us-east-1", **CREDENTIALS)
+    with pytest.raises(ClientError) as raised:
+        dynamodb.get_item(TableName="t", Key={"pk": {"S": "k"}})
+    assert raised.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    _bounded(_Throttling.requests)
+    # One backoff before each retry, each drawn with jitter below botocore's 20 s cap.
+    assert len(sleeps) == _Throttling.requests - 1
+    assert all(0 <= s <= 20 for s in sleeps)
+    assert clients.config().retries["mode"] in ("standard", "adaptive")
+
+
+def test_the_status_table_model_retries_a_throttled_call_then_raises(
+    throttling_endpoint, monkeypatch
+) -> None:
+    url, _ = throttling_endpoint
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    model = make_model("retry-budget", region="us-east-1", host=url)
+    with pytest.raises(Exception) as raised:
+        model.get("k")
+    assert "ProvisionedThroughputExceeded" in repr(raised.value) + repr(raised.value.__cause__)
+    _bounded(_Throttling.requests)
+
+
+def test_only_the_clients_module_builds_boto3_clients() -> None:
+    # Any other boto3.client()/Session() in the runtime would miss the bounded retries.
+    offenders = []
+    for path in RUNTIME.rglob("*.py"):
+        if path.name == "clients.py" and path.parent == RUNTIME:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                if any(n == "boto3" or n.startswith("boto3.") for n in names):
+                    offenders.append(f"{path.relative_to(RUNTIME)}:{node.lineno}")
+    assert offenders == []
