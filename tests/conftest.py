@@ -84,10 +84,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 _seconds: dict[str, float] = {}
 
 
+_replayed: list[str] = []
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Add each phase's time to its file (in the controller: workers send their reports)."""
+    """Add each phase's time to its file (in the controller: workers send their reports),
+    and note the deterministic cases replayed from tests/result_cache.py."""
     path = scheduling.file_of(report.nodeid)
     _seconds[path] = _seconds.get(path, 0.0) + report.duration
+    _replayed.extend(value for name, value in report.user_properties if name == "replayed")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say which passes were replayed rather than run, and how to run them."""
+    cases = sorted(set(_replayed))
+    if cases:
+        terminalreporter.section("replayed passes (tests/result_cache.py)")
+        terminalreporter.write_line(
+            f"{len(cases)} deterministic cases passed before on exactly these inputs and "
+            "were not run again (SFN_PATTERNS_NO_CHECK_CACHE=1 runs them):"
+        )
+        for case in cases:
+            terminalreporter.write_line(f"  {case}")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

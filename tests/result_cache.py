@@ -1,0 +1,106 @@
+"""Replay a deterministic test's pass while nothing it reads has changed.
+
+Why: `terraform test` over every module (tests/terraform/test_native.py) plans 183
+run blocks with mock providers: 140 to 200 CPU-seconds of a 2-core machine per
+`make test` (tests/cpu_account.py measured it), most of it Terraform evaluating the
+same unchanged HCL again. Its outcome depends only on the files it reads, the
+Terraform and provider builds and the Python that renders at plan time: no clock, no
+network, no LocalStack. So, as for checkov (scripts/cached_check.py, whose input
+walk and key this reuses) and as Bazel or Nx do for tests, a passing result is kept
+under a key made of exactly those inputs and replayed while they are unchanged. A
+failure is never kept. ``SFN_PATTERNS_NO_CHECK_CACHE=1`` runs everything again, and
+the session's summary lists what it replayed.
+
+Inputs are taken broadly, not guessed narrowly: every file of the repository except
+documentation, the Python test tree outside ``tests/terraform/`` and build output, so
+an edit to any module, template, runtime or planner file runs every case again.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from sfn_patterns_localstack.server import cache_dir
+from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, terraform_binary
+
+NO_CACHE_ENV = "SFN_PATTERNS_NO_CHECK_CACHE"
+SKIPS = [
+    re.compile(p)
+    for p in (
+        r"(^|/)\.venv/",
+        r"(^|/)\.terraform/",
+        r"(^|/)build/",
+        r"(^|/)node_modules/",
+        r"(^|/)__pycache__/",
+        r"(^|/)\.\w+_cache/",
+        r"\.md$",
+        r"\.lock\.hcl$",
+        r"\.tfstate",
+        r"^tests/(?!terraform/|$)",
+        r"^examples/",
+        r"^scripts/",
+    )
+]
+SUFFIXES = (".tf", ".hcl", ".py", ".json", ".j2", ".tftpl", ".sql", ".toml", ".lock", ".txt")
+
+
+def cached_check() -> ModuleType:
+    """scripts/cached_check.py, whose input walk and key this reuses."""
+    spec = importlib.util.spec_from_file_location(
+        "cached_check", REPO_ROOT / "scripts" / "cached_check.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@functools.lru_cache(maxsize=1)
+def _toolchain() -> str:
+    """Terraform's version and the providers' bytes: a rebuild changes the key."""
+    version = subprocess.run(
+        [terraform_binary(), "version", "-json"], capture_output=True, text=True, check=True
+    ).stdout
+    digest = hashlib.sha256(json.dumps(json.loads(version)["terraform_version"]).encode())
+    for binary in sorted((cache_dir() / "tf-mirror").rglob("terraform-provider-*")):
+        with binary.open("rb") as stream:
+            digest.update(hashlib.file_digest(stream, "sha256").digest())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _inputs_key() -> str:
+    checks = cached_check()
+    files = checks.inputs(REPO_ROOT, SUFFIXES, SKIPS)
+    return checks.key(REPO_ROOT, files, ["terraform", _toolchain()], [])
+
+
+def _marker(case: str) -> Path:
+    digest = hashlib.sha256(f"{_inputs_key()}\0{case}".encode()).hexdigest()
+    return cache_dir() / "check-results" / "pytest" / f"{digest}.pass"
+
+
+def passed_before(case: str) -> bool:
+    """True when ``case`` passed on exactly these inputs (and replay is allowed)."""
+    if os.environ.get(NO_CACHE_ENV) == "1":
+        return False
+    return _marker(case).is_file()
+
+
+def record_pass(case: str, summary: str) -> None:
+    """Keep ``case``'s pass (its output's summary line) for the next run."""
+    marker = _marker(case)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    partial = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
+    partial.write_text(summary + "\n")
+    partial.replace(marker)

@@ -1,0 +1,64 @@
+"""tests/result_cache.py: what counts as an input, and when a pass is replayed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .. import result_cache
+
+
+def _tree(root: Path) -> None:
+    for path, text in {
+        "modules/m/main.tf": 'resource "x" "y" {}',
+        "modules/m/README.md": "# docs",
+        "templates/m/def.json.j2": "{}",
+        "lambda_src/p/handler.py": "x = 1",
+        "tests/terraform/root_native/a.tftest.hcl": "run {}",
+        "tests/semaphore/test_unrelated.py": "x = 1",
+        ".venv/lib/site.py": "x = 1",
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
+def test_inputs_are_the_code_not_the_docs_or_other_tests(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    checks = result_cache.cached_check()
+    files = checks.inputs(tmp_path, result_cache.SUFFIXES, result_cache.SKIPS)
+    assert files == [
+        "lambda_src/p/handler.py",
+        "modules/m/main.tf",
+        "templates/m/def.json.j2",
+        "tests/terraform/root_native/a.tftest.hcl",
+    ]
+
+
+def test_an_edited_module_changes_the_key(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    checks = result_cache.cached_check()
+
+    def key() -> str:
+        files = checks.inputs(tmp_path, result_cache.SUFFIXES, result_cache.SKIPS)
+        return checks.key(tmp_path, files, ["terraform", "toolchain"], [])
+
+    before = key()
+    (tmp_path / "modules/m/README.md").write_text("# other docs")
+    assert key() == before
+    (tmp_path / "modules/m/main.tf").write_text('resource "x" "z" {}')
+    assert key() != before
+
+
+def test_a_recorded_pass_is_replayed_unless_told_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SFN_PATTERNS_CACHE", str(tmp_path))
+    monkeypatch.delenv(result_cache.NO_CACHE_ENV, raising=False)
+    case = "terraform test modules/example tests (unit test of the cache)"
+    assert not result_cache.passed_before(case)
+    result_cache.record_pass(case, "3 passed, 0 failed")
+    assert result_cache.passed_before(case)
+    assert not result_cache.passed_before(case + " (another case)")
+    monkeypatch.setenv(result_cache.NO_CACHE_ENV, "1")
+    assert not result_cache.passed_before(case)
