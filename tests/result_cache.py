@@ -5,8 +5,10 @@ run blocks with mock providers: 140 to 200 CPU-seconds of a 2-core machine per
 `make test` (tests/cpu_account.py measured it), most of it Terraform evaluating the
 same unchanged HCL again. Its outcome depends only on the files it reads, the
 Terraform and provider builds and the Python that renders at plan time: no clock, no
-network, no LocalStack. So, as for checkov (scripts/cached_check.py, whose input
-walk and key this reuses) and as Bazel or Nx do for tests, a passing result is kept
+network, no LocalStack. The same holds for `terraform validate` of every
+configuration (tests/terraform/test_validate.py, about 30 CPU-seconds). So, as for
+checkov (scripts/cached_check.py, whose input walk and key this reuses) and as Bazel
+or Nx do for tests, a passing result is kept
 under a key made of exactly those inputs and replayed while they are unchanged. A
 failure is never kept. ``SFN_PATTERNS_NO_CHECK_CACHE=1`` runs everything again, and
 the session's summary lists what it replayed.
@@ -46,7 +48,6 @@ SKIPS = [
         r"\.lock\.hcl$",
         r"\.tfstate",
         r"^tests/(?!terraform/|$)",
-        r"^examples/",
         r"^scripts/",
     )
 ]
