@@ -185,6 +185,7 @@ def test_throttle_starts_our_report_in_the_analytics_account(team: dict, aws: Ca
     assert wait(theirs, runs[0]["executionArn"])["status"] == "SUCCEEDED"
 
 
+@pytest.mark.iam_denial
 def test_the_target_role_outputs_are_needed(
     team: dict, aws: Callable, localstack_endpoint: str
 ) -> None:

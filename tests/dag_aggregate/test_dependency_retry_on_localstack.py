@@ -159,6 +159,7 @@ def test_a_selection_runs_only_the_chosen_tasks_in_dag_order(failure_dag: Deploy
     assert "matches no task" in described["cause"]
 
 
+@pytest.mark.iam_denial
 def test_without_run_statements_on_the_target_a_task_fails_with_access_denied(
     failure_dag: Deployment, localstack_endpoint: str
 ) -> None:

@@ -377,6 +377,7 @@ def test_events_for_unknown_or_old_tokens_are_ignored(
 # --- IAM: the state machine's grant is needed (issue 27) ---------------------------------
 
 
+@pytest.mark.iam_denial
 def test_without_invoke_job_lambdas_the_poller_fails_with_access_denied(
     example: dict[str, Any], runs: dict[str, dict], aws: Callable, localstack_endpoint: str
 ) -> None:
@@ -396,6 +397,7 @@ def test_without_invoke_job_lambdas_the_poller_fails_with_access_denied(
     assert run["status"] == "FAILED", run
     run_job = example["outputs"]["lambda_function_names"][0]  # run_job_function_name
     text = f"{run.get('error')} {run.get('cause')}"
+    print(f"\ndenied execution: {text}")
     assert_denial_text(text, role, "lambda:InvokeFunction", code="AccessDenied")
     assert run_job in text, text
     assert states_entered(run["events"])[0] == "job Run Job"

@@ -474,6 +474,7 @@ def first_task_failure(sfn: Any, arn: str, timeout: float = 60) -> dict[str, Any
     return wait_until(failed, timeout, f"a failed task in {arn}")
 
 
+@pytest.mark.iam_denial
 def test_without_send_task_success_the_callback_function_cannot_admit(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
@@ -492,11 +493,13 @@ def test_without_send_task_success_the_callback_function_cannot_admit(
         # Stopped before the grant comes back (the Acquire task's Retry would then pass).
         sfn.stop_execution(executionArn=arn, error="Test.Stop", cause="denial seen")
     text = f"{failure.get('error')} {failure.get('cause')}"
+    print(f"\ndenied Acquire: {text}")
     assert_denial_text(text, role, "states:SendTaskSuccess", "*", code="AccessDenied")
     assert "Critical section" not in states_entered(history(sfn, arn))
     settle(aws, deployed)  # the event cleanup released the slot the denied call had taken
 
 
+@pytest.mark.iam_denial
 def test_without_its_function_permission_eventbridge_cannot_run_the_cleanup(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
@@ -570,6 +573,7 @@ def test_without_its_function_permission_eventbridge_cannot_run_the_cleanup(
     settle(aws, deployed)
 
 
+@pytest.mark.iam_denial
 def test_caller_policy_json_is_all_a_machine_needs_to_run_the_fragments(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
@@ -619,6 +623,7 @@ def test_caller_policy_json_is_all_a_machine_needs_to_run_the_fragments(
             failure = first_task_failure(sfn, refused)
             sfn.stop_execution(executionArn=refused, error="Test.Stop", cause="denial seen")
             text = f"{failure.get('error')} {failure.get('cause')}"
+            print(f"\ndenied Acquire: {text}")
             function_arn = aws("lambda").get_function(
                 FunctionName=deployed["callback_function_name"]
             )["Configuration"]["FunctionArn"]

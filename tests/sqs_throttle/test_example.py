@@ -461,6 +461,7 @@ def test_two_starters_at_once_never_exceed_the_limit(aws: Callable, deployed: di
 # --- IAM: each grant is needed, and the producer policy is enough (issue 27) -------------
 
 
+@pytest.mark.iam_denial
 def test_without_receive_message_the_starter_fails_and_keeps_the_request(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
@@ -481,6 +482,7 @@ def test_without_receive_message_the_starter_fails_and_keeps_the_request(
     error = json.loads(response["Payload"].read())
     log = base64.b64decode(response.get("LogResult", "")).decode(errors="replace")
     assert response.get("FunctionError") == "Unhandled", error
+    print(f"\ndenied starter: {error['errorType']}: {error['errorMessage']}")
     assert_denial_text(
         error["errorMessage"],
         deployed["starter_role_arn"],
@@ -495,6 +497,7 @@ def test_without_receive_message_the_starter_fails_and_keeps_the_request(
     wait_all_done(aws, deployed, {execution_name(request_id)})
 
 
+@pytest.mark.iam_denial
 def test_producer_policy_json_lets_a_producer_enqueue_and_nothing_more(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:

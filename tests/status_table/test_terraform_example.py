@@ -170,6 +170,7 @@ def test_example_table_serves_the_tracker(
 # --- IAM: the policy outputs as a consumer uses them; the index grant is needed (issue 27) --
 
 
+@pytest.mark.iam_denial
 def test_read_write_policy_is_all_the_tracker_needs(
     localstack_endpoint: str, aws: Callable, example: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -198,6 +199,7 @@ def test_read_write_policy_is_all_the_tracker_needs(
         assert_denial_text(_chain(refused.value), stranger, "dynamodb:", code="AccessDenied")
 
 
+@pytest.mark.iam_denial
 def test_read_only_policy_reads_the_table_and_index_but_cannot_write(
     localstack_endpoint: str, aws: Callable, example: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -219,6 +221,7 @@ def test_read_only_policy_reads_the_table_and_index_but_cannot_write(
         assert_denial_text(_chain(refused.value), reader, "dynamodb:", code="AccessDenied")
 
 
+@pytest.mark.iam_denial
 def test_without_its_grant_on_the_status_index_the_worker_cannot_query(
     localstack_endpoint: str, aws: Callable, example: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
