@@ -92,3 +92,8 @@ output "wrapper_definition" {
   description = "The wrapper's rendered ASL definition."
   value       = module.semaphore.wrapper_definition
 }
+
+output "caller_policy_json" {
+  description = "The module's policy for a state machine that embeds the fragments (the embedded machine's grant for them)."
+  value       = module.semaphore.caller_policy_json
+}

@@ -42,3 +42,8 @@ output "starter_role_arn" {
   description = "ARN of the starter's role (what a target account's role trusts)."
   value       = module.throttle.starter_role_arn
 }
+
+output "producer_policy_json" {
+  description = "The module's policy for producers: attach it to a role that enqueues start requests."
+  value       = module.throttle.producer_policy_json
+}

@@ -17,3 +17,13 @@ output "iam_policy_read_only_json" {
   description = "Read-only policy document for dashboards and the `sfn-patterns status list` command."
   value       = module.status_table.iam_policy_read_only_json
 }
+
+output "iam_policy_read_write_json" {
+  description = "Read-write policy document for workers that run the tracker (the worker role's only policy)."
+  value       = module.status_table.iam_policy_read_write_json
+}
+
+output "table_index_arn" {
+  description = "ARN of the status and update-time index the tracker queries."
+  value       = module.status_table.table_index_arn
+}

@@ -18,6 +18,7 @@ The clone is of the committed HEAD: uncommitted changes are not in it.
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -35,6 +36,7 @@ from sfn_patterns_localstack.clients import client_factory
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, Workspace
 
+from ..iam_denial import assert_denial_text, require_enforcement, without_actions
 from ..tooling.pythons import venv_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.slow]
@@ -181,6 +183,61 @@ def test_throttle_starts_our_report_in_the_analytics_account(team: dict, aws: Ca
     runs = theirs.list_executions(stateMachineArn=team["report_state_machine_arn"])["executions"]
     assert [r["name"] for r in runs] == report["started"]
     assert wait(theirs, runs[0]["executionArn"])["status"] == "SUCCEEDED"
+
+
+@pytest.mark.iam_denial
+def test_the_target_role_outputs_are_needed(
+    team: dict, aws: Callable, localstack_endpoint: str
+) -> None:
+    """target_role_policy_json and target_role_trust_policy_json, each needed (the test above
+    shows they are enough). Without states:StartExecution in the analytics role's policy
+    the start is refused, naming that role's session; with a trust policy that does not
+    name the starter, its sts:AssumeRole is refused, naming the starter's role.
+    """
+    require_enforcement(aws, localstack_endpoint)
+    theirs = client_factory(localstack_endpoint, account=ANALYTICS)
+    target_role = f"arn:aws:iam::{ANALYTICS}:role/{team['prefix']}-throttle-target"
+    starter = team["reports_starter_function_name"]
+    starter_role = aws("lambda").get_function(FunctionName=starter)["Configuration"]["Role"]
+    request_id = f"denied-{team['prefix']}"
+    enqueue(
+        team["reports_queue_url"], {"report": "denied"}, request_id=request_id, client=aws("sqs")
+    )
+
+    def run_starter() -> tuple[dict, dict]:
+        response = aws("lambda").invoke(FunctionName=starter, Payload=b"{}", LogType="Tail")
+        return response, json.loads(response["Payload"].read())
+
+    with without_actions(theirs, target_role, "states:StartExecution"):
+        response, report = run_starter()
+    assert "FunctionError" not in response, report
+    assert report["started"] == [] and len(report["failed"]) == 1, report
+    log = base64.b64decode(response["LogResult"]).decode(errors="replace")
+    assert_denial_text(log, target_role, "states:StartExecution", code="AccessDenied")
+
+    iam = theirs("iam")
+    name = target_role.rsplit("/", 1)[1]
+    trust = iam.get_role(RoleName=name)["Role"]["AssumeRolePolicyDocument"]
+    trust = json.loads(trust) if isinstance(trust, str) else trust
+    nobody = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "states.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+    iam.update_assume_role_policy(RoleName=name, PolicyDocument=json.dumps(nobody))
+    try:
+        response, error = run_starter()
+    finally:
+        iam.update_assume_role_policy(RoleName=name, PolicyDocument=json.dumps(trust))
+    assert response.get("FunctionError") == "Unhandled", error
+    assert_denial_text(
+        error["errorMessage"], starter_role, "sts:AssumeRole", target_role, code="AccessDenied"
+    )
 
 
 def test_dag_aggregate_runs_our_sql(team: dict, aws: Callable) -> None:

@@ -64,6 +64,9 @@ class Deployment:
             else self.variables["name_prefix"],
             "strategy": "dependency",
             "redshift_workgroup_name": self.workgroup,
+            # The harness's IAM emulation names a workgroup's ARN by its name (the real
+            # ARN ends in a generated id, which the Data API's request does not carry).
+            "redshift_workgroup_id": self.workgroup,
             "max_concurrency": max_concurrency,
             "sql_dir": str(sql_dir),
             "external_tables": ["raw.*"],

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns_cli.dag_aggregate import runs
+from tests.iam_denial import assert_denial_text, require_enforcement, without_actions
 
 from .dependency_deployment import Deployment, deploy, write_sql_dir
 
@@ -156,3 +157,43 @@ def test_a_selection_runs_only_the_chosen_tasks_in_dag_order(failure_dag: Deploy
     assert described["status"] == "FAILED"
     assert described["error"] == "InvalidRunInputError", described
     assert "matches no task" in described["cause"]
+
+
+@pytest.mark.iam_denial
+def test_without_run_statements_on_the_target_a_task_fails_with_access_denied(
+    failure_dag: Deployment, localstack_endpoint: str
+) -> None:
+    """RunStatementsOnTheTarget is needed: without redshift-data:ExecuteStatement the task
+    machine's Execute state is refused; the task execution fails with AWS's AccessDenied
+    sentence naming its role and the action, and the run document reports that error.
+
+    The error name is the aws-sdk integration's: ``RedshiftData.`` and the SDK's exception
+    (the Data API's model has no AccessDeniedException, so AWS reports the SDK's base
+    ``RedshiftDataException``); the cause carries the sentence and the 400 status. The
+    same selection, run again with the grant back, succeeds: the revocation was the cause.
+    """
+    deployment = failure_dag
+    aws = deployment.aws
+    require_enforcement(aws, localstack_endpoint)
+    sfn = aws("stepfunctions")
+    role = sfn.describe_state_machine(stateMachineArn=deployment.outputs["task_state_machine_arn"])[
+        "roleArn"
+    ]
+    with without_actions(aws, role, "redshift-data:ExecuteStatement"):
+        deployment.cli("run", "--run-id", "iam-denied", "--select", "x", "--wait")
+    tasks = [e for e in deployment.task_executions() if e["name"].startswith("iam-denied-")]
+    assert len(tasks) == 1, tasks
+    described = sfn.describe_execution(executionArn=tasks[0]["executionArn"])
+    assert described["status"] == "FAILED", described
+    assert described["error"].startswith("RedshiftData."), described
+    print(f"\ndenied task: {described['error']}: {described['cause']}")
+    assert_denial_text(described["cause"], role, "redshift-data:ExecuteStatement")
+    assert "Status Code: 400" in described["cause"], described["cause"]
+    (result,) = deployment.document("iam-denied")["results"]
+    assert (result["task"], result["status"]) == ("x", "error"), result
+    assert result["error"] == described["error"], result
+    assert deployment.statuses("iam-denied")["task#x"] == "failed"
+
+    code, _, err = deployment.cli("run", "--run-id", "iam-allowed", "--select", "x", "--wait")
+    assert code == 0, err
+    assert deployment.statuses("iam-allowed")["task#x"] == "succeeded"

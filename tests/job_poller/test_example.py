@@ -28,6 +28,7 @@ from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
+from tests.iam_denial import assert_denial_text, require_enforcement, without_actions
 from tests.sfn_history import states_entered
 
 from . import helpers
@@ -372,6 +373,39 @@ def test_events_for_unknown_or_old_tokens_are_ignored(
         executionArn=runs["_arns"]["events-delivered"]
     )
     assert described["status"] == "SUCCEEDED"
+
+
+# --- IAM: the state machine's grant is needed (issue 27) ---------------------------------
+
+
+@pytest.mark.iam_denial
+def test_without_invoke_job_lambdas_the_poller_fails_with_access_denied(
+    example: dict[str, Any], runs: dict[str, dict], aws: Callable, localstack_endpoint: str
+) -> None:
+    """InvokeJobLambdas is needed: without lambda:InvokeFunction the Run Job task is refused,
+    and the execution fails with AWS's AccessDenied sentence naming the machine's role,
+    the action and the Run Job function, through the poller's own error path.
+
+    Runs after ``runs`` (every case done), so no other execution sees the revoked grant.
+    """
+    require_enforcement(aws, localstack_endpoint)
+    sfn = aws("stepfunctions")
+    machine = example["outputs"]["lambda_state_machine_arn"]
+    role = sfn.describe_state_machine(stateMachineArn=machine)["roleArn"]
+    with without_actions(aws, role, "lambda:InvokeFunction"):
+        arn = helpers.start(sfn, machine, {"job": {"duration_seconds": 0}})
+        run = helpers.wait_all(sfn, {"denied": arn}, timeout=60)["denied"]
+    assert run["status"] == "FAILED", run
+    run_job = example["outputs"]["lambda_function_names"][0]  # run_job_function_name
+    text = f"{run.get('error')} {run.get('cause')}"
+    print(f"\ndenied execution: {text}")
+    assert_denial_text(text, role, "lambda:InvokeFunction", code="AccessDenied")
+    assert run_job in text, text
+    assert states_entered(run["events"])[0] == "job Run Job"
+    assert "job Get Status" not in states_entered(run["events"])
+    # The grant back, the same machine runs again (the revocation was the only cause).
+    again = helpers.start(sfn, machine, {"job": {"duration_seconds": 0}})
+    assert helpers.wait_all(sfn, {"again": again}, timeout=60)["again"]["status"] == "SUCCEEDED"
 
 
 def test_second_plan_shows_no_changes(example: dict[str, Any]) -> None:

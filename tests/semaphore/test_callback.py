@@ -16,6 +16,13 @@ from typing import Any
 import pytest
 
 from sfn_patterns_localstack.executions import history
+from tests.iam_denial import (
+    assert_denial_text,
+    require_enforcement,
+    temporary_role,
+    without_actions,
+    without_function_permission,
+)
 from tests.sfn_history import states_entered
 
 from .support import (
@@ -439,6 +446,193 @@ def test_only_the_lambdas_that_wake_waiters_may_send_task_results(
         assert {"states:SendTaskSuccess", "states:SendTaskFailure"} <= _actions(aws, role)
     # The state machines park and resume; they never send a task result themselves.
     assert not send & _actions(aws, deployed["wrapper_role_arn"])
+
+
+# --- IAM: each grant is needed, and the caller policy is enough (issue 27) ------------------
+
+STATES_TRUST = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": "states.amazonaws.com"},
+            "Action": "sts:AssumeRole",
+        }
+    ],
+}
+
+
+def first_task_failure(sfn: Any, arn: str, timeout: float = 60) -> dict[str, Any]:
+    """The details of the execution's first TaskFailed event (waits for it)."""
+
+    def failed() -> dict[str, Any] | None:
+        for event in history(sfn, arn):
+            if event["type"] == "TaskFailed":
+                return event["taskFailedEventDetails"]
+        return None
+
+    return wait_until(failed, timeout, f"a failed task in {arn}")
+
+
+@pytest.mark.iam_denial
+def test_without_send_task_success_the_callback_function_cannot_admit(
+    aws: Callable, deployed: dict, localstack_endpoint: str
+) -> None:
+    """The callback function's WakeWaiters grant is needed: without states:SendTaskSuccess
+    the free slot is taken but the caller is never resumed, and the Acquire task fails
+    with the function's error, AWS's AccessDenied sentence naming the function's role.
+    """
+    require_enforcement(aws, localstack_endpoint)
+    sfn = aws("stepfunctions")
+    role = aws("lambda").get_function(FunctionName=deployed["callback_function_name"])[
+        "Configuration"
+    ]["Role"]
+    with without_actions(aws, role, "states:SendTaskSuccess"):
+        arn = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 0})
+        failure = first_task_failure(sfn, arn)
+        # Stopped before the grant comes back (the Acquire task's Retry would then pass).
+        sfn.stop_execution(executionArn=arn, error="Test.Stop", cause="denial seen")
+    text = f"{failure.get('error')} {failure.get('cause')}"
+    print(f"\ndenied Acquire: {text}")
+    assert_denial_text(text, role, "states:SendTaskSuccess", "*", code="AccessDenied")
+    assert "Critical section" not in states_entered(history(sfn, arn))
+    settle(aws, deployed)  # the event cleanup released the slot the denied call had taken
+
+
+@pytest.mark.iam_denial
+def test_without_its_function_permission_eventbridge_cannot_run_the_cleanup(
+    aws: Callable, deployed: dict, localstack_endpoint: str
+) -> None:
+    """The cleanup rule's aws_lambda_permission is needed: without it EventBridge's
+    invoke is refused (the function policy allows no events.amazonaws.com call), the
+    cleanup never runs and an aborted holder keeps its slot until the reconciler.
+
+    A second target on the same rule, a queue, is the witness that EventBridge matched
+    the ABORTED event and attempted its targets (in order: the function first).
+    """
+    require_enforcement(aws, localstack_endpoint)
+    sfn, sqs, events = aws("stepfunctions"), aws("sqs"), aws("events")
+    rule = deployed["cleanup_rule_name"]
+    rule_arn = events.describe_rule(Name=rule)["Arn"]
+    queue_url = sqs.create_queue(QueueName=f"{deployed['prefix']}-witness")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    sqs.set_queue_attributes(
+        QueueUrl=queue_url,
+        Attributes={
+            "Policy": json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "events.amazonaws.com"},
+                            "Action": "sqs:SendMessage",
+                            "Resource": queue_arn,
+                            "Condition": {"ArnEquals": {"aws:SourceArn": rule_arn}},
+                        }
+                    ],
+                }
+            )
+        },
+    )
+    events.put_targets(Rule=rule, Targets=[{"Id": "witness", "Arn": queue_arn}])
+    holder = None
+    try:
+        with without_function_permission(
+            aws, deployed["cleanup_function_name"], "AllowHolderEndedEvents"
+        ):
+            holder = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 20})
+            blocked_and_held(aws, deployed, 1, 0)
+            sfn.stop_execution(executionArn=holder, error="Test.Abort", cause="holder aborted")
+
+            def witnessed() -> bool:
+                for message in sqs.receive_message(
+                    QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1
+                ).get("Messages", []):
+                    detail = json.loads(message["Body"])["detail"]
+                    if detail["executionArn"] == holder and detail["status"] == "ABORTED":
+                        return True
+                return False
+
+            wait_until(witnessed, 60, "the ABORTED event at the witness queue")
+            # The cleanup releases an aborted holder within seconds (its test above);
+            # refused, it never runs: the slot stays held.
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                assert holder in holders(lock_item(aws, deployed)).values(), "cleanup ran"
+                time.sleep(1)
+        report = invoke(aws, deployed["reconciler_function_name"])
+        assert report["released"] == [
+            {"execution_arn": holder, "status": "ABORTED", "handed_to": []}
+        ], report
+    finally:
+        events.remove_targets(Rule=rule, Ids=["witness"])
+        sqs.delete_queue(QueueUrl=queue_url)
+    settle(aws, deployed)
+
+
+@pytest.mark.iam_denial
+def test_caller_policy_json_is_all_a_machine_needs_to_run_the_fragments(
+    aws: Callable, deployed: dict, localstack_endpoint: str
+) -> None:
+    """The consumer's side of caller_policy_json: a machine whose role has that policy and
+    nothing else acquires, runs its critical section and releases; the same machine with
+    a role without it is refused at its first call, lambda:InvokeFunction of the
+    semaphore's function, with AWS's AccessDenied sentence for its role.
+    """
+    require_enforcement(aws, localstack_endpoint)
+    sfn = aws("stepfunctions")
+    definition = json.loads(
+        sfn.describe_state_machine(stateMachineArn=deployed["embedded_state_machine_arn"])[
+            "definition"
+        ]
+    )
+    # The caller's own work needs no grant here: a Pass instead of the worker Lambda
+    # (in a Parallel, which keeps the section's Catch to the release after failure).
+    section = definition["States"]["Critical section"]
+    definition["States"]["Critical section"] = {
+        "Type": "Parallel",
+        "Branches": [{"StartAt": "Work", "States": {"Work": {"Type": "Pass", "End": True}}}],
+        "ResultPath": None,
+        "Catch": section["Catch"],
+        "Next": section["Next"],
+    }
+    prefix = deployed["prefix"]
+    with (
+        temporary_role(aws, f"{prefix}-caller", deployed["caller_policy_json"], STATES_TRUST) as ok,
+        temporary_role(aws, f"{prefix}-stranger", None, STATES_TRUST) as bare,
+    ):
+        machines = {
+            role: sfn.create_state_machine(
+                name=f"{role.rsplit('/', 1)[1]}-machine",
+                definition=json.dumps(definition),
+                roleArn=role,
+            )["stateMachineArn"]
+            for role in (ok, bare)
+        }
+        try:
+            allowed = start(sfn, machines[ok], {})
+            refused = start(sfn, machines[bare], {})
+            described = wait_done(sfn, [allowed], 60)[allowed]
+            assert described["status"] == "SUCCEEDED", described
+            entered = states_entered(history(sfn, allowed))
+            assert entered[0] == ACQUIRE and entered[-1] == "Semaphore: Release", entered
+            assert "Critical section" in entered
+            failure = first_task_failure(sfn, refused)
+            sfn.stop_execution(executionArn=refused, error="Test.Stop", cause="denial seen")
+            text = f"{failure.get('error')} {failure.get('cause')}"
+            print(f"\ndenied Acquire: {text}")
+            function_arn = aws("lambda").get_function(
+                FunctionName=deployed["callback_function_name"]
+            )["Configuration"]["FunctionArn"]
+            assert_denial_text(text, bare, "lambda:InvokeFunction", function_arn)
+            assert "AccessDenied" in text, text
+        finally:
+            for machine in machines.values():
+                sfn.delete_state_machine(stateMachineArn=machine)
+    assert_all_free(aws, deployed)
 
 
 def test_second_plan_is_empty(deployed: dict) -> None:

@@ -25,6 +25,14 @@ from sfn_patterns.sqs_throttle.starter import Config, Starter
 from sfn_patterns_localstack.executions import peak_overlap
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
+from tests.iam_denial import (
+    assert_denial_text,
+    denied,
+    require_enforcement,
+    session_clients,
+    temporary_role,
+    without_actions,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -448,6 +456,78 @@ def test_two_starters_at_once_never_exceed_the_limit(aws: Callable, deployed: di
     started = [n for r in reports for n in r.started]
     assert sorted(started) == sorted(names)  # each request started exactly once
     assert any(r.stopped == "another_starter_running" for r in reports)
+
+
+# --- IAM: each grant is needed, and the producer policy is enough (issue 27) -------------
+
+
+@pytest.mark.iam_denial
+def test_without_receive_message_the_starter_fails_and_keeps_the_request(
+    aws: Callable, deployed: dict, localstack_endpoint: str
+) -> None:
+    """ConsumeQueue is needed: without sqs:ReceiveMessage the starter's run fails with
+    AWS's AccessDenied sentence naming its role, the action and the queue; the request
+    stays queued and starts on the first run after the grant is back.
+    """
+    require_enforcement(aws, localstack_endpoint)
+    request_id = f"iam-{uuid.uuid4().hex[:6]}"
+    enqueue(deployed["queue_url"], {"seconds": 1}, request_id=request_id, client=aws("sqs"))
+    queue_arn = aws("sqs").get_queue_attributes(
+        QueueUrl=deployed["queue_url"], AttributeNames=["QueueArn"]
+    )["Attributes"]["QueueArn"]
+    with without_actions(aws, deployed["starter_role_arn"], "sqs:ReceiveMessage"):
+        response = aws("lambda").invoke(
+            FunctionName=deployed["starter_function_name"], Payload=b"{}", LogType="Tail"
+        )
+    error = json.loads(response["Payload"].read())
+    log = base64.b64decode(response.get("LogResult", "")).decode(errors="replace")
+    assert response.get("FunctionError") == "Unhandled", error
+    print(f"\ndenied starter: {error['errorType']}: {error['errorMessage']}")
+    assert_denial_text(
+        error["errorMessage"],
+        deployed["starter_role_arn"],
+        "sqs:ReceiveMessage",
+        queue_arn,
+        code="(AccessDenied)",
+    )
+    assert "sqs:ReceiveMessage" in log, log
+    assert queue_depth(aws, deployed["queue_url"]) == 1  # nothing received, nothing lost
+    report = invoke_starter(aws, deployed, max_seconds=5)
+    assert report["started"] == [execution_name(request_id)]
+    wait_all_done(aws, deployed, {execution_name(request_id)})
+
+
+@pytest.mark.iam_denial
+def test_producer_policy_json_lets_a_producer_enqueue_and_nothing_more(
+    aws: Callable, deployed: dict, localstack_endpoint: str
+) -> None:
+    """The consumer's side of producer_policy_json: a role with only that policy enqueues a
+    request that the starter then starts; it cannot take requests off the queue, and a
+    role without the policy cannot enqueue.
+    """
+    require_enforcement(aws, localstack_endpoint)
+    queue = deployed["queue_url"]
+    request_id = f"producer-{uuid.uuid4().hex[:6]}"
+    prefix = deployed["prefix"]
+    with (
+        temporary_role(aws, f"{prefix}-producer", deployed["producer_policy_json"]) as producer,
+        temporary_role(aws, f"{prefix}-stranger") as stranger,
+    ):
+        as_producer = session_clients(localstack_endpoint, producer)("sqs")
+        enqueue(queue, {"seconds": 1}, request_id=request_id, client=as_producer)
+        assert as_producer.get_queue_attributes(
+            QueueUrl=queue, AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        refused = denied(lambda: as_producer.receive_message(QueueUrl=queue))
+        assert_denial_text(str(refused), producer, "sqs:ReceiveMessage")
+        as_stranger = session_clients(localstack_endpoint, stranger)("sqs")
+        refused = denied(
+            lambda: enqueue(queue, {"seconds": 1}, request_id="never", client=as_stranger)
+        )
+        assert_denial_text(str(refused), stranger, "sqs:SendMessage")
+    report = invoke_starter(aws, deployed, max_seconds=5)
+    assert report["started"] == [execution_name(request_id)]
+    wait_all_done(aws, deployed, {execution_name(request_id)})
 
 
 def test_a_target_in_another_account_is_started_through_the_assumed_role(
