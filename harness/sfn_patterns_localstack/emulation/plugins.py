@@ -21,6 +21,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     sfn_stop,
 )
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
+from sfn_patterns_localstack.emulation.meter import routes as meter_routes
 
 # LocalStack imports every provider entry point's module at start-up, before it
 # serves a request: the place to fix its Step Functions' StopExecution of an
@@ -42,6 +43,8 @@ iam_handler.install()
 # The fault injector's handlers, route and delivery patches (after the fixes: its
 # EventBridge patch wraps the rule-state one), and the SFNP_FAULTS plan.
 faults_install.install()
+# The request meter (off until a benchmark switches it on at /_sfnp/meter).
+meter_routes.register()
 
 
 class MotoDynamoDBProvider(DynamodbApi):

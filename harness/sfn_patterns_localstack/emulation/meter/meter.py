@@ -1,0 +1,181 @@
+"""The meter's counters: requests by key, the largest DynamoDB item, the peak memory.
+
+Thread-safe; LocalStack serves requests on many threads. ``start`` resets everything
+and switches counting on, so one LocalStack can meter several runs one after another.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+# The request parameter that names a call's resource (the fault injector's list).
+RESOURCE_PARAMETERS = (
+    "TableName",
+    "FunctionName",
+    "stateMachineArn",
+    "executionArn",
+    "QueueUrl",
+    "EventBusName",
+    "Name",
+    "WorkgroupName",
+)
+ACCOUNT = "account"  # the caller label of a request signed with the account's own keys
+
+
+def _rss(pid: int) -> int:
+    """Resident bytes of one process (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (from /proc/<pid>/task/*/children)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as children:
+                    kids = [int(k) for k in children.read().split()]
+            except (OSError, ValueError):
+                continue
+            found += kids
+            todo += kids
+    return found
+
+
+def memory() -> tuple[int, int]:
+    """Resident bytes of the current process, and of its whole process tree."""
+    own = _rss(os.getpid())
+    return own, own + sum(_rss(child) for child in _children(os.getpid()))
+
+
+@dataclass
+class Meter:
+    """The counters of one metered run."""
+
+    on: bool = False
+    started: float = 0.0
+    requests: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
+    largest_item: dict[str, int] = field(default_factory=dict)  # table -> bytes
+    # table -> [item writes, of which inside a transaction] (attempts: a write whose
+    # condition fails still consumes write capacity on AWS)
+    writes: dict[str, list[int]] = field(default_factory=dict)
+    # (operation, table) -> [pages, items read (ScannedCount), items returned (Count)]
+    reads: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    peak_rss: int = 0
+    peak_tree_rss: int = 0
+    threads_peak: int = 0
+    interval: float = 1.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _generation: int = 0
+
+    def start(self) -> None:
+        """Reset the counters and count from now on (with a memory sampler)."""
+        with self._lock:
+            self.requests = {}
+            self.largest_item = {}
+            self.reads = {}
+            self.writes = {}
+            self.peak_rss = self.peak_tree_rss = self.threads_peak = 0
+            self.started = time.time()
+            self._generation += 1
+            generation = self._generation
+            self.on = True
+        self.sample()
+        threading.Thread(
+            target=self._sampler, args=(generation,), name="sfnp-meter", daemon=True
+        ).start()
+
+    def stop(self) -> None:
+        """Stop counting (the counters stay readable)."""
+        with self._lock:
+            self.on = False
+            self._generation += 1
+
+    def count(self, service: str, operation: str, caller: str, resource: str) -> None:
+        """One request served."""
+        key = (service, operation, caller, resource)
+        with self._lock:
+            self.requests[key] = self.requests.get(key, 0) + 1
+
+    def item_written(self, table: str, size: int) -> None:
+        """A write left an item of ``size`` bytes in ``table``."""
+        with self._lock:
+            if size > self.largest_item.get(table, 0):
+                self.largest_item[table] = size
+
+    def item_write(self, table: str, transactional: bool) -> None:
+        """One item write attempted on ``table`` (a put, update or delete)."""
+        with self._lock:
+            row = self.writes.setdefault(table, [0, 0])
+            row[0] += 1
+            row[1] += int(transactional)
+
+    def items_read(self, operation: str, table: str, scanned: int, returned: int) -> None:
+        """A Query or Scan page read ``scanned`` items and returned ``returned``."""
+        with self._lock:
+            row = self.reads.setdefault((operation, table), [0, 0, 0])
+            row[0] += 1
+            row[1] += scanned
+            row[2] += returned
+
+    def sample(self) -> None:
+        """Read the memory and thread count once."""
+        own, tree = memory()
+        threads = threading.active_count()
+        with self._lock:
+            self.peak_rss = max(self.peak_rss, own)
+            self.peak_tree_rss = max(self.peak_tree_rss, tree)
+            self.threads_peak = max(self.threads_peak, threads)
+
+    def _sampler(self, generation: int) -> None:
+        while self.on and self._generation == generation:
+            self.sample()
+            time.sleep(self.interval)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The counters as a JSON document."""
+        if self.on:
+            self.sample()
+        with self._lock:
+            return {
+                "on": self.on,
+                "seconds": round(time.time() - self.started, 3) if self.started else 0,
+                "requests": [
+                    {
+                        "service": s,
+                        "operation": o,
+                        "caller": c,
+                        "resource": r,
+                        "calls": n,
+                    }
+                    for (s, o, c, r), n in sorted(self.requests.items())
+                ],
+                "largest_item_bytes": dict(sorted(self.largest_item.items())),
+                "writes": {
+                    t: {"items": w, "transactional": x} for t, (w, x) in sorted(self.writes.items())
+                },
+                "reads": [
+                    {"operation": o, "table": t, "pages": p, "scanned": s, "returned": r}
+                    for (o, t), (p, s, r) in sorted(self.reads.items())
+                ],
+                "peak_rss_bytes": self.peak_rss,
+                "peak_tree_rss_bytes": self.peak_tree_rss,
+                "peak_threads": self.threads_peak,
+            }
+
+
+METER = Meter()

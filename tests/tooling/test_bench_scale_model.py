@@ -1,0 +1,100 @@
+"""scripts/bench_scale.py's arithmetic: the slope fit, the tables and the capacity model.
+
+Fast checks on made-up columns (no LocalStack): the slope of values built as n^b must
+come back as b, and each capacity bound must be the quota divided by the per-item
+cost, the smallest one binding.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("bench_scale", REPO / "scripts/bench_scale.py")
+bench = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = bench  # dataclasses look their module up
+spec.loader.exec_module(bench)
+
+
+@pytest.mark.parametrize("b", [0.0, 0.5, 1.0, -0.25])
+def test_the_slope_of_a_power_law_is_its_exponent(b: float) -> None:
+    sizes = [10, 100, 1000, 10000]
+    assert bench.slope(sizes, [3.0 * n**b for n in sizes]) == pytest.approx(b, abs=1e-9)
+
+
+def test_no_slope_from_one_size_or_a_zero() -> None:
+    assert bench.slope([10], [1.0]) is None
+    assert bench.slope([10, 100], [0.0, 1.0]) is None
+
+
+def test_nearest_rank_percentiles() -> None:
+    values = [float(v) for v in range(1, 11)]
+    assert bench.percentile(values, 50) == 5.0
+    assert bench.percentile(values, 90) == 9.0
+    assert bench.percentile([7.0], 90) == 7.0
+
+
+def test_handover_delays_pair_the_kth_release_with_the_limit_plus_kth_admission() -> None:
+    admitted = [0.0, 0.0, 1.2, 1.5, 2.9]
+    released = [1.0, 1.1, 2.5, 3.0, 4.0]
+    assert bench.handover_delays(admitted, released, 2) == pytest.approx([0.2, 0.4, 0.4])
+
+
+def column(n: int, **values: float) -> object:
+    return bench.Column(n=n, wall=n / 10, **values)
+
+
+def test_the_semaphore_is_bound_by_its_lock_item() -> None:
+    run = bench.PatternRun(
+        "semaphore",
+        "test",
+        [
+            column(
+                1000,
+                transitions=3.0,
+                lambda_invocations=2.0,
+                extra={"lock item WCU / item": 8.0},
+                ops={"stepfunctions:SendTaskSuccess": 1.0},
+            )
+        ],
+    )
+    unit, bounds = bench.capacity(run)
+    assert unit == "executions admitted per second"
+    rates = {b.quota: b.rate for b in bounds}
+    assert rates["partition_writes"] == pytest.approx(1000 / 8)
+    assert rates["state_transition"] == pytest.approx(5000 / 3)
+    assert rates["send_task_success"] == pytest.approx(500)
+    assert rates["start_execution"] == pytest.approx(300)
+    assert bounds[0].quota == "partition_writes"  # the smallest binds
+    text = bench.capacity_text([run])
+    assert "1,000 WCU/s / 8.00" in text
+    for quota in bench.QUOTAS.values():
+        assert quota.url.startswith("https://docs.aws.amazon.com/")
+        assert quota.url in text
+
+
+def test_tables_round_trip_through_json(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    runs = [
+        bench.PatternRun(
+            "job-poller",
+            "test",
+            [
+                column(n, transitions=4.0, events=12.0, lambda_invocations=3.0, p50=0.1, p90=0.2)
+                for n in (10, 100)
+            ],
+        )
+    ]
+    saved = tmp_path / "run.json"
+    saved.write_text(
+        json.dumps({"header": "h", "runs": [bench.asdict(r) for r in runs]}),
+    )
+    assert bench.main(["--from-json", str(saved), "--capacity"]) == 0
+    out = capsys.readouterr().out
+    assert "| state transitions / item | 4.00 | 4.00 | +0.000 |" in out
+    assert "| completion after job end, p90 (s) | 0.20 | 0.20 | |" in out
+    assert "jobs completed per second" in out
