@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns_cli.dag_aggregate import runs
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
@@ -131,7 +132,7 @@ def deployment(
     variables = {
         "name_prefix": f"fail-{uuid.uuid4().hex[:6]}",
         "strategy": "dependency",
-        "redshift_workgroup_name": workgroup,
+        **workgroup_variables(workgroup),
         "max_concurrency": 3,
         "sql_dir": str(sql_dir),
         "task_execution_timeout_seconds": TASK_TIMEOUT,

@@ -46,6 +46,7 @@ from sfn_patterns_localstack.emulation.iam.usage import UsageRecorder
 LOG = logging.getLogger(__name__)
 
 MODES = ("enforce", "audit", "off")
+STATES = "states"  # LocalStack's short name of the Step Functions service principal
 DEFAULT_MODE = "enforce"
 
 # The AWS error code and HTTP status each service answers an authorization failure with.
@@ -111,6 +112,9 @@ class Enforcer:
         self.recorder = recorder
         self._statement_owners: dict[str, str] = {}
         self._owners_lock = threading.Lock()
+        # Access keys of the sessions Step Functions assumed, and its one session per role.
+        self._states_keys: set[str] = set()
+        self._states_sessions: dict[str, RoleSession] = {}
 
     # -- the handler chain ---------------------------------------------------------------
     def __call__(self, chain: Any, context: Any, response: Any) -> None:
@@ -142,6 +146,12 @@ class Enforcer:
         operation = context.operation.name
         if service == "iam" and not operation.startswith(("Get", "List")):
             self.directory.invalidate()
+        elif service == "sts" and operation == "AssumeRole":
+            params = context.internal_request_params or {}
+            credentials = (context.service_response or {}).get("Credentials") or {}
+            if str(params.get("service_principal") or "") == STATES and credentials:
+                with self._owners_lock:
+                    self._states_keys.add(credentials.get("AccessKeyId"))
         elif service == "redshift-data" and operation in (
             "ExecuteStatement",
             "BatchExecuteStatement",
@@ -157,7 +167,18 @@ class Enforcer:
         from localstack.utils.aws.request_context import extract_access_key_id_from_auth_header
 
         key = extract_access_key_id_from_auth_header(context.request.headers)
-        return self.directory.session(key, context.account_id)
+        session = self.directory.session(key, context.account_id)
+        if session is not None and key in self._states_keys:
+            # LocalStack 4.9.2's Step Functions keeps calling with the session it first
+            # assumed for a role, except that tasks starting at the same moment (the
+            # branches of a Parallel) may each assume the role anew. Counting those as the
+            # first session keeps ``aws:userid`` one value per role, as the modules'
+            # redshift-data:statement-owner-iam-userid condition expects of Step Functions
+            # (an assumption the README lists for checking on AWS), instead of a denial
+            # that depends on thread timing.
+            with self._owners_lock:
+                session = self._states_sessions.setdefault(session.role_arn, session)
+        return session
 
     def check(self, context: Any, service: str, operation: str) -> Denial | None:
         """The reason to refuse this request, or None to let it through."""
@@ -174,6 +195,13 @@ class Enforcer:
         )
         request = context.service_request or {}
         needed = actions.authorizations(service, operation, request, scope)
+        if (
+            needed
+            and service == "s3"
+            and operation in actions.MISSING_OBJECT_READS
+            and not _s3_object_exists(context.account_id, context.region, request)
+        ):
+            needed = [*needed, actions.missing_object(request, scope)]
         if session is not None:
             return self._check_session(
                 session, service, operation, needed=needed, request=request, params=params
@@ -336,6 +364,17 @@ def _lambda_log_group_exists(context: Any, denial: Denial) -> bool:
 
     backend = get_moto_logs_backend(context.account_id, context.region)
     return (context.service_request or {}).get("logGroupName") in backend.groups
+
+
+def _s3_object_exists(account: str, region: str, request: Any) -> bool:
+    """Whether the key a GetObject/HeadObject names exists (no bucket: True, S3's own error)."""
+    from localstack.services.s3.models import S3DeleteMarker, s3_stores
+
+    bucket = s3_stores[account][region].buckets.get(str(request.get("Bucket")))
+    if bucket is None:
+        return True
+    found = bucket.objects.get(str(request.get("Key")))
+    return found is not None and not isinstance(found, S3DeleteMarker)
 
 
 # The actions a service principal is checked for against the resource's own policy.
