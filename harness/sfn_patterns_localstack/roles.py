@@ -34,34 +34,33 @@ def trust_policy(service: str) -> str:
     )
 
 
+def function_logs_statements(
+    function_names: Iterable[str],
+    account: str = DEFAULT_ACCOUNT,
+    region: str = DEFAULT_REGION,
+) -> list[dict]:
+    """The functions' own log groups and streams (a name may end in ``*``: a prefix)."""
+    groups = [
+        f"arn:aws:logs:{region}:{account}:log-group:/aws/lambda/{name}" for name in function_names
+    ]
+    return [
+        allow("logs:CreateLogGroup", groups, "OwnLogGroups"),
+        allow(
+            ["logs:CreateLogStream", "logs:PutLogEvents"],
+            [f"{group}:*" for group in groups],
+            "OwnLogStreams",
+        ),
+    ]
+
+
 def function_logs_policy(
     function_names: Iterable[str],
     account: str = DEFAULT_ACCOUNT,
     region: str = DEFAULT_REGION,
 ) -> str:
     """The functions' own log groups and streams: create the group, then write to it."""
-    groups = [
-        f"arn:aws:logs:{region}:{account}:log-group:/aws/lambda/{name}" for name in function_names
-    ]
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Sid": "OwnLogGroups",
-                    "Effect": "Allow",
-                    "Action": "logs:CreateLogGroup",
-                    "Resource": groups,
-                },
-                {
-                    "Sid": "OwnLogStreams",
-                    "Effect": "Allow",
-                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-                    "Resource": [f"{group}:*" for group in groups],
-                },
-            ],
-        }
-    )
+    statements = function_logs_statements(function_names, account, region)
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
 def function_role(
@@ -83,6 +82,47 @@ def function_role(
     return arn
 
 
+def allow(actions: str | list[str], resources: str | list[str], sid: str | None = None) -> dict:
+    """One Allow statement."""
+    statement: dict[str, Any] = {"Effect": "Allow", "Action": actions, "Resource": resources}
+    if sid:
+        statement["Sid"] = sid
+    return statement
+
+
+def service_role(iam: Any, name: str, service: str, statements: list[dict]) -> str:
+    """Create a role ``service`` may assume, allowed ``statements`` (inline); return its ARN."""
+    arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust_policy(service))["Role"][
+        "Arn"
+    ]
+    if statements:
+        iam.put_role_policy(
+            RoleName=name,
+            PolicyName="least",
+            PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}),
+        )
+    return arn
+
+
+def events_to_queue_policy(queue_arn: str, rule_arns: list[str]) -> str:
+    """A queue policy letting EventBridge deliver to the queue for these rules only."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "RuleDelivers",
+                    "Effect": "Allow",
+                    "Principal": {"Service": "events.amazonaws.com"},
+                    "Action": "sqs:SendMessage",
+                    "Resource": queue_arn,
+                    "Condition": {"ArnEquals": {"aws:SourceArn": rule_arns}},
+                }
+            ],
+        }
+    )
+
+
 def delete_role(iam: Any, name: str) -> None:
     """Delete a role and its inline policies (IAM refuses a role that still has any)."""
     for policy in iam.list_role_policies(RoleName=name)["PolicyNames"]:
@@ -90,4 +130,13 @@ def delete_role(iam: Any, name: str) -> None:
     iam.delete_role(RoleName=name)
 
 
-__all__ = ["delete_role", "function_logs_policy", "function_role", "trust_policy"]
+__all__ = [
+    "allow",
+    "delete_role",
+    "events_to_queue_policy",
+    "function_logs_policy",
+    "function_logs_statements",
+    "function_role",
+    "service_role",
+    "trust_policy",
+]

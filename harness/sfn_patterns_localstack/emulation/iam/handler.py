@@ -46,7 +46,6 @@ from sfn_patterns_localstack.emulation.iam.usage import UsageRecorder
 LOG = logging.getLogger(__name__)
 
 MODES = ("enforce", "audit", "off")
-STATES = "states"  # LocalStack's short name of the Step Functions service principal
 DEFAULT_MODE = "enforce"
 
 # The AWS error code and HTTP status each service answers an authorization failure with.
@@ -112,9 +111,6 @@ class Enforcer:
         self.recorder = recorder
         self._statement_owners: dict[str, str] = {}
         self._owners_lock = threading.Lock()
-        # Access keys of the sessions Step Functions assumed, and its one session per role.
-        self._states_keys: set[str] = set()
-        self._states_sessions: dict[str, RoleSession] = {}
 
     # -- the handler chain ---------------------------------------------------------------
     def __call__(self, chain: Any, context: Any, response: Any) -> None:
@@ -146,12 +142,6 @@ class Enforcer:
         operation = context.operation.name
         if service == "iam" and not operation.startswith(("Get", "List")):
             self.directory.invalidate()
-        elif service == "sts" and operation == "AssumeRole":
-            params = context.internal_request_params or {}
-            credentials = (context.service_response or {}).get("Credentials") or {}
-            if str(params.get("service_principal") or "") == STATES and credentials:
-                with self._owners_lock:
-                    self._states_keys.add(credentials.get("AccessKeyId"))
         elif service == "redshift-data" and operation in (
             "ExecuteStatement",
             "BatchExecuteStatement",
@@ -167,18 +157,7 @@ class Enforcer:
         from localstack.utils.aws.request_context import extract_access_key_id_from_auth_header
 
         key = extract_access_key_id_from_auth_header(context.request.headers)
-        session = self.directory.session(key, context.account_id)
-        if session is not None and key in self._states_keys:
-            # LocalStack 4.9.2's Step Functions keeps calling with the session it first
-            # assumed for a role, except that tasks starting at the same moment (the
-            # branches of a Parallel) may each assume the role anew. Counting those as the
-            # first session keeps ``aws:userid`` one value per role, as the modules'
-            # redshift-data:statement-owner-iam-userid condition expects of Step Functions
-            # (an assumption the README lists for checking on AWS), instead of a denial
-            # that depends on thread timing.
-            with self._owners_lock:
-                session = self._states_sessions.setdefault(session.role_arn, session)
-        return session
+        return self.directory.session(key, context.account_id)
 
     def check(self, context: Any, service: str, operation: str) -> Denial | None:
         """The reason to refuse this request, or None to let it through."""
