@@ -71,15 +71,27 @@ def function_role(
     region: str = DEFAULT_REGION,
 ) -> str:
     """Create a role Lambda may assume that may log for these functions; return its ARN."""
-    arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust_policy("lambda"))["Role"][
-        "Arn"
-    ]
+    arn = _create_role(iam, name, "lambda")
     iam.put_role_policy(
         RoleName=name,
         PolicyName="logs",
         PolicyDocument=function_logs_policy(function_names, account, region),
     )
     return arn
+
+
+def _create_role(iam: Any, name: str, service: str) -> str:
+    """CreateRole; a retried request that finds the role made by its first attempt is fine.
+
+    On a loaded machine botocore may resend a CreateRole whose answer timed out; the
+    second attempt then meets the role the first one made (EntityAlreadyExists).
+    """
+    try:
+        return iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust_policy(service))[
+            "Role"
+        ]["Arn"]
+    except iam.exceptions.EntityAlreadyExistsException:
+        return iam.get_role(RoleName=name)["Role"]["Arn"]
 
 
 def allow(actions: str | list[str], resources: str | list[str], sid: str | None = None) -> dict:
@@ -92,9 +104,7 @@ def allow(actions: str | list[str], resources: str | list[str], sid: str | None 
 
 def service_role(iam: Any, name: str, service: str, statements: list[dict]) -> str:
     """Create a role ``service`` may assume, allowed ``statements`` (inline); return its ARN."""
-    arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust_policy(service))["Role"][
-        "Arn"
-    ]
+    arn = _create_role(iam, name, service)
     if statements:
         iam.put_role_policy(
             RoleName=name,
