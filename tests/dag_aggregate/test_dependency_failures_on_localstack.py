@@ -246,5 +246,5 @@ def test_a_statement_past_its_own_timeout_is_cancelled_by_its_task(
     statements = deployment.aws("redshift-data").list_statements(
         Status="ALL", WorkgroupName=deployment.workgroup
     )["Statements"]
-    overrun = [s for s in statements if "agg.overrun" in s.get("QueryString", "")]
+    overrun = [s for s in statements if "INSERT INTO agg.overrun" in s.get("QueryString", "")]
     assert overrun and all(s["Status"] == "ABORTED" for s in overrun), overrun
