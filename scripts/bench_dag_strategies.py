@@ -55,6 +55,7 @@ from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
 from sfn_patterns_cli.dag_aggregate.simulate import critical_path, lower_bound, simulate
 from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.executions import history as history_of
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
@@ -197,7 +198,7 @@ def makespans(
             variables = {
                 "name_prefix": args.name_prefix,
                 "strategy": strategy,
-                "redshift_workgroup_name": workgroup,
+                **workgroup_variables(workgroup),
                 "max_concurrency": args.max_concurrency,
                 "sql_dir": str(sql_dir),
                 "completion": completion,
@@ -325,7 +326,7 @@ def scale(
     variables: dict[str, object] = {
         "name_prefix": args.name_prefix,
         "strategy": "dependency",
-        "redshift_workgroup_name": workgroup,
+        **workgroup_variables(workgroup),
         "max_concurrency": args.scale_concurrency,
         "sql_dir": str(sql_dir),
     }

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from sfn_patterns_localstack import server
 from sfn_patterns_localstack.clients import client_factory
+from sfn_patterns_localstack.roles import function_role
 
 HZ = os.sysconf("SC_CLK_TCK")
 HANDLER = """\
@@ -106,15 +107,15 @@ def measure(mode: str, functions: int, log) -> dict[str, float]:
     localstack = server.start(extra_env={"SFNP_LAMBDA_FORK_SERVER": mode})
     try:
         aws = client_factory(localstack.endpoint)
-        role = aws("iam").create_role(RoleName="bench", AssumeRolePolicyDocument="{}")["Role"]
+        names = [f"cold-{i}" for i in range(functions)]
+        role = function_role(aws("iam"), "bench", names)
         lam = aws("lambda")
         code = _zip(HANDLER)
-        names = [f"cold-{i}" for i in range(functions)]
         for name in names:
             lam.create_function(
                 FunctionName=name,
                 Runtime="python3.12",
-                Role=role["Arn"],
+                Role=role,
                 Handler="app.handler",
                 Code={"ZipFile": code},
                 Timeout=30,
@@ -143,16 +144,16 @@ def measure_runtimes(functions: int, log) -> dict[str, dict[str, float]]:
     results: dict[str, dict[str, float]] = {}
     try:
         aws = client_factory(localstack.endpoint)
-        role = aws("iam").create_role(RoleName="bench", AssumeRolePolicyDocument="{}")["Role"]
+        names = {rt: [f"{rt.replace('.', '-')}-{i}" for i in range(functions)] for rt in RUNTIMES}
+        role = function_role(aws("iam"), "bench", [n for listed in names.values() for n in listed])
         lam = aws("lambda")
         code = _zip(HANDLER)
-        names = {rt: [f"{rt.replace('.', '-')}-{i}" for i in range(functions)] for rt in RUNTIMES}
         for runtime, listed in names.items():
             for name in listed:
                 lam.create_function(
                     FunctionName=name,
                     Runtime=runtime,
-                    Role=role["Arn"],
+                    Role=role,
                     Handler="app.handler",
                     Code={"ZipFile": code},
                     Timeout=30,

@@ -52,10 +52,10 @@ def exempt_actions(readme: Path = REPO_ROOT / "README.md") -> set[tuple[str, str
     action, both in backticks; the third names the AWS page that requires it.
     """
     text = readme.read_text()
-    start = text.find(EXEMPT_HEADING)
+    start = text.find(f"\n### {EXEMPT_HEADING}\n")  # the heading, not a mention of it
     if start < 0:
         return set()
-    section = text[start:].split("\n#", 1)[0]
+    section = text[start + 1 :].split("\n#", 1)[0]
     pairs = set()
     for line in section.splitlines():
         cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]

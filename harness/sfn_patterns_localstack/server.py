@@ -59,10 +59,10 @@ ENVIRONMENT = {
     # runs in its container and put its packages in /usr/lib/localstack, shared by
     # every run, ignoring FILESYSTEM_ROOT.
     "OVERRIDE_IN_DOCKER": "0",
-    # IAM of role sessions (emulation/iam): enforce, audit or off. Audit by default for
-    # now: every call is decided and recorded, what would be denied is reported
-    # (build/iam-usage.json in the suite) but allowed, until the suite passes enforce.
-    "SFNP_IAM": os.environ.get("SFNP_IAM", "audit"),
+    # IAM of role sessions (emulation/iam): enforce (the default: a call the caller's
+    # policies do not allow gets the service's AccessDenied, as on AWS), audit (allowed,
+    # recorded as denied in the usage file) or off.
+    "SFNP_IAM": os.environ.get("SFNP_IAM", "enforce"),
 }
 
 

@@ -86,7 +86,7 @@ locals {
       # condition limits them to statements this role started.
       {
         sid       = "FollowOwnStatements"
-        actions   = ["redshift-data:DescribeStatement", "redshift-data:CancelStatement", "redshift-data:GetStatementResult"]
+        actions   = ["redshift-data:DescribeStatement", "redshift-data:CancelStatement"]
         resources = ["*"]
         conditions = [{
           test     = "StringEquals"

@@ -33,6 +33,7 @@ import pytest
 from sfn_patterns.sqs_throttle import enqueue
 from sfn_patterns.status_table import Status, Tracker
 from sfn_patterns_localstack.clients import client_factory
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, Workspace
 
@@ -111,7 +112,7 @@ def team(
     variables = {
         "name_prefix": prefix,
         "python_executable": str(python),
-        "redshift_workgroup_name": workgroup,
+        **workgroup_variables(workgroup),
     }
     workspace = Workspace(
         config, localstack_endpoint, base / "scratch", aliases={"analytics": ANALYTICS}

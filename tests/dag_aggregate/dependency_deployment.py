@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from sfn_patterns_cli.dag_aggregate import runs
 from sfn_patterns_cli.dag_aggregate.cli import group
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
@@ -63,10 +64,7 @@ class Deployment:
             if not self.variables
             else self.variables["name_prefix"],
             "strategy": "dependency",
-            "redshift_workgroup_name": self.workgroup,
-            # The harness's IAM emulation names a workgroup's ARN by its name (the real
-            # ARN ends in a generated id, which the Data API's request does not carry).
-            "redshift_workgroup_id": self.workgroup,
+            **workgroup_variables(self.workgroup),
             "max_concurrency": max_concurrency,
             "sql_dir": str(sql_dir),
             "external_tables": ["raw.*"],

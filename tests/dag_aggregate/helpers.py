@@ -1,8 +1,11 @@
-"""Shared helpers: write SQL task directories for tests."""
+"""Shared helpers: write SQL task directories; the policy of machines created without Terraform."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_arn
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate" / "sql"
 
@@ -13,3 +16,46 @@ def write_sql(directory: Path, files: dict[str, str]) -> Path:
     for name, sql in files.items():
         (directory / f"{name}.sql").write_text(sql, encoding="utf-8")
     return directory
+
+
+def sql_runner_policy(workgroups: list[str], functions: tuple[str, ...] = ()) -> str:
+    """What a state machine rendered by the planner needs to run its SQL on ``workgroups``.
+
+    For the tests that create rendered definitions themselves (no Terraform), with the
+    same least privilege modules/dag-aggregate grants its own machines: the statements
+    on each workgroup's id ARN (not its name) with its temporary credentials, following
+    only statements the role started, and invoking the given functions (the completion
+    function a parked task calls, a task machine's task-done function).
+    """
+    arns = [workgroup_arn(name) for name in workgroups]
+    statements: list[dict] = [
+        {
+            "Sid": "RunStatements",
+            "Effect": "Allow",
+            "Action": [
+                "redshift-data:ExecuteStatement",
+                "redshift-data:BatchExecuteStatement",
+                "redshift-serverless:GetCredentials",
+            ],
+            "Resource": arns,
+        },
+        {
+            "Sid": "FollowOwnStatements",
+            "Effect": "Allow",
+            "Action": ["redshift-data:DescribeStatement", "redshift-data:CancelStatement"],
+            "Resource": "*",
+            "Condition": {
+                "StringEquals": {"redshift-data:statement-owner-iam-userid": "${aws:userid}"}
+            },
+        },
+    ]
+    if functions:
+        statements.append(
+            {
+                "Sid": "InvokeFunctions",
+                "Effect": "Allow",
+                "Action": "lambda:InvokeFunction",
+                "Resource": [arn for f in functions for arn in (f, f"{f}:*")],
+            }
+        )
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns_cli.dag_aggregate import runs
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
@@ -35,6 +36,7 @@ TASK_TIMEOUT = 20  # task_execution_timeout_seconds: far above any quick task he
 #   takeover: slow (10 s) -> after_slow; q1 -> q2 -> q3
 #   abort:    held (30 s) -> h1 -> h2; free (2 s) -> f1
 #   timeout:  stuck (60 s) -> s1; fine -> f2
+#   cancel:   overrun (30 s, its own timeout 3 s)
 SQL = {
     "slow": "-- sfn: mode=append wait=1 tags=takeover\n/* sfnp:sleep=10 */ SELECT 1 AS x",
     "after_slow": "-- sfn: mode=append wait=0 tags=takeover\nSELECT x FROM agg.slow",
@@ -51,6 +53,8 @@ SQL = {
     "s1": "-- sfn: mode=append wait=0 tags=timeout\nSELECT x FROM agg.stuck",
     "fine": "-- sfn: mode=append wait=0 tags=timeout\nSELECT 1 AS x",
     "f2": "-- sfn: mode=append wait=0 tags=timeout\nSELECT x FROM agg.fine",
+    "overrun": "-- sfn: mode=append wait=1 timeout=3 tags=cancel\n"
+    "/* sfnp:sleep=30 */ SELECT 1 AS x",
 }
 
 
@@ -131,10 +135,13 @@ def deployment(
     variables = {
         "name_prefix": f"fail-{uuid.uuid4().hex[:6]}",
         "strategy": "dependency",
-        "redshift_workgroup_name": workgroup,
+        **workgroup_variables(workgroup),
         "max_concurrency": 3,
         "sql_dir": str(sql_dir),
         "task_execution_timeout_seconds": TASK_TIMEOUT,
+        # Tasks poll every second: a task's own timeout (overrun's 3 s) is then checked
+        # within a second and cancels the statement (with events, only at a fallback).
+        "completion": "poll",
     }
     try:
         workspace.init()
@@ -218,3 +225,26 @@ def test_a_task_execution_past_its_timeout_fails_its_task_and_the_run(
     assert "s1" not in executions
     statuses = {r["task"]: r["status"] for r in deployment.document(run_id)["results"]}
     assert statuses == {"stuck": "error", "s1": "skipped", "fine": "success", "f2": "success"}
+
+
+def test_a_statement_past_its_own_timeout_is_cancelled_by_its_task(
+    deployment: Deployment,
+) -> None:
+    """The task machine's poll loop gives up at the task's timeout and cancels the statement.
+
+    CancelStatement is made by the task machine's role (the module's FollowOwnStatements
+    grant, owner condition included); the statement ends ABORTED long before its 30 s.
+    """
+    run_id = f"cancel-{uuid.uuid4().hex[:6]}"
+    described = deployment.wait(deployment.start(run_id, select="tag:cancel"))
+    assert described["status"] == "FAILED", described
+    failure = deployment.failure(described)
+    assert failure["error"] == "DagAggregate.TaskTimedOut", failure
+    assert json.loads(failure["cause"])["task"] == "overrun"
+    statuses = {r["task"]: r["status"] for r in deployment.document(run_id)["results"]}
+    assert statuses == {"overrun": "error"}
+    statements = deployment.aws("redshift-data").list_statements(
+        Status="ALL", WorkgroupName=deployment.workgroup
+    )["Statements"]
+    overrun = [s for s in statements if "INSERT INTO agg.overrun" in s.get("QueryString", "")]
+    assert overrun and all(s["Status"] == "ABORTED" for s in overrun), overrun

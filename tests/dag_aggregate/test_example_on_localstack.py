@@ -22,6 +22,7 @@ import pytest
 
 from sfn_patterns_cli.dag_aggregate import ddl
 from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
@@ -150,7 +151,7 @@ def test_example_matches_a_sequential_run(
     variables = {
         "name_prefix": f"dag-{int(time.time()) % 100000}",
         "strategy": strategy,
-        "redshift_workgroup_name": workgroup,
+        **workgroup_variables(workgroup),
         "max_concurrency": 3,
     }
     workspace = Workspace(EXAMPLE, localstack_endpoint, tmp_path / "tf")

@@ -7,7 +7,6 @@ running N seconds.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable
@@ -18,21 +17,11 @@ import pytest
 from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
 from sfn_patterns_cli.dag_aggregate.render import render
+from sfn_patterns_localstack.roles import trust_policy
+
+from .helpers import sql_runner_policy
 
 pytestmark = pytest.mark.integration
-
-TRUST = json.dumps(
-    {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": "states.amazonaws.com"},
-                "Action": "sts:AssumeRole",
-            }
-        ],
-    }
-)
 
 
 def _run_dag(aws: Callable, tmp_path: Path, files: dict[str, str]) -> tuple[dict, str]:
@@ -62,12 +51,14 @@ def _run_dag(aws: Callable, tmp_path: Path, files: dict[str, str]) -> tuple[dict
             default_timeout=60,
         ),
     )
-    role = aws("iam").create_role(
-        RoleName=f"dag-fail-{uuid.uuid4().hex[:6]}", AssumeRolePolicyDocument=TRUST
-    )["Role"]["Arn"]
+    iam, name = aws("iam"), f"dag-fail-{uuid.uuid4().hex[:6]}"
+    role = iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust_policy("states"))
+    iam.put_role_policy(
+        RoleName=name, PolicyName="run-sql", PolicyDocument=sql_runner_policy([workgroup])
+    )
     sfn = aws("stepfunctions")
     machine = sfn.create_state_machine(
-        name=f"dag-fail-{uuid.uuid4().hex[:6]}", definition=definition, roleArn=role
+        name=name, definition=definition, roleArn=role["Role"]["Arn"]
     )["stateMachineArn"]
     execution = sfn.start_execution(stateMachineArn=machine, input="{}")["executionArn"]
     deadline = time.monotonic() + 90

@@ -31,10 +31,11 @@ from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
 from sfn_patterns_cli.dag_aggregate.render import render
 from sfn_patterns_localstack.executions import history as history_of
 from sfn_patterns_localstack.executions import wait_stopped
+from sfn_patterns_localstack.roles import delete_role, function_role, trust_policy
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
-from .helpers import write_sql
+from .helpers import sql_runner_policy, write_sql
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -50,18 +51,6 @@ SCENARIOS = (
     "lost",
 )
 FALLBACK = 3
-TRUST = json.dumps(
-    {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": "states.amazonaws.com"},
-                "Action": "sts:AssumeRole",
-            }
-        ],
-    }
-)
 # Three tasks on two levels: a (a reload: DELETE + INSERT in one batch) and c (a
 # statement that runs 4 s, longer than one fallback period) first, then b.
 DAG = {
@@ -85,14 +74,19 @@ def completion(
     variables = {"name_prefix": prefix, "state_machine_arns": list(machines.values())}
     workspace = Workspace(CONFIG, localstack_endpoint, tmp_path_factory.mktemp("dag-events"))
     iam, lam = aws("iam"), aws("lambda")
-    role = iam.create_role(RoleName=f"{prefix}-sfn", AssumeRolePolicyDocument=TRUST)["Role"]
+    # The machines' role: _warehouse grants it each workgroup and the functions.
+    role = iam.create_role(
+        RoleName=f"{prefix}-sfn", AssumeRolePolicyDocument=trust_policy("states")
+    )["Role"]
+    # The task-done function's own role: its log group and streams, nothing else.
+    task_done_role = function_role(iam, f"{prefix}-task-done", [f"{prefix}-task-done"], account)
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as zipped:
         zipped.writestr("task_done.py", TASK_DONE)
     task_done = lam.create_function(
         FunctionName=f"{prefix}-task-done",
         Runtime="python3.12",
-        Role=role["Arn"],
+        Role=task_done_role,
         Handler="task_done.handler",
         Code={"ZipFile": archive.getvalue()},
     )["FunctionArn"]
@@ -105,8 +99,10 @@ def completion(
                 "function": outputs["function_arn"],
                 "rule": outputs["rule_name"],
                 "role": role["Arn"],
+                "role_name": role["RoleName"],
                 "task_done": task_done,
                 "created": created,
+                "workgroups": [],
             }
     finally:
         sfn = aws("stepfunctions")
@@ -118,18 +114,27 @@ def completion(
             "logGroups"
         ]:
             logs.delete_log_group(logGroupName=group["logGroupName"])
-        iam.delete_role(RoleName=role["RoleName"])
+        delete_role(iam, role["RoleName"])
+        delete_role(iam, f"{prefix}-task-done")
     assert leftovers(aws, prefix) == {}
 
 
-def _warehouse(aws: Callable, tables: list[str]) -> str:
-    """A workgroup of its own with the agg tables the tasks write."""
+def _warehouse(aws: Callable, completion: dict[str, Any], tables: list[str]) -> str:
+    """A workgroup of its own with the agg tables the tasks write; the machines' role may use it."""
     workgroup = f"wg-{uuid.uuid4().hex[:6]}"
     redshift = aws("redshift-data")
     for sql in ["CREATE SCHEMA agg", *(f"CREATE TABLE agg.{t} (x INTEGER)" for t in tables)]:
         statement = redshift.execute_statement(WorkgroupName=workgroup, Database="dev", Sql=sql)
         while redshift.describe_statement(Id=statement["Id"])["Status"] != "FINISHED":
             time.sleep(0.05)
+    completion["workgroups"].append(workgroup)
+    aws("iam").put_role_policy(
+        RoleName=completion["role_name"],
+        PolicyName="run-sql",
+        PolicyDocument=sql_runner_policy(
+            completion["workgroups"], (completion["function"], completion["task_done"])
+        ),
+    )
     return workgroup
 
 
@@ -215,7 +220,9 @@ def runs(completion: dict[str, Any], aws: Callable, tmp_path_factory) -> dict[st
 
     def options(mode: str) -> RenderOptions:
         # Each scenario writes its own warehouse: no two runs race on one table.
-        return _options(completion, _warehouse(aws, ["a", "b", "c", "slow", "broken"]), mode)
+        return _options(
+            completion, _warehouse(aws, completion, ["a", "b", "c", "slow", "broken"]), mode
+        )
 
     def task_input(mode_options: RenderOptions) -> dict[str, Any]:
         task = plan_document(plan, mode_options)["tasks"]["c"]["task"]

@@ -1,6 +1,8 @@
 """The two emulator speed-ups of providers.py keep the behaviour they skip work for.
 
-sfn_client_cache: one client per (service, region, role), made once; moto_update_copy:
+sfn_client_cache: one session per (role, region), assumed once even by tasks that start
+together, one client per service from it, a Task's Credentials role assumed through the
+execution role's session; moto_update_copy:
 UpdateItem results, ALL_OLD on a lost condition and a stream's old image are as
 before. Both must apply to the pinned LocalStack and moto, or they would silently
 stop working after an upgrade.
@@ -8,6 +10,7 @@ stop working after an upgrade.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import boto3
@@ -28,20 +31,39 @@ class _Factory:
     def __init__(self, calls: list, kwargs: dict) -> None:
         self.calls, self.kwargs = calls, kwargs
 
-    def get_client(self, service: str) -> tuple:
-        self.calls.append((service, self.kwargs["role_arn"]))
-        return (service, self.kwargs["role_arn"], len(self.calls))
+    def get_client(self, service: str) -> Any:
+        self.calls.append((service, self.kwargs.get("role_arn") or self.kwargs["key"]))
+        if service == "sts":
+            return _Sts(self.kwargs.get("role_arn") or self.kwargs["key"], self.calls)
+        return (service, self.kwargs.get("role_arn") or self.kwargs["key"], len(self.calls))
+
+
+class _Sts:
+    """The sts client of one session: AssumeRole returns keys naming who assumed what."""
+
+    def __init__(self, caller: str, calls: list) -> None:
+        self.caller, self.calls = caller, calls
+
+    def assume_role(self, RoleArn: str, RoleSessionName: str) -> dict:
+        self.calls.append(("assume", self.caller, RoleArn))
+        key = f"{self.caller}>{RoleArn}"
+        return {"Credentials": {"AccessKeyId": key, "SecretAccessKey": "s", "SessionToken": "t"}}
 
 
 class _Connect:
     def __init__(self) -> None:
         self.calls: list = []
+        self.assumed: list = []
 
     def with_assumed_role(self, **kwargs: Any) -> _Factory:
+        self.assumed.append(kwargs["role_arn"])
         return _Factory(self.calls, kwargs)
 
+    def __call__(self, **kwargs: Any) -> _Factory:
+        return _Factory(self.calls, {"key": kwargs["aws_access_key_id"]})
 
-def test_clients_are_made_once_per_service_region_and_role() -> None:
+
+def test_one_session_per_role_and_one_client_per_service() -> None:
     real = _Connect()
     connect = sfn_client_cache._CachingConnect(real)
     config = object()
@@ -57,17 +79,55 @@ def test_clients_are_made_once_per_service_region_and_role() -> None:
     assert client("dynamodb", "arn:role/a") != first
     assert client("lambda", "arn:role/a", region="eu-west-1") != first
     assert len(real.calls) == 4
+    # role a's lambda and dynamodb clients come from one session (one AssumeRole).
+    assert real.assumed == ["arn:role/a", "arn:role/b", "arn:role/a"]
 
 
-def test_a_kept_client_is_made_again_after_its_time() -> None:
+def test_tasks_starting_together_share_one_session() -> None:
+    real = _Connect()
+    connect = sfn_client_cache._CachingConnect(real)
+    threads = [
+        threading.Thread(
+            target=lambda: connect.with_assumed_role(role_arn="arn:role/a").get_client(
+                service="redshift-data"
+            )
+        )
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert real.assumed == ["arn:role/a"]
+
+
+def test_a_task_credentials_role_is_assumed_by_the_execution_role() -> None:
+    real = _Connect()
+    connect = sfn_client_cache._CachingConnect(real)
+    target = sfn_client_cache._ChainedArn("arn:role/other-account")
+    target.via = "arn:role/execution"
+    made = connect.with_assumed_role(role_arn=target, service_principal="states").get_client(
+        service="states"
+    )
+    # The service principal assumed only the execution role; that session assumed the other.
+    assert real.assumed == ["arn:role/execution"]
+    assert ("assume", "arn:role/execution", "arn:role/other-account") in real.calls
+    assert made[:2] == ("states", "arn:role/execution>arn:role/other-account")
+    # Without Credentials, the execution role's own session is another key.
+    plain = connect.with_assumed_role(role_arn="arn:role/other-account").get_client(
+        service="states"
+    )
+    assert plain[1] == "arn:role/other-account"
+
+
+def test_a_kept_session_is_assumed_again_after_its_time() -> None:
     real = _Connect()
     connect = sfn_client_cache._CachingConnect(real)
     connect.with_assumed_role(role_arn="r").get_client(service="sqs")
-    key = next(iter(connect._clients))
-    made_at, kept = connect._clients[key]
-    connect._clients[key] = (made_at - sfn_client_cache.KEEP_SECONDS - 1, kept)
+    (kept,) = connect._sessions.values()
+    kept.made_at -= sfn_client_cache.KEEP_SECONDS + 1
     connect.with_assumed_role(role_arn="r").get_client(service="sqs")
-    assert len(real.calls) == 2
+    assert real.assumed == ["r", "r"]
 
 
 @pytest.fixture

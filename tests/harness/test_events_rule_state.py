@@ -19,6 +19,7 @@ import pytest
 from localstack.services.events.provider import EventsProvider
 
 from sfn_patterns_localstack.emulation.fixes import events_rule_state
+from sfn_patterns_localstack.roles import events_to_queue_policy
 
 
 def test_it_applies_to_the_pinned_version() -> None:
@@ -63,7 +64,10 @@ def test_a_disabled_pattern_rule_sends_no_event_until_enabled_again(aws: Callabl
     ]["QueueArn"]
     rule = f"rule-state-{tag}"
     source = f"sfnp.test.{tag}"
-    events.put_rule(Name=rule, EventPattern=json.dumps({"source": [source]}))
+    rule_arn = events.put_rule(Name=rule, EventPattern=json.dumps({"source": [source]}))["RuleArn"]
+    sqs.set_queue_attributes(
+        QueueUrl=queue_url, Attributes={"Policy": events_to_queue_policy(queue_arn, [rule_arn])}
+    )
     events.put_targets(Rule=rule, Targets=[{"Id": "queue", "Arn": queue_arn}])
 
     def put(marker: str) -> None:

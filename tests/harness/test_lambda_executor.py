@@ -19,6 +19,8 @@ from types import SimpleNamespace
 import pytest
 from botocore.config import Config
 
+from sfn_patterns_localstack.roles import function_role
+
 pytestmark = pytest.mark.integration
 
 HANDLERS = {
@@ -86,20 +88,8 @@ def _zip(source: str) -> bytes:
 
 @pytest.fixture(scope="module")
 def role_arn(aws: Callable) -> str:
-    trust = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": "lambda.amazonaws.com"},
-                "Action": "sts:AssumeRole",
-            }
-        ],
-    }
-    name = f"executor-test-{uuid.uuid4().hex[:8]}"
-    return aws("iam").create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))[
-        "Role"
-    ]["Arn"]
+    # The functions here are all named exec-<case>-<id>: their logs, nothing else.
+    return function_role(aws("iam"), f"executor-test-{uuid.uuid4().hex[:8]}", ["exec-*"])
 
 
 @pytest.fixture(scope="module")
@@ -314,9 +304,7 @@ def test_stopping_localstack_leaves_no_process_and_no_file(tmp_path: Path) -> No
             aws_access_key_id="test",
             aws_secret_access_key="test",
         )
-        role = boto3.client("iam", **kw).create_role(RoleName="r", AssumeRolePolicyDocument="{}")[
-            "Role"
-        ]["Arn"]
+        role = function_role(boto3.client("iam", **kw), "r", ["orphan-check"])
         client = boto3.client("lambda", **kw)
         client.create_function(
             FunctionName="orphan-check",

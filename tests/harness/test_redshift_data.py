@@ -11,6 +11,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_arn
+
 pytestmark = pytest.mark.integration
 
 TERMINAL = {"FINISHED", "FAILED", "ABORTED"}
@@ -269,7 +271,38 @@ def test_step_functions_polls_a_statement_to_completion(aws, rsd) -> None:
                 ],
             }
         ),
-    )["Role"]["Arn"]
+    )["Role"]
+    # What the two tasks need, as on AWS: the statement on the workgroup's id ARN with
+    # its temporary credentials, and describing the role's own statements.
+    iam.put_role_policy(
+        RoleName=role["RoleName"],
+        PolicyName="statements",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Action": [
+                            "redshift-data:ExecuteStatement",
+                            "redshift-serverless:GetCredentials",
+                        ],
+                        "Resource": workgroup_arn(target["WorkgroupName"]),
+                    },
+                    {
+                        "Effect": "Allow",
+                        "Action": "redshift-data:DescribeStatement",
+                        "Resource": "*",
+                        "Condition": {
+                            "StringEquals": {
+                                "redshift-data:statement-owner-iam-userid": "${aws:userid}"
+                            }
+                        },
+                    },
+                ],
+            }
+        ),
+    )
     definition = {
         "StartAt": "Execute",
         "States": {
@@ -315,7 +348,7 @@ def test_step_functions_polls_a_statement_to_completion(aws, rsd) -> None:
     machine = sfn.create_state_machine(
         name=f"rsd-poll-{uuid.uuid4().hex[:8]}",
         definition=json.dumps(definition),
-        roleArn=role,
+        roleArn=role["Arn"],
     )["stateMachineArn"]
     execution = sfn.start_execution(stateMachineArn=machine, input="{}")["executionArn"]
     deadline = time.monotonic() + 60
@@ -348,6 +381,27 @@ def test_statements_run_with_event_announce_their_end_on_eventbridge(aws, rsd) -
                 "detail": {"statementName": [{"prefix": name}]},
             }
         ),
+    )
+    # EventBridge delivers to a queue whose policy lets it, for this rule only (as on AWS).
+    rule_arn = events.describe_rule(Name=name)["Arn"]
+    sqs.set_queue_attributes(
+        QueueUrl=queue,
+        Attributes={
+            "Policy": json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "events.amazonaws.com"},
+                            "Action": "sqs:SendMessage",
+                            "Resource": queue_arn,
+                            "Condition": {"ArnEquals": {"aws:SourceArn": rule_arn}},
+                        }
+                    ],
+                }
+            )
+        },
     )
     events.put_targets(Rule=name, Targets=[{"Id": "q", "Arn": queue_arn}])
     try:
@@ -384,9 +438,13 @@ def test_statements_run_with_event_announce_their_end_on_eventbridge(aws, rsd) -
     ok = received[finished["Id"]]
     assert ok["source"] == "aws.redshift-data"
     assert ok["detail-type"] == "Redshift Data Statement Status Change"
-    assert ok["resources"] == [
-        f"arn:aws:redshift-serverless:us-east-1:{ok['account']}:workgroup/{target['WorkgroupName']}"
-    ]
+    # The workgroup's ARN ends in its id (a UUID), as on AWS, never in its name; the
+    # one IAM authorizes ExecuteStatement on (workgroups.py).
+    (resource,) = ok["resources"]
+    prefix, _, workgroup = resource.rpartition("/")
+    assert prefix == f"arn:aws:redshift-serverless:us-east-1:{ok['account']}:workgroup"
+    assert str(uuid.UUID(workgroup)) == workgroup != target["WorkgroupName"]
+    assert resource == workgroup_arn(target["WorkgroupName"], ok["account"], "us-east-1")
     assert ok["detail"]["state"] == "FINISHED" and ok["detail"]["rows"] == 1
     assert ok["detail"]["statementName"] == f"{name} ok"
     assert ok["detail"]["expireAt"] > time.time() + 23 * 3600

@@ -18,14 +18,63 @@ import json
 import time
 import uuid
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from sfn_patterns_localstack.roles import (
+    allow,
+    delete_role,
+    events_to_queue_policy,
+    function_logs_statements,
+    service_role,
+)
+
 pytestmark = pytest.mark.integration
 
-ROLE = "arn:aws:iam::000000000000:role/sfn-test"
+ACCOUNT = "000000000000"
+TAG = uuid.uuid4().hex[:8]
+ROLE = f"arn:aws:iam::{ACCOUNT}:role/sfn-fixes-{TAG}"  # the machines' role (``roles``)
+
+
+def _arn(service: str, resource: str) -> str:
+    return f"arn:aws:{service}:us-east-1:{ACCOUNT}:{resource}"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def roles(aws: Callable) -> Iterator[None]:
+    """The machines' and the slow function's roles: what their states and handler call."""
+    iam = aws("iam")
+    queues = [_arn("sqs", "tokens-*"), _arn("sqs", "stop-*")]
+    service_role(
+        iam,
+        ROLE.rsplit("/", 1)[-1],
+        "states",
+        [
+            allow("sqs:SendMessage", queues),
+            allow("lambda:InvokeFunction", [_arn("lambda", "function:fix-slow-*")]),
+            # startExecution.sync:2 of the child (stateMachine:fix-*), and its managed rule.
+            allow("states:StartExecution", _arn("states", "stateMachine:fix-*")),
+            allow(
+                ["states:DescribeExecution", "states:StopExecution"],
+                _arn("states", "execution:fix-*:*"),
+            ),
+            allow(
+                ["events:PutTargets", "events:PutRule", "events:DescribeRule"],
+                _arn("events", "rule/StepFunctionsGetEventsForStepFunctionsExecutionRule"),
+            ),
+        ],
+    )
+    service_role(
+        iam,
+        f"fix-slow-{TAG}",
+        "lambda",
+        [*function_logs_statements(["fix-slow-*"]), allow("sqs:SendMessage", queues)],
+    )
+    yield
+    delete_role(iam, ROLE.rsplit("/", 1)[-1])
+    delete_role(iam, f"fix-slow-{TAG}")
 
 
 def machine(aws: Callable, definition: dict) -> str:
@@ -108,7 +157,7 @@ def slow_function(aws: Callable) -> str:
     client.create_function(
         FunctionName=name,
         Runtime="python3.11",
-        Role=ROLE,
+        Role=f"arn:aws:iam::{ACCOUNT}:role/fix-slow-{TAG}",
         Handler="app.handler",
         Code={"ZipFile": archive.getvalue()},
         Timeout=60,
@@ -296,6 +345,12 @@ def test_stopping_an_execution_ends_it_at_once_whatever_it_is_doing(
     changes_arn = sqs.get_queue_attributes(QueueUrl=queues["changes"], AttributeNames=["QueueArn"])[
         "Attributes"
     ]["QueueArn"]
+    sqs.set_queue_attributes(
+        QueueUrl=queues["changes"],
+        Attributes={
+            "Policy": events_to_queue_policy(changes_arn, [events.describe_rule(Name=rule)["Arn"]])
+        },
+    )
     events.put_targets(Rule=rule, Targets=[{"Id": "queue", "Arn": changes_arn}])
     signs = {case: sign for case, (_, sign) in _blocking_states("f", "q", "c").items()}
     executions = {

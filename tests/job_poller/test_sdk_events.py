@@ -19,6 +19,7 @@ from typing import Any
 import boto3
 import pytest
 
+from sfn_patterns_localstack.roles import allow, delete_role
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.sfn_history import states_entered
@@ -91,10 +92,27 @@ def other_account(localstack_endpoint: str) -> Iterator[dict[str, str]]:
             }
         ),
     )["Role"]["Arn"]
+    # and, as the README says, allows the start and describe actions on the job there.
+    iam.put_role_policy(
+        RoleName=f"{prefix}-jobs",
+        PolicyName="child-jobs",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    allow("states:StartExecution", child),
+                    allow(
+                        "states:DescribeExecution",
+                        child.replace(":stateMachine:", ":execution:") + ":*",
+                    ),
+                ],
+            }
+        ),
+    )
     yield {"prefix": prefix, "child": child, "role": role, "poller_role": poller_role}
     sfn.delete_state_machine(stateMachineArn=child)
     for name in (f"{prefix}-child", f"{prefix}-jobs"):
-        iam.delete_role(RoleName=name)
+        delete_role(iam, name)
 
 
 @pytest.fixture(scope="module")

@@ -344,6 +344,43 @@ def test_a_dropped_wake_up_is_recovered_within_one_fallback(aws: Callable, deplo
     settle(aws, deployed)
 
 
+def test_a_waiter_past_its_acquire_timeout_fails_at_its_next_recheck(
+    aws: Callable, deployed: dict
+) -> None:
+    """The re-check of a waiter queued longer than acquire_timeout_seconds fails it.
+
+    The callback function leaves the queue and answers the parked task with
+    SendTaskFailure (Semaphore.AcquireTimeout), as its role is allowed (WakeWaiters).
+    The waiter's queue pointer is backdated past the 300-s timeout instead of waiting.
+    """
+    sfn = aws("stepfunctions")
+    machine = deployed["embedded_state_machine_arn"]
+    holders_ = [start(sfn, machine, {"sleep_seconds": 30, "n": i}) for i in range(LIMIT)]
+    blocked_and_held(aws, deployed, LIMIT, 0)
+    waiter = start(sfn, machine, {"sleep_seconds": 0})
+    blocked_and_held(aws, deployed, LIMIT, 1)
+    (pointer,) = [i for i in queue_items(aws, deployed) if f"#waiter#{waiter}" in i["pk"]["S"]]
+    aws("dynamodb").update_item(
+        TableName=deployed["queue_table_name"],
+        Key={"pk": pointer["pk"], "ticket": pointer["ticket"]},
+        UpdateExpression="SET enqueued_at = :long_ago",
+        ExpressionAttributeValues={":long_ago": {"S": "2026-01-01T00:00:00.000Z"}},
+    )
+    described = wait_done(sfn, [waiter], timeout=FALLBACK + 60)[waiter]
+    assert described["status"] == "FAILED", described
+    assert described["error"] == "Semaphore.AcquireTimeout", described
+    entered = states_entered(history(sfn, waiter))
+    assert RECHECK in entered and "Critical section" not in entered
+    # It failed while the holders still held every slot: the re-check, not a release.
+    assert all(d["status"] == "RUNNING" for d in map(_describe(sfn), holders_))
+    wait_done(sfn, holders_, timeout=90)
+    settle(aws, deployed)
+
+
+def _describe(sfn: Any) -> Callable[[str], dict]:
+    return lambda arn: sfn.describe_execution(executionArn=arn)
+
+
 def test_timed_out_and_aborted_holders_free_their_slots_through_the_event_cleanup(
     aws: Callable, deployed: dict
 ) -> None:

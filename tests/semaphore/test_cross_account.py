@@ -16,6 +16,9 @@ from typing import Any
 import boto3
 import pytest
 
+from sfn_patterns_localstack.roles import allow, delete_role
+from sfn_patterns_localstack.server import ENVIRONMENT
+
 from .support import deploy, start, wait_done
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
@@ -51,6 +54,30 @@ def other_account(localstack_endpoint: str) -> Iterator[dict[str, str]]:
             }
         ),
     )["Role"]["Arn"]
+    # What the module README says the role needs: start the target, follow and stop its
+    # executions, and the .sync integration's managed rule.
+    executions = f"arn:aws:states:us-east-1:{OTHER_ACCOUNT}:execution:{name}:*"
+    iam.put_role_policy(
+        RoleName=name,
+        PolicyName="run-target",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    allow(
+                        "states:StartExecution",
+                        f"arn:aws:states:us-east-1:{OTHER_ACCOUNT}:stateMachine:{name}",
+                    ),
+                    allow(["states:DescribeExecution", "states:StopExecution"], executions),
+                    allow(
+                        ["events:PutTargets", "events:PutRule", "events:DescribeRule"],
+                        f"arn:aws:events:us-east-1:{OTHER_ACCOUNT}:rule/"
+                        "StepFunctionsGetEventsForStepFunctionsExecutionRule",
+                    ),
+                ],
+            }
+        ),
+    )
     target = sfn.create_state_machine(
         name=name,
         roleArn=role,
@@ -68,7 +95,7 @@ def other_account(localstack_endpoint: str) -> Iterator[dict[str, str]]:
         yield {"role_arn": role, "target_arn": target, "sfn": sfn}
     finally:
         sfn.delete_state_machine(stateMachineArn=target)
-        iam.delete_role(RoleName=name)
+        delete_role(iam, name)
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +157,11 @@ def test_wrapper_runs_a_target_in_another_account(
 def test_without_credentials_the_other_account_is_not_reached(
     aws: Callable, deployed: dict, other_account: dict
 ) -> None:
-    """The control: the same wrapper definition minus Credentials fails to start the target."""
+    """The control: the same wrapper definition minus Credentials fails to start the target.
+
+    Under IAM enforcement the wrapper's role is refused (it may only assume the target
+    role), as on AWS; without enforcement the target is not found in this account.
+    """
     definition = json.loads(deployed["wrapper_definition"])
     del definition["States"]["Run target"]["Credentials"]
     sfn = aws("stepfunctions")
@@ -142,7 +173,16 @@ def test_without_credentials_the_other_account_is_not_reached(
         arn = start(sfn, machine, {})
         described = wait_done(sfn, [arn], timeout=60)[arn]
         assert described["status"] == "FAILED"
-        assert "StateMachineDoesNotExist" in described.get("cause", "") + described.get("error", "")
+        reported = described.get("cause", "") + described.get("error", "")
+        if ENVIRONMENT["SFNP_IAM"] == "enforce":
+            # As on AWS: the wrapper's own role may not start anything in that account.
+            assert "AccessDenied" in reported
+            assert (
+                f"assumed-role/{deployed['wrapper_role_arn'].rsplit('/', 1)[1]}/" in reported
+                and "is not authorized to perform: states:StartExecution" in reported
+            )
+        else:
+            assert "StateMachineDoesNotExist" in reported
     finally:
         sfn.delete_state_machine(stateMachineArn=machine)
     # The failed execution released what it took.

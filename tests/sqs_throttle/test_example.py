@@ -570,6 +570,29 @@ def test_a_target_in_another_account_is_started_through_the_assumed_role(
         definition=json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}),
     )["stateMachineArn"]
     assert f":{other}:" in target
+    # What the module's target_role_policy_json grants for this target (the consumer
+    # test attaches that output itself, in a Terraform-made role of another account).
+    executions = target.replace(":stateMachine:", ":execution:") + ":*"
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "StartTarget",
+                "Effect": "Allow",
+                "Action": ["states:StartExecution", "states:ListExecutions"],
+                "Resource": target,
+            },
+            {
+                "Sid": "DescribeTargetExecutions",
+                "Effect": "Allow",
+                "Action": "states:DescribeExecution",
+                "Resource": executions,
+            },
+        ],
+    }
+    theirs("iam").put_role_policy(
+        RoleName=f"throttle-target-{tag}", PolicyName="start", PolicyDocument=json.dumps(policy)
+    )
     monkeypatch.setenv("AWS_ENDPOINT_URL", localstack_endpoint)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
@@ -599,4 +622,5 @@ def test_a_target_in_another_account_is_started_through_the_assumed_role(
     )
     assert execution_name(request_id) not in {e["name"] for e in ours["executions"]}
     theirs("stepfunctions").delete_state_machine(stateMachineArn=target)
+    theirs("iam").delete_role_policy(RoleName=f"throttle-target-{tag}", PolicyName="start")
     theirs("iam").delete_role(RoleName=f"throttle-target-{tag}")

@@ -54,7 +54,9 @@ def test_policies_that_are_not_a_modules_are_not_accounted() -> None:
 def test_the_readme_table_names_sid_and_action(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text(
-        "# x\n\n### Granted, not exercised on LocalStack\n\n"
+        '# x\n\nA mention of "Granted, not exercised on LocalStack" is not the table.\n'
+        "| `Mentioned` | `s3:ListBucket` | x |\n\n"
+        "### Granted, not exercised on LocalStack\n\n"
         "| statement | action | why |\n|---|---|---|\n"
         "| `SyncRule` | `events:PutRule` | a page |\n\n## Next\n| `Other` | `s3:GetObject` | x |\n"
     )

@@ -29,6 +29,7 @@ from sfn_patterns_localstack.demo import report as report_module
 from sfn_patterns_localstack.demo.patterns import RUNNERS, Aws, DagOutcome
 from sfn_patterns_localstack.demo.progress import Progress
 from sfn_patterns_localstack.demo.report import DemoReport, PatternResult
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 PATTERNS = ("job-poller", "sqs-throttle", "semaphore", "dag-aggregate", "status-table")
@@ -59,7 +60,7 @@ def variables(name_prefix: str) -> dict[str, Any]:
     """
     return {
         "name_prefix": name_prefix,
-        "redshift_workgroup_name": f"{name_prefix}-wg",
+        **workgroup_variables(f"{name_prefix}-wg"),
         "dag_strategy": DAG_STRATEGY,
     }
 

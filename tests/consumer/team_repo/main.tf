@@ -164,7 +164,7 @@ module "aggregates" {
   redshift = {
     database       = "dev"
     workgroup_name = var.redshift_workgroup_name
-    workgroup_arn  = "arn:${local.partition}:redshift-serverless:us-east-1:${data.aws_caller_identity.current.account_id}:workgroup/${var.redshift_workgroup_name}"
+    workgroup_arn  = "arn:${local.partition}:redshift-serverless:us-east-1:${data.aws_caller_identity.current.account_id}:workgroup/${var.redshift_workgroup_id}"
   }
   poll = {
     initial_wait_seconds  = 1

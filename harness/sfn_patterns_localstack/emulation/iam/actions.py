@@ -7,7 +7,10 @@ ARN; ``TransactWriteItems`` is each item's own action on each item's table; Step
 Functions' ``DescribeExecution``/``StopExecution`` name the execution, ``SendTask*``
 no resource at all; Lambda ``Invoke`` is ``lambda:InvokeFunction`` on the function
 ARN with its qualifier; SQS ``*Batch`` is the single-message action on the queue;
-``GetStatementResultV2`` is ``redshift-data:GetStatementResult``.
+``GetStatementResultV2`` is ``redshift-data:GetStatementResult``; an S3 read of a
+missing key also needs ``s3:ListBucket`` (404, else 403); a Data API
+``ExecuteStatement`` is checked on the workgroup's id ARN (or the cluster's) and for the
+database credentials it uses.
 
 An operation absent from these tables is *unmapped*: the handler denies it for a role
 session in enforce mode, saying so, rather than allowing it unchecked. Action names and
@@ -22,6 +25,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from sfn_patterns_localstack.emulation.iam.policy import ContextValue
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_id
 
 
 @dataclass(frozen=True)
@@ -435,6 +439,17 @@ S3: dict[str, Resolver] = {
 }
 
 
+# GetObject/HeadObject of a key that does not exist: AWS answers 404 NoSuchKey only to a
+# caller that also has s3:ListBucket on the bucket, and 403 AccessDenied to any other
+# (GetObject API reference, "Permissions"). The handler adds this when the key is missing.
+MISSING_OBJECT_READS = frozenset({"GetObject", "HeadObject"})
+
+
+def missing_object(request: Request, scope: Scope) -> Authorization:
+    """What a read of a missing key also needs, for its answer to be 404 rather than 403."""
+    return Authorization("s3:ListBucket", _bucket(request, scope))
+
+
 # -- STS, Redshift Data API, KMS -------------------------------------------------------
 STS: dict[str, Resolver] = {
     "AssumeRole": _one("sts:AssumeRole", _param("RoleArn")),
@@ -444,20 +459,65 @@ STS: dict[str, Resolver] = {
 UNAUTHORIZED_OPERATIONS = frozenset({("sts", "GetCallerIdentity")})
 
 
-def _workgroup_or_cluster(request: Request, scope: Scope) -> str:
-    """ExecuteStatement is authorized on the workgroup or the cluster it runs on."""
-    if request.get("WorkgroupName"):
-        name = str(request["WorkgroupName"])
-        # Serverless workgroup ARNs end in a generated id; the name cannot give it.
-        if name.startswith("arn:"):
-            return name
-        return scope.arn("redshift-serverless", f"workgroup/{name}")
-    return scope.arn("redshift", f"cluster:{request.get('ClusterIdentifier')}")
+def _run_statement(action: str) -> Resolver:
+    """ExecuteStatement on its workgroup or cluster, plus the credentials the call uses.
+
+    AWS authorizes the statement on the workgroup's ARN, which ends in the workgroup's
+    id, not its name (:mod:`..redshift_data.workgroups` gives the emulated id), or on
+    the cluster's ARN; and the Data API gets database credentials as the caller
+    ("Authorizing access to the Amazon Redshift Data API"): the secret's
+    ``secretsmanager:GetSecretValue`` with ``SecretArn``; otherwise
+    ``redshift-serverless:GetCredentials`` on the workgroup,
+    ``redshift:GetClusterCredentials`` on the database user and database with
+    ``DbUser``, or ``redshift:GetClusterCredentialsWithIAM`` on the database.
+    """
+
+    def resolve(request: Request, scope: Scope) -> list[Authorization]:
+        database = str(request.get("Database") or "*")
+        if request.get("WorkgroupName"):
+            name = str(request["WorkgroupName"])
+            target = (
+                name
+                if name.startswith("arn:")
+                else scope.arn(
+                    "redshift-serverless",
+                    f"workgroup/{workgroup_id(name, scope.account, scope.region)}",
+                )
+            )
+        else:
+            cluster = str(request.get("ClusterIdentifier"))
+            target = scope.arn("redshift", f"cluster:{cluster}")
+        needed = [Authorization(action, target)]
+        if request.get("SecretArn"):
+            needed.append(Authorization("secretsmanager:GetSecretValue", str(request["SecretArn"])))
+        elif request.get("WorkgroupName"):
+            needed.append(Authorization("redshift-serverless:GetCredentials", target))
+        elif request.get("DbUser"):
+            needed += [
+                Authorization(
+                    "redshift:GetClusterCredentials",
+                    scope.arn("redshift", f"dbuser:{cluster}/{request['DbUser']}"),
+                ),
+                Authorization(
+                    "redshift:GetClusterCredentials",
+                    scope.arn("redshift", f"dbname:{cluster}/{database}"),
+                ),
+            ]
+        else:
+            needed.append(
+                Authorization(
+                    "redshift:GetClusterCredentialsWithIAM",
+                    scope.arn("redshift", f"dbname:{cluster}/{database}"),
+                )
+            )
+        return needed
+
+    return resolve
 
 
 REDSHIFT_DATA: dict[str, Resolver] = {
-    "ExecuteStatement": _one("redshift-data:ExecuteStatement", _workgroup_or_cluster),
-    "BatchExecuteStatement": _one("redshift-data:BatchExecuteStatement", _workgroup_or_cluster),
+    "ExecuteStatement": _run_statement("redshift-data:ExecuteStatement"),
+    "BatchExecuteStatement": _run_statement("redshift-data:BatchExecuteStatement"),
     "DescribeStatement": _one("redshift-data:DescribeStatement", _anywhere),
     "CancelStatement": _one("redshift-data:CancelStatement", _anywhere),
     "GetStatementResult": _one("redshift-data:GetStatementResult", _anywhere),

@@ -174,6 +174,13 @@ class Enforcer:
         )
         request = context.service_request or {}
         needed = actions.authorizations(service, operation, request, scope)
+        if (
+            needed
+            and service == "s3"
+            and operation in actions.MISSING_OBJECT_READS
+            and not _s3_object_exists(context.account_id, context.region, request)
+        ):
+            needed = [*needed, actions.missing_object(request, scope)]
         if session is not None:
             return self._check_session(
                 session, service, operation, needed=needed, request=request, params=params
@@ -336,6 +343,17 @@ def _lambda_log_group_exists(context: Any, denial: Denial) -> bool:
 
     backend = get_moto_logs_backend(context.account_id, context.region)
     return (context.service_request or {}).get("logGroupName") in backend.groups
+
+
+def _s3_object_exists(account: str, region: str, request: Any) -> bool:
+    """Whether the key a GetObject/HeadObject names exists (no bucket: True, S3's own error)."""
+    from localstack.services.s3.models import S3DeleteMarker, s3_stores
+
+    bucket = s3_stores[account][region].buckets.get(str(request.get("Bucket")))
+    if bucket is None:
+        return True
+    found = bucket.objects.get(str(request.get("Key")))
+    return found is not None and not isinstance(found, S3DeleteMarker)
 
 
 # The actions a service principal is checked for against the resource's own policy.

@@ -38,9 +38,9 @@ statement before it changes anything.
   "Redshift Data Statement Status Change" event (source ``aws.redshift-data``) goes
   to the account's default event bus, shaped as AWS documents it (detail:
   ``principal``, ``statementName``, ``statementId``, ``redshiftQueryId``, ``state``,
-  ``rows``, ``expireAt``; ``resources``: the cluster's or workgroup's ARN, the
-  workgroup's id being its name here). Published from a separate thread, in the
-  order statements end; like AWS, delivery is best effort.
+  ``rows``, ``expireAt``; ``resources``: the cluster's or workgroup's ARN, a
+  workgroup's ending in its id, see :mod:`.workgroups`). Published from a separate
+  thread, in the order statements end; like AWS, delivery is best effort.
 
 Not emulated: sessions (SessionId, SessionKeepAliveSeconds), ResultFormat CSV and
 GetStatementResultV2, DescribeTable/ListDatabases/ListSchemas/ListTables,
@@ -74,6 +74,7 @@ from sfn_patterns_localstack.emulation.redshift_data.engine import (
     Warehouse,
     page,
 )
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import partition_of, workgroup_arn
 
 LOG = logging.getLogger(__name__)
 
@@ -399,28 +400,17 @@ def _echo(statement: Statement) -> Response:
     return {key: value for key, value in echoed.items() if value}
 
 
-def _partition(region: str) -> str:
-    if region.startswith("cn-"):
-        return "aws-cn"
-    if region.startswith("us-gov-"):
-        return "aws-us-gov"
-    return "aws"
-
-
 def status_change_event(statement: Statement) -> dict[str, Any]:
     """The PutEvents entry of a statement's "Redshift Data Statement Status Change" event."""
     target = statement.target
-    partition = _partition(target.region)
+    partition = partition_of(target.region)
     if target.cluster_identifier:
         resource = (
             f"arn:{partition}:redshift:{target.region}:{target.account}:cluster:"
             f"{target.cluster_identifier}"
         )
     else:
-        resource = (
-            f"arn:{partition}:redshift-serverless:{target.region}:{target.account}:workgroup/"
-            f"{target.workgroup_name}"
-        )
+        resource = workgroup_arn(target.workgroup_name or "", target.account, target.region)
     finished = [sub for sub in statement.subs if sub.result_rows >= 0]
     detail: dict[str, Any] = {
         "principal": f"arn:{partition}:iam::{target.account}:root",
