@@ -64,6 +64,23 @@ def exempt_actions(readme: Path = REPO_ROOT / "README.md") -> set[tuple[str, str
     return pairs
 
 
+def _role(principal: str) -> str | None:
+    """The role of an assumed-role session ARN (None for a service principal)."""
+    match = re.search(r":assumed-role/([^/]+)/", principal)
+    return match.group(1) if match else None
+
+
+def deliberate(row: dict, expected: list[dict]) -> bool:
+    """True when a denied call is one a denial test asked for (tests/iam_denial.py)."""
+    role = _role(row["principal"])
+    return any(
+        (entry["role"] is None or entry["role"] == role)
+        and (not entry["actions"] or row["action"].lower() in entry["actions"])
+        and (entry["resource"] is None or entry["resource"] in str(row["resource"]))
+        for entry in expected
+    )
+
+
 def _sid(statement: str) -> str:
     return statement.rsplit("#", 1)[-1]
 
@@ -114,6 +131,11 @@ class IamCheck:
         if self.worker is not None or session.exitstatus == pytest.ExitCode.INTERRUPTED:
             return
         files = sorted(self.session.glob("*.json"))
+        expected = [
+            json.loads(line)
+            for path in sorted(self.session.glob("expected-*.jsonl"))
+            for line in path.read_text().splitlines()
+        ]
         from sfn_patterns_localstack.server import ENVIRONMENT
 
         mode = ENVIRONMENT["SFNP_IAM"]
@@ -124,12 +146,15 @@ class IamCheck:
         usage = merge_usage(files)
         REPORT.write_text(json.dumps(usage, indent=1) + "\n")
         calls = sum(row["calls"] for row in usage["allowed"])
-        denied = sum(row["calls"] for row in usage["denied"])
+        meant = [row for row in usage["denied"] if deliberate(row, expected)]
+        unexpected = [row for row in usage["denied"] if row not in meant]
         self.summary.append(
             f"SFNP_IAM={mode}: {calls} calls allowed by {len(usage['policies'])} roles' "
-            f"policies, {denied} denied (build/iam-usage.json)"
+            f"policies, {sum(r['calls'] for r in unexpected)} denied, and "
+            f"{sum(r['calls'] for r in meant)} denied on purpose by the denial tests "
+            "(tests/iam_denial.py; all in build/iam-usage.json)"
         )
-        for row in usage["denied"]:
+        for row in unexpected:
             self.summary.append(
                 f"  denied {row['calls']}x: {row['principal']} {row['action']} "
                 f"{row['resource']} ({row['reason']})"

@@ -20,10 +20,12 @@ AWS documents "eventually consistent", usually within seconds. ``wait_denied`` a
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -35,8 +37,29 @@ REGION = "us-east-1"
 DENIED_CODES = ("AccessDenied", "AccessDeniedException")
 # AWS: IAM changes are eventually consistent, usually visible within seconds.
 PROPAGATION_SECONDS = 10.0
+USAGE_ENV = "SFNP_IAM_USAGE_FILE"  # tests/iam_check.py points each LocalStack at one
 
 _enforcing: dict[str, bool] = {}
+
+
+def expect_denials(
+    role: str | None = None, actions: tuple[str, ...] = (), resource: str | None = None
+) -> None:
+    """Tell the session's IAM account (tests/iam_check.py) that these denials are meant.
+
+    A denial test revokes a grant on purpose, so the calls it makes are denied on
+    purpose; the account reports them apart and does not count them against the
+    suite's "0 denied calls". A denial matches when its role is ``role`` (any role when
+    None), its action is one of ``actions`` (any when empty) and its resource contains
+    ``resource`` (any when None).
+    """
+    usage_file = os.environ.get(USAGE_ENV)
+    if not usage_file:
+        return
+    expected = Path(usage_file).with_name(f"expected-{os.getpid()}.jsonl")
+    with expected.open("a") as stream:
+        entry = {"role": role, "actions": [a.lower() for a in actions], "resource": resource}
+        stream.write(json.dumps(entry) + "\n")
 
 
 def account_root_trust(account: str = ACCOUNT) -> dict[str, Any]:
@@ -104,6 +127,7 @@ def temporary_role(
     arn = iam.create_role(
         RoleName=name, AssumeRolePolicyDocument=json.dumps(trust or account_root_trust())
     )["Role"]["Arn"]
+    expect_denials(role=name)  # a role made to hold one policy, or none, is refused the rest
     if policy is not None:
         document = policy if isinstance(policy, str) else json.dumps(policy)
         iam.put_role_policy(RoleName=name, PolicyName="only", PolicyDocument=document)
@@ -195,6 +219,7 @@ def without_actions(aws: Callable[[str], Any], role_arn: str, *actions: str) -> 
         kept = [a for a in listed if a.lower() not in removed]
         return {**statement, "Action": kept} if kept else None
 
+    expect_denials(role=role_name(role_arn), actions=actions)
     with revised_policies(aws, role_arn, revise):
         assert found == removed, f"{role_arn} grants {found}, not all of {removed}"
         yield
@@ -214,6 +239,7 @@ def without_resource(aws: Callable[[str], Any], role_arn: str, resource: str) ->
         found.append(statement.get("Sid"))
         return {**statement, "Resource": kept} if kept else None
 
+    expect_denials(role=role_name(role_arn), resource=resource)
     with revised_policies(aws, role_arn, revise):
         assert found, f"{role_arn} grants nothing on {resource}"
         yield
@@ -231,6 +257,7 @@ def without_function_permission(
     lam = aws("lambda")
     policy = json.loads(lam.get_policy(FunctionName=function_name)["Policy"])
     (statement,) = [s for s in policy["Statement"] if s["Sid"] == statement_id]
+    expect_denials(resource=f":function:{function_name}")
     lam.remove_permission(FunctionName=function_name, StatementId=statement_id)
     try:
         yield statement

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.iam_check import exempt_actions, module_grants_unused
+from tests.iam_check import deliberate, exempt_actions, module_grants_unused
 
 
 def _policy(role: str, statements: list[dict]) -> dict:
@@ -61,3 +61,23 @@ def test_the_readme_table_names_sid_and_action(tmp_path: Path) -> None:
         "| `SyncRule` | `events:PutRule` | a page |\n\n## Next\n| `Other` | `s3:GetObject` | x |\n"
     )
     assert exempt_actions(readme) == {("SyncRule", "events:putrule")}
+
+
+def test_only_the_denials_a_denial_test_asked_for_are_deliberate() -> None:
+    def row(principal: str, action: str, resource: str) -> dict:
+        return {"principal": principal, "action": action, "resource": resource, "calls": 1}
+
+    session = "arn:aws:sts::000000000000:assumed-role/{}/session-1"
+    revoked = {"role": "cb-fn", "actions": ["states:sendtasksuccess"], "resource": None}
+    bare = {"role": "probe-1a2b", "actions": [], "resource": None}
+    permission = {"role": None, "actions": [], "resource": ":function:cleanup"}
+    expected = [revoked, bare, permission]
+    assert deliberate(row(session.format("cb-fn"), "states:SendTaskSuccess", "*"), expected)
+    # The same role's other actions were not revoked: a denial there is a finding.
+    assert not deliberate(row(session.format("cb-fn"), "dynamodb:Query", "*"), expected)
+    assert deliberate(row(session.format("probe-1a2b"), "sqs:SendMessage", "q"), expected)
+    fn = "arn:aws:lambda:us-east-1:000000000000:function:cleanup"
+    assert deliberate(row("events.amazonaws.com", "lambda:InvokeFunction", fn), expected)
+    other = "arn:aws:lambda:us-east-1:000000000000:function:acquire"
+    assert not deliberate(row("events.amazonaws.com", "lambda:InvokeFunction", other), expected)
+    assert not deliberate(row(session.format("cb-fn"), "states:SendTaskSuccess", "*"), [])
