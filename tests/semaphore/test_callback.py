@@ -18,6 +18,7 @@ import pytest
 from sfn_patterns_localstack.executions import history
 from tests.sfn_history import states_entered
 
+from . import fault_run
 from .support import (
     deploy,
     holders,
@@ -439,6 +440,29 @@ def test_only_the_lambdas_that_wake_waiters_may_send_task_results(
         assert {"states:SendTaskSuccess", "states:SendTaskFailure"} <= _actions(aws, role)
     # The state machines park and resume; they never send a task result themselves.
     assert not send & _actions(aws, deployed["wrapper_role_arn"])
+
+
+def test_invariants_hold_under_a_mixed_fault_plan(
+    aws: Callable, deployed: dict, localstack_endpoint: str
+) -> None:
+    """Issue 28: DynamoDB throttling, lost wake-ups, crashed acquire/release/cleanup Lambdas,
+    throttled DescribeExecution, cleanup events dropped or delivered twice, and a holder
+    and a waiter stopped mid-way: peak <= limit, each execution admitted once or ABORTED,
+    nothing held after settling (fault_run.py checks each from the record)."""
+    callback = deployed["callback_function_name"]
+    cleanup = deployed["cleanup_function_name"]
+    plan = fault_run.mixed_plan(
+        roles=[fault_run.function_role(aws, callback), fault_run.function_role(aws, cleanup)],
+        functions=[callback, cleanup],
+        cleanup_rule=deployed["cleanup_rule_name"],
+    )
+    result = fault_run.run_under_faults(aws, localstack_endpoint, deployed, limit=LIMIT, plan=plan)
+    # The run met the faults it is about (else it proved nothing).
+    assert {"throttle", "internal_error", "kill", "event_drop", "event_duplicate"} <= set(
+        result["kinds"]
+    ), result["kinds"]
+    assert result["peak"] >= 2
+    assert_all_free(aws, deployed)
 
 
 def test_second_plan_is_empty(deployed: dict) -> None:
