@@ -13,9 +13,11 @@ item and the queue table after settling, and the injector's log.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sfn_patterns_localstack.emulation.faults import client as faults
@@ -26,6 +28,31 @@ from .support import holders, invoke, lock_item, max_overlap, records, start, wa
 
 SEED = 28
 SECTION = "Critical section"
+# The reconciler's schedule, played by the test (the fault injector does not reach
+# scheduled-rule deliveries, and the module's every-5-minutes rule is disabled here):
+# it frees what a dropped cleanup event left held, under the same faults.
+RECONCILE_EVERY = 10.0
+
+
+@contextlib.contextmanager
+def _schedule(aws: Callable, function: str | None, every: float) -> Iterator[None]:
+    """Invoke ``function`` every ``every`` seconds until the block ends (as a rate rule)."""
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(every):
+            with contextlib.suppress(Exception):  # a crashed run: the next tick retries
+                aws("lambda").invoke(FunctionName=function, Payload=b"{}")
+
+    thread = threading.Thread(target=tick, daemon=True)
+    if function:
+        thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if function:
+            thread.join(timeout=120)
 
 
 def function_role(aws: Callable, function_name: str) -> str:
@@ -50,7 +77,9 @@ def mixed_plan(
 
     * every DynamoDB call of ``roles`` throttled at ``rate``;
     * their SendTaskSuccess answered 500 at ``rate`` (a wake-up lost, once the SDK's
-      retries are used up) and DescribeExecution throttled at twice ``rate``;
+      retries are used up) or delivered with its answer lost (the SDK sends it again: a
+      duplicate), DescribeExecution throttled and ListExecutions answered
+      from a view 3 s old at twice ``rate``;
     * each of ``functions`` (acquire, release, cleanup, gate) killed mid-invoke at
       ``rate`` / 2, 0.3 s in;
     * the cleanup rule's first event dropped, every later one delivered twice.
@@ -58,6 +87,14 @@ def mixed_plan(
     plan: list[dict[str, Any]] = []
     for role in roles:
         plan += [
+            {
+                "service": "stepfunctions",
+                "operation": "ListExecutions",
+                "kind": "stale_list",
+                "caller_role": role,
+                "seconds": 3,
+                "probability": min(1.0, 2 * rate),
+            },
             {
                 "service": "dynamodb",
                 "operation": "*",
@@ -69,6 +106,14 @@ def mixed_plan(
                 "service": "stepfunctions",
                 "operation": "SendTaskSuccess",
                 "kind": "internal_error",
+                "caller_role": role,
+                "probability": rate,
+            },
+            # Delivered, but its caller sees a 500: the SDK sends it again (a duplicate).
+            {
+                "service": "stepfunctions",
+                "operation": "SendTaskSuccess",
+                "kind": "answer_lost",
                 "caller_role": role,
                 "probability": rate,
             },
@@ -130,8 +175,9 @@ def run_under_faults(
       once (its history), or, when ``acquire_timeout`` is given, failed with
       Semaphore.AcquireTimeout after waiting at least that long, never entering;
     * a stopped execution ends ABORTED and never enters after its stop;
-    * after settling (the plan cleared, the reconciler run once as its schedule would,
-      to free what a dropped cleanup event left), no slot is held and nobody waits.
+    * after settling (the plan cleared, the reconciler run once more), no slot is held
+      and nobody waits. During the run the reconciler runs every RECONCILE_EVERY
+      seconds, as its schedule would, under the faults.
 
     Returns the fault log, the peak and the executions' descriptions.
     """
@@ -159,12 +205,15 @@ def run_under_faults(
             ]
             return (held[0], waiting[0]) if len(held) == limit and waiting else None
 
-        victims = wait_until(holder_and_waiter, 90, f"{limit} holders and a waiter")
+        # oldest-first keeps no lock item: its slots are RUNNING executions, nothing to stop.
+        has_lock = bool(deployed.get("lock_table_name"))
+        victims = wait_until(holder_and_waiter, 90, "holders and a waiter") if has_lock else ()
         for arn in victims:
             stopped_at[arn] = sfn.stop_execution(
                 executionArn=arn, error="Test.Stop", cause="stopped under faults"
             )["stopDate"].timestamp()
-        done = wait_done(sfn, arns, timeout=timeout)
+        with _schedule(aws, deployed.get("reconciler_function_name"), RECONCILE_EVERY):
+            done = wait_done(sfn, arns, timeout=timeout)
         log = faults.log(endpoint)
     finally:
         faults.clear(endpoint)
@@ -201,6 +250,8 @@ def run_under_faults(
         invoke(aws, deployed["reconciler_function_name"])
 
     def settled() -> bool:
+        if not has_lock:
+            return True
         item = lock_item(aws, deployed)
         return (
             int(item["holder_count"]["N"]) == 0

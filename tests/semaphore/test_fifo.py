@@ -323,3 +323,4 @@ def test_invariants_hold_under_a_mixed_fault_plan(
         acquire_timeout=TIMEOUT,
     )
     assert "throttle" in result["kinds"], result["kinds"]
+    assert result["peak"] == LIMIT  # some survivor was admitted: the run exercised the slot
