@@ -9,8 +9,9 @@ seeded plan per pattern and rate; the rate is each fault's probability:
   on the table throttled (ProvisionedThroughputExceededException) at the rate; a
   worker whose call fails tries the task again later, as a queue redelivers;
 * ``semaphore``: examples/semaphore, strategy callback (the default), limit 2, N
-  executions at once; the semaphore Lambdas' DynamoDB calls throttled, their
-  SendTaskSuccess answered 500 (a lost wake-up), DescribeExecution throttled,
+  executions at once (after an untimed warm-up); the semaphore Lambdas' DynamoDB
+  calls throttled, their SendTaskSuccess answered 500 (a lost wake-up) or delivered
+  with its answer lost (the SDK sends it again: a duplicate), DescribeExecution throttled,
   the Lambdas killed mid-invoke at half the rate, cleanup events dropped and doubled;
   after the run the reconciler is invoked once (as its schedule would), fault-free.
 
@@ -268,6 +269,13 @@ def semaphore_plan(
             },
             {
                 "service": "stepfunctions",
+                "operation": "SendTaskSuccess",
+                "kind": "answer_lost",
+                "caller_role": role,
+                "probability": rate,
+            },
+            {
+                "service": "stepfunctions",
                 "operation": "DescribeExecution",
                 "kind": "throttle",
                 "caller_role": role,
@@ -400,6 +408,9 @@ def run_all(
             applied = True
             outputs = workspace.outputs()
             client(endpoint, "events").disable_rule(Name=outputs["reconciler_rule_name"])
+            # Untimed and fault-free: the 0 % column must not pay the Lambdas' cold starts.
+            progress("semaphore: warm-up")
+            run_semaphore(endpoint, outputs, 0.0, Sizes(0, 0, sizes.limit + 1, sizes.limit, 0))
             results["semaphore"] = []
             for rate in RATES:
                 progress(f"semaphore (callback) at {rate:.0%}")
