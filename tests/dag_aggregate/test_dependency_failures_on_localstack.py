@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns_cli.dag_aggregate import runs
+from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
@@ -55,7 +57,15 @@ SQL = {
     "f2": "-- sfn: mode=append wait=0 tags=timeout\nSELECT x FROM agg.fine",
     "overrun": "-- sfn: mode=append wait=1 timeout=3 tags=cancel\n"
     "/* sfnp:sleep=30 */ SELECT 1 AS x",
+    # faults: root -> (left, right) -> join; each appends its parents' rows.
+    "root": "-- sfn: mode=append wait=0 tags=faults\nSELECT 1 AS x",
+    "left": "-- sfn: mode=append wait=0 tags=faults\nSELECT x FROM agg.root",
+    "right": "-- sfn: mode=append wait=0 tags=faults\nSELECT x FROM agg.root",
+    "join": "-- sfn: mode=append wait=0 tags=faults\n"
+    "SELECT x FROM agg.left UNION ALL SELECT x FROM agg.right",
 }
+# Rows each faults task must hold after running once (twice would double them).
+FAULT_ROWS = {"root": 1, "left": 1, "right": 1, "join": 2}
 
 
 class Deployment:
@@ -248,3 +258,99 @@ def test_a_statement_past_its_own_timeout_is_cancelled_by_its_task(
     )["Statements"]
     overrun = [s for s in statements if "INSERT INTO agg.overrun" in s.get("QueryString", "")]
     assert overrun and all(s["Status"] == "ABORTED" for s in overrun), overrun
+
+
+def _rows(client: Any, workgroup: str, table: str) -> int:
+    sid = client.execute_statement(
+        WorkgroupName=workgroup, Database="dev", Sql=f"SELECT COUNT(*) FROM agg.{table}"
+    )["Id"]
+    deadline = time.monotonic() + 30
+    while client.describe_statement(Id=sid)["Status"] != "FINISHED":
+        assert time.monotonic() < deadline, table
+        time.sleep(0.05)
+    return client.get_statement_result(Id=sid)["Records"][0][0]["longValue"]
+
+
+def test_under_faults_every_task_runs_once_and_the_run_ends_with_a_name(
+    deployment: Deployment, localstack_endpoint: str
+) -> None:
+    """Issue 28: Data API throttling, runtime Lambda crashes, duplicated completion events.
+
+    Oracles: the task executions (one per task, started at attempt 1), each table's
+    rows (an append task run twice, or its rows counted twice, doubles them), and
+    the coordinator's status: SUCCEEDED, or FAILED with a DagAggregate.* error.
+    """
+    aws = deployment.aws
+    outputs = deployment.outputs
+    task_role = deployment.sfn.describe_state_machine(
+        stateMachineArn=outputs["task_state_machine_arn"]
+    )["roleArn"]
+    runtime = outputs["runtime_function_name"]
+    runtime_role = aws("lambda").get_function(FunctionName=runtime)["Configuration"]["Role"]
+    prefix = runtime.removesuffix("-runtime")  # the module's name: its rules start with it
+    rate = 0.2
+    data_api = {"service": "redshift-data", "caller_role": task_role, "probability": rate}
+    plan = {
+        "seed": 28,
+        "faults": [
+            {**data_api, "operation": "ExecuteStatement", "kind": "throttle"},
+            {**data_api, "operation": "DescribeStatement", "kind": "throttle"},
+            {
+                "service": "dynamodb",
+                "operation": "*",
+                "kind": "throttle",
+                "caller_role": runtime_role,
+                "probability": rate,
+            },
+            # Every rule of the deployment: statement completions and task ends.
+            {
+                "service": "events",
+                "operation": "PutEvents",
+                "kind": "event_duplicate",
+                "resource": f"{prefix}*",
+                "probability": 0.5,
+            },
+        ],
+    }
+    run_id = f"faults-{uuid.uuid4().hex[:6]}"
+    faults.set_plan(localstack_endpoint, plan)
+    try:
+        coordinator = deployment.start(run_id, select="tag:faults")
+        # Once the run has started its first task, the runtime's next call dies for sure
+        # (not the coordinator's first call: its Retry does not cover a crashed
+        # runtime, Runtime.ExitError; see the report of issue 28).
+        deployment.wait_running(run_id, "root")
+        log = faults.log(localstack_endpoint)
+        crash = {
+            "service": "lambda",
+            "operation": "Invoke",
+            "kind": "kill",
+            "resource": runtime,
+            "seconds": 0.2,
+        }
+        plan["faults"] = [
+            {**crash, "first": 1},
+            {**crash, "probability": rate / 2},
+            *plan["faults"],
+        ]
+        faults.set_plan(localstack_endpoint, plan)
+        described = deployment.wait(coordinator, timeout=240)
+        log += faults.log(localstack_endpoint)
+    finally:
+        faults.clear(localstack_endpoint)
+    kinds = Counter(entry["kind"] for entry in log)
+    print(f"\ndag under faults: {described['status']}, injected {dict(kinds)}")
+    if described["status"] != "SUCCEEDED":
+        assert described["status"] == "FAILED", described
+        assert deployment.failure(described)["error"].startswith("DagAggregate."), described
+    executions = deployment.task_executions(run_id)
+    for task, ran in executions.items():
+        assert len(ran) == 1, f"{task} ran {len(ran)} times"
+        assert json.loads(ran[0]["input"])["attempt"] == 1
+    redshift = aws("redshift-data")
+    if described["status"] == "SUCCEEDED":
+        assert sorted(executions) == sorted(FAULT_ROWS)
+        rows = {task: _rows(redshift, deployment.workgroup, task) for task in FAULT_ROWS}
+        assert rows == FAULT_ROWS
+        assert {r["status"] for r in deployment.document(run_id)["results"]} == {"success"}
+    assert {"throttle", "kill", "event_duplicate"} <= set(kinds), kinds

@@ -503,3 +503,58 @@ def test_a_definition_that_does_not_parse_is_refused_every_time(aws: Callable) -
             sfn.create_state_machine(
                 name=f"fix-{uuid.uuid4().hex[:8]}", definition=broken, roleArn=ROLE
             )
+
+
+def test_an_aws_sdk_error_is_named_after_its_error_code(
+    aws: Callable, localstack_endpoint: str
+) -> None:
+    """AWS names an aws-sdk Task's error ``<Service>.<ErrorCode>``, modelled or not.
+
+    The Redshift Data API's botocore model lists no ThrottlingException; 4.9.2 named
+    it ``RedshiftData.RedshiftDataException``, which no Retry written for AWS matches.
+    """
+    from sfn_patterns_localstack.emulation.faults import client as faults
+
+    arn = machine(
+        aws,
+        {
+            "StartAt": "Describe",
+            "States": {
+                "Describe": {
+                    "Type": "Task",
+                    "Resource": "arn:aws:states:::aws-sdk:redshiftdata:describeStatement",
+                    "Parameters": {"Id": str(uuid.uuid4())},
+                    "Catch": [
+                        {
+                            "ErrorEquals": ["RedshiftData.ThrottlingException"],
+                            "ResultPath": "$.caught",
+                            "Next": "Caught",
+                        }
+                    ],
+                    "End": True,
+                },
+                "Caught": {"Type": "Pass", "End": True},
+            },
+        },
+    )
+    faults.set_plan(
+        localstack_endpoint,
+        {
+            "seed": 1,
+            "faults": [
+                {
+                    "service": "redshift-data",
+                    "operation": "DescribeStatement",
+                    "kind": "throttle",
+                    "first": 1,
+                }
+            ],
+        },
+    )
+    try:
+        sfn = aws("stepfunctions")
+        described = wait_done(sfn, sfn.start_execution(stateMachineArn=arn)["executionArn"])
+    finally:
+        faults.clear(localstack_endpoint)
+    assert described["status"] == "SUCCEEDED", described
+    assert json.loads(described["output"])["caught"]["Error"] == "RedshiftData.ThrottlingException"

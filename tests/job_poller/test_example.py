@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -406,6 +407,121 @@ def test_without_invoke_job_lambdas_the_poller_fails_with_access_denied(
     # The grant back, the same machine runs again (the revocation was the only cause).
     again = helpers.start(sfn, machine, {"job": {"duration_seconds": 0}})
     assert helpers.wait_all(sfn, {"again": again}, timeout=60)["again"]["status"] == "SUCCEEDED"
+
+
+# --- under faults (issue 28) ----------------------------------------------------------
+
+FAULT_CASES = {
+    "lambda": {"ok": {"duration_seconds": 3}, "fail": {"duration_seconds": 2, "outcome": "fail"}},
+    "sdk": {
+        "ok": {"duration_seconds": 3, "outcome": "succeed"},
+        "fail": {"duration_seconds": 2, "outcome": "fail"},
+    },
+    "events": {
+        "ok": {"duration_seconds": 3},
+        "ok-2": {"duration_seconds": 4},
+        "fail": {"duration_seconds": 3, "outcome": "fail"},
+    },
+}
+
+
+def _fault_plan(aws: Callable, example: dict[str, Any], rate: float) -> dict[str, Any]:
+    """Status checks throttled and 5xx; completion events doubled, late or dropped."""
+    outputs = example["outputs"]
+    sdk_role = aws("stepfunctions").describe_state_machine(
+        stateMachineArn=outputs["sdk_state_machine_arn"]
+    )["roleArn"]
+    completion_role = aws("lambda").get_function(
+        FunctionName=outputs["events_completion_function_name"]
+    )["Configuration"]["Role"]
+    # The Lambda and event variants' status checks (Step Functions names the function by ARN).
+    status_check = {"service": "lambda", "operation": "Invoke", "resource": "*-get-job-status"}
+    events = {
+        "service": "events",
+        "operation": "PutEvents",
+        "resource": outputs["events_completion_rule_name"],
+    }
+    # (fault, n): the fault fires on each of the first n matching calls that an earlier
+    # fault of the list did not take (so every kind is met whatever the draw: faults on
+    # the same calls take turns), then on ``rate`` of the calls.
+    targets = [
+        ({**status_check, "kind": "throttle"}, 1),
+        ({**status_check, "kind": "internal_error"}, 2),
+        # The SDK variant's status check (DescribeExecution of the child).
+        (
+            {
+                "service": "stepfunctions",
+                "operation": "DescribeExecution",
+                "kind": "throttle",
+                "caller_role": sdk_role,
+            },
+            1,
+        ),
+        ({**events, "kind": "event_drop"}, 1),
+        ({**events, "kind": "event_duplicate"}, 2),
+        ({**events, "kind": "event_delay", "seconds": 3}, 3),
+        (
+            {
+                "service": "stepfunctions",
+                "operation": "SendTaskSuccess",
+                "kind": "internal_error",
+                "caller_role": completion_role,
+            },
+            1,
+        ),
+    ]
+    certain = [{**fault, "first": n} for fault, n in targets]
+    return {
+        "seed": 28,
+        "faults": certain + [{**fault, "probability": rate} for fault, _ in targets],
+    }
+
+
+def test_each_outcome_is_reported_once_and_correctly_under_faults(
+    runs: dict[str, dict], example: dict[str, Any], aws: Callable, localstack_endpoint: str
+) -> None:
+    """Every completion mode, jobs that succeed and fail, under a mixed fault plan.
+
+    Oracles: each execution's status and error against the job's own planned outcome,
+    and its history: the job was started once (one Run Job success), and the outcome
+    was decided once (one entry into the succeeded or failed end state).
+    """
+    sfn = aws("stepfunctions")
+    arns = {name: example["outputs"][f"{name}_state_machine_arn"] for name in FAULT_CASES}
+    faults.set_plan(localstack_endpoint, _fault_plan(aws, example, rate=0.25))
+    try:
+        started = {
+            f"{variant}-{case}": helpers.start(sfn, arns[variant], {"job": job})
+            for variant, cases in FAULT_CASES.items()
+            for case, job in cases.items()
+        }
+        done = helpers.wait_all(sfn, started, timeout=180)
+        log = faults.log(localstack_endpoint)
+    finally:
+        faults.clear(localstack_endpoint)
+    kinds = Counter(entry["kind"] for entry in log)
+    print(f"\njob-poller under faults: {dict(kinds)}")
+    for name, run in done.items():
+        variant, case = name.split("-", 1)
+        entered = states_entered(run["events"])
+        fails = FAULT_CASES[variant][case].get("outcome") == "fail"
+        expected = ("FAILED", "JobPoller.JobFailed") if fails else ("SUCCEEDED", None)
+        assert (run["status"], run.get("error")) == expected, (name, entered, run.get("cause"))
+        runs_of_job = [
+            e
+            for e in run["events"]
+            if e["type"] == "TaskStateExited"
+            and e["stateExitedEventDetails"]["name"].endswith(" Run Job")
+        ]
+        assert len(runs_of_job) == 1, (name, entered)
+        ends = [state for state in entered if state.endswith((" Succeeded", " Failed"))]
+        assert len(ends) == 1, (name, entered)
+    # The run met the faults it is about (else it proved nothing).
+    assert {"throttle", "internal_error", "event_delay", "event_drop", "event_duplicate"} <= set(
+        kinds
+    ), kinds
+    callers = {(e["operation"], e["kind"]) for e in log}
+    assert {("DescribeExecution", "throttle"), ("SendTaskSuccess", "internal_error")} <= callers
 
 
 def test_second_plan_shows_no_changes(example: dict[str, Any]) -> None:

@@ -382,3 +382,55 @@ def test_no_item_grows_with_the_number_of_waiters(dynamodb: Any) -> None:
         dynamodb.query = real_query
     assert queried == [1]
     assert sfn.succeeded[-1] == "tok-w0"
+
+
+class ThrottledDescribe(Sfn):
+    """DescribeExecution answers ThrottlingException (the fault injector's plan, by hand)."""
+
+    def describe_execution(self, executionArn: str) -> dict:
+        raise ClientError(
+            {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}},
+            "DescribeExecution",
+        )
+
+
+def test_a_throttled_describe_never_passes_on_a_running_waiters_slot(dynamodb: Any) -> None:
+    """Issue 28: a throttled DescribeExecution says nothing about the execution.
+
+    The waiter's parked task timed out (its token is dead) and it is re-checking: it
+    will find the lease the release handed it and enter. Read as "not RUNNING", the
+    throttle made the release pass that lease on to the next waiter (or back to the
+    pool) while the first entered too: one over-admission. The release must fail
+    instead (Step Functions retries it) and leave the lease with the waiter.
+    """
+    sfn = ThrottledDescribe()
+    sfn.dead_code = "TaskTimedOut"
+    sem = semaphore(dynamodb, sfn, limit=1)
+    sem.acquire(ARN + "holder", "tok-holder")
+    sem.acquire(ARN + "w", "tok-w1")
+    sem.acquire(ARN + "next", "tok-next")
+    sfn.dead.add("tok-w1")
+    with pytest.raises(ClientError, match="ThrottlingException"):
+        sem.release(ARN + "holder")
+    assert set(state(sem).leases) == {ARN + "w"}
+    assert "tok-next" not in sfn.succeeded
+    # The retried release finds nothing left to do; the re-check admits the waiter.
+    assert sem.release(ARN + "holder")["handed_to"] == []
+    assert sem.acquire(ARN + "w", "tok-w2")["outcome"] == "admitted"
+    assert set(state(sem).leases) == {ARN + "w"}
+    assert state(sem).count == 1
+
+
+def test_the_reconciler_keeps_a_lease_whose_holder_it_cannot_describe_now(
+    dynamodb: Any,
+) -> None:
+    from sfn_patterns.semaphore.reconciler import reconcile_callback
+
+    """Even past its lease (a long critical section): only a sweep that can tell frees it."""
+    sem = semaphore(dynamodb, ThrottledDescribe(), limit=1)
+    sem.acquire(ARN + "holder", "tok-holder")
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=2)
+    report = reconcile_callback(sem, now=later)
+    assert report["kept"] == [ARN + "holder"]
+    assert report["released"] == []
+    assert set(state(sem).leases) == {ARN + "holder"}

@@ -20,6 +20,7 @@ from sfn_patterns.semaphore.lease import holder_attribute
 from sfn_patterns_localstack.executions import history
 from tests.sfn_history import states_entered
 
+from . import fault_run
 from .support import (
     assert_lock_free,
     deploy,
@@ -322,6 +323,32 @@ def test_wait_loop_history_matches_the_plan_time_budget(aws: Callable, deployed:
     for first, second in itertools.pairwise(starts):
         assert second - first == per_wait, [e["type"] for e in events[first:second]]
     assert_lock_free(aws, deployed)
+
+
+def test_invariants_hold_under_a_mixed_fault_plan(
+    aws: Callable, deployed: dict, localstack_endpoint: str
+) -> None:
+    """Issue 28: the acquire and release tasks' DynamoDB calls throttled, the cleanup
+    Lambda crashed, its events dropped or doubled, a holder and a waiter stopped:
+    peak <= limit, each execution admitted once or ABORTED, nothing
+    held after settling (fault_run.py checks each from the record)."""
+    cleanup = deployed["cleanup_function_name"]
+    plan = fault_run.mixed_plan(
+        roles=[
+            fault_run.machine_role(aws, deployed["embedded_state_machine_arn"]),
+            fault_run.function_role(aws, cleanup),
+        ],
+        functions=[cleanup],
+        cleanup_rule=deployed["cleanup_rule_name"],
+    )
+    result = fault_run.run_under_faults(
+        aws,
+        localstack_endpoint,
+        deployed,
+        limit=LIMIT,
+        plan=plan,
+    )
+    assert "throttle" in result["kinds"], result["kinds"]
 
 
 def test_second_plan_is_empty(deployed: dict) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from . import fault_run
 from .support import (
     deploy,
     max_overlap,
@@ -73,3 +74,33 @@ def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
 ) -> None:
     """The gate counts a stopped wrapper's running target; the cleanup stops it."""
     stopped_wrappers_keep_the_limit(aws, deployed, LIMIT)
+
+
+def test_invariants_hold_under_a_mixed_fault_plan(
+    aws: Callable, deployed: dict, localstack_endpoint: str
+) -> None:
+    """Issue 28: the gate's ListExecutions stale (3 s) or throttled: never more than the
+    limit, every execution admitted once (fault_run.py).
+
+    Not the gate Lambda crashed: its Task has no Retry for a function error (it is
+    safe to retry: the gate only reads), so a crashed gate fails the execution with
+    Runtime.ExitError before its critical section (it holds nothing: a slot is a
+    RUNNING execution). The Retry is the template's to add (issue 28 item 3).
+    """
+    gate = deployed["gate_function_name"]
+    plan = fault_run.mixed_plan(
+        roles=[fault_run.function_role(aws, gate)], functions=[], cleanup_rule=None
+    )
+    plan["faults"].append(
+        {
+            "service": "stepfunctions",
+            "operation": "ListExecutions",
+            "kind": "throttle",
+            "caller_role": fault_run.function_role(aws, gate),
+            "probability": 0.2,
+        }
+    )
+    result = fault_run.run_under_faults(
+        aws, localstack_endpoint, deployed, limit=LIMIT, plan=plan, executions=4, sleep_seconds=1
+    )
+    assert {"stale_list", "throttle"} <= set(result["kinds"]), result["kinds"]

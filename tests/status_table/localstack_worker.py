@@ -69,8 +69,14 @@ def work_through(
     label: str,
     wait_locked: float = 0.0,
     before_effect: Callable[[object], None] | None = None,
+    transient: tuple[type[BaseException], ...] = (),
 ) -> None:
-    """Run every task of ``ids`` that is not done, each side effect one appended line."""
+    """Run every task of ``ids`` that is not done, each side effect one appended line.
+
+    An error of a ``transient`` type (a throttled call, once the SDK's retries are used
+    up) puts the task back in the list, as a queue redelivers the message of a failed
+    invocation: it is tried again, like a locked task, until ``wait_locked`` runs out.
+    """
     ids = list(ids)
     random.shuffle(ids)
     fd = os.open(effects_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -86,6 +92,9 @@ def work_through(
                 except TaskLockedError:
                     locked.append(task_id)
                     continue
+                except transient:
+                    locked.append(task_id)
+                    continue
                 try:
                     with attempt:
                         if before_effect:
@@ -94,6 +103,10 @@ def work_through(
                 except StaleAttemptError:
                     # Fencing rejected our success: someone else owns a newer attempt.
                     os.write(fd, f"STALE {task_id} {label} {attempt.attempt}\n".encode())
+                except transient as error:
+                    # The side effect happened; recording it did not (a lost update).
+                    os.write(fd, f"UNRECORDED {task_id} {label} {error!r:.60}\n".encode())
+                    locked.append(task_id)
             if not locked or time.monotonic() > deadline:
                 break
             ids = locked

@@ -16,12 +16,17 @@ from pathlib import Path
 import pytest
 
 from sfn_patterns.status_table import Status, Tracker
+from sfn_patterns_localstack.emulation.faults import client as faults
 
 from .localstack_worker import work_through
 
 pytestmark = pytest.mark.integration
 
 WORKER = Path(__file__).with_name("localstack_worker.py")
+# Lines of the effects file that record a rejected or unrecorded attempt, not a run.
+NOT_AN_EFFECT = ("STALE ", "UNRECORDED ")
+# Share of the table's calls throttled: enough that some exhaust the SDK's retries.
+RATE = 0.3
 REGION = "us-east-1"
 
 
@@ -73,7 +78,7 @@ def effects_by_task(effects: Path) -> Counter[str]:
     if not effects.exists():
         return Counter()
     lines = effects.read_text().splitlines()
-    return Counter(line.split()[0] for line in lines if not line.startswith("STALE "))
+    return Counter(line.split()[0] for line in lines if not line.startswith(NOT_AN_EFFECT))
 
 
 def stale_tasks(effects: Path) -> set[str]:
@@ -131,7 +136,7 @@ def assert_each_ran_once(tracker: Tracker, ids: list[str], effects: Path) -> set
     return {
         line.split()[1]
         for line in effects.read_text().splitlines()
-        if not line.startswith("STALE ")
+        if not line.startswith(NOT_AN_EFFECT)
     }
 
 
@@ -213,3 +218,76 @@ def test_killed_worker_is_reclaimed_after_its_lease(
     assert effects_by_task(effects) == Counter({"crash-1": 1})
     [line] = effects.read_text().splitlines()
     assert line.split()[2] == "2"  # the side effect came from attempt 2
+
+
+@pytest.mark.timeout(180)
+def test_eight_threads_under_dynamodb_throttling_do_each_task_once(
+    localstack_endpoint: str, aws_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 28: 8 workers on 200 tasks while 30 % of the table's calls are throttled.
+
+    Every DynamoDB call on the table (reads, conditional writes, queries) answers
+    ProvisionedThroughputExceededException at random (seeded), so some exhaust the
+    SDK's retries. A worker whose start fails tries the task again later (as a queue
+    redelivers); the effects file records each side effect, and each success the
+    tracker could not record. Oracles: that file and the table (every task succeeded
+    at attempt 1: no lease ran out, no second run, no lost update).
+    """
+    table = f"tasks-{uuid.uuid4().hex[:8]}"
+    Tracker(table, "faults", host=localstack_endpoint, region=REGION).create_table_if_not_exists()
+    ids = [f"task-{i:03d}" for i in range(200)]
+    setup = Tracker(table, "faults", host=localstack_endpoint, region=REGION)
+    assert len(setup.create_tasks(ids).created) == 200
+    effects = tmp_path / "effects.log"
+    go = threading.Barrier(8)
+    errors: list[BaseException] = []
+    plan = {
+        "seed": 28,
+        "faults": [
+            {
+                "service": "dynamodb",
+                "operation": "*",
+                "kind": "throttle",
+                "resource": table,
+                "probability": RATE,
+            }
+        ],
+    }
+
+    def worker(n: int) -> None:
+        try:
+            tracker = Tracker(
+                table,
+                "faults",
+                host=localstack_endpoint,
+                region=REGION,
+                worker_id=f"t{n}",
+                lease_seconds=20,
+            )
+            go.wait(timeout=30)
+            work_through(
+                tracker, ids, effects, label=f"t{n}", wait_locked=90, transient=(Exception,)
+            )
+        except BaseException as error:  # reported by the assertion below
+            errors.append(error)
+
+    faults.set_plan(localstack_endpoint, plan)
+    try:
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=150)
+        log = faults.log(localstack_endpoint)
+    finally:
+        faults.clear(localstack_endpoint)
+    assert not any(t.is_alive() for t in threads), "a worker thread hung"
+    assert errors == []
+    throttled = Counter(entry["operation"] for entry in log)
+    print(f"\nthrottled: {dict(throttled)}")
+    assert sum(throttled.values()) >= 50, throttled
+    lines = effects.read_text().splitlines()
+    unrecorded = [line for line in lines if line.startswith("UNRECORDED ")]
+    assert unrecorded == [], f"successes the tracker could not record: {unrecorded}"
+    runners = assert_each_ran_once(setup, ids, effects)
+    assert len(runners) > 1, "the work was not actually shared"

@@ -459,3 +459,67 @@ def test_a_creation_lost_to_another_creator_costs_one_request(
     assert names(api_calls) == ["BatchGetItem", "BatchGetItem", "PutItem", "PutItem"]
     assert (result.created, result.existing, result.mismatched) == ([], ["t1"], ["t1"])
     assert a.get("t1").payload_sha256 == payload_sha256({"from": "A"})
+
+
+def _flaky_updates(
+    monkeypatch: pytest.MonkeyPatch, tracker: Tracker, answers: list[str]
+) -> list[str]:
+    """The store's next UpdateItems answer, in turn: "throttle" (not written) or "lost"
+    (written, then a 500 in place of the answer); later ones go through."""
+    from botocore.exceptions import ClientError
+    from pynamodb.exceptions import UpdateError
+
+    store = tracker.store
+    original = store._send
+    seen: list[str] = []
+
+    def send(operation: str, kwargs: dict, error: type[Exception]) -> object:
+        if operation != "update_item" or not answers:
+            return original(operation, kwargs, error)
+        answer = answers.pop(0)
+        seen.append(answer)
+        if answer == "lost":
+            original(operation, kwargs, error)
+        code = (
+            "ProvisionedThroughputExceededException"
+            if answer == "throttle"
+            else "InternalServerError"
+        )
+        raise UpdateError(
+            "update_item failed", ClientError({"Error": {"Code": code}}, "UpdateItem")
+        )
+
+    monkeypatch.setattr(store, "_send", send)
+    return seen
+
+
+def test_a_throttled_success_is_recorded_not_left_to_run_again(
+    make_tracker: MakeTracker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28: a success write throttled past the SDK's retries is sent again.
+
+    Given up, it left the task in progress until its lease ran out, and another worker
+    then ran the task a second time (8 workers under DynamoDB throttling).
+    """
+    tracker = make_tracker()
+    tracker.create_tasks(["t"])
+    attempt = tracker.start("t")
+    seen = _flaky_updates(monkeypatch, tracker, ["throttle", "throttle"])
+    with attempt:
+        pass
+    assert seen == ["throttle", "throttle"]
+    task = tracker.get("t")
+    assert (task.status, task.attempt) == (Status.SUCCEEDED, 1)
+
+
+def test_a_success_whose_answer_was_lost_is_not_called_stale(
+    make_tracker: MakeTracker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tracker = make_tracker()
+    tracker.create_tasks(["t"])
+    attempt = tracker.start("t")
+    _flaky_updates(monkeypatch, tracker, ["lost"])
+    with attempt:
+        pass
+    assert attempt.final_status is Status.SUCCEEDED
+    assert tracker.get("t").status is Status.SUCCEEDED

@@ -18,6 +18,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     moto_update_copy,
     sfn_client_cache,
     sfn_parse_cache,
+    sfn_sdk_error_names,
     sfn_stop,
 )
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
@@ -28,15 +29,18 @@ from sfn_patterns_localstack.emulation.meter import routes as meter_routes
 # execution parked on a task token (see fixes.sfn_stop), to parse each definition
 # once rather than once per execution (see sfn_parse_cache), to reuse a task's
 # client per role (see sfn_client_cache), to spare moto's UpdateItem a copy of the
-# whole item (see moto_update_copy), and to make a disabled EventBridge rule deliver
-# nothing (see fixes.events_rule_state). Under the test suite, every definition Step
-# Functions accepts is also recorded for asl-validator (see asl_recorder).
+# whole item (see moto_update_copy), to make a disabled EventBridge rule deliver
+# nothing (see fixes.events_rule_state), and to name an aws-sdk Task's error after the
+# service's error code, as AWS does (see fixes.sfn_sdk_error_names). Under the test
+# suite, every definition Step Functions accepts is also recorded for asl-validator
+# (see asl_recorder).
 sfn_stop.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
 moto_update_copy.apply()
 lambda_async.apply()
 events_rule_state.apply()
+sfn_sdk_error_names.apply()
 asl_recorder.apply()
 # IAM enforcement of role sessions' calls (SFNP_IAM; see emulation/iam/handler.py).
 iam_handler.install()

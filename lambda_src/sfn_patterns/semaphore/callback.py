@@ -49,6 +49,10 @@ ACQUIRE_TIMEOUT_ERROR = "Semaphore.AcquireTimeout"
 # Dead-token errors of SendTaskSuccess: the waiter's execution has ended (InvalidToken)
 # or its parked task has timed out (TaskTimedOut; the waiter then re-checks on its own).
 DEAD_TOKEN_ERRORS = {"InvalidToken", "TaskTimedOut", "TaskDoesNotExist"}
+# DescribeExecution errors that mean the execution cannot be described at all (deleted,
+# its history expired, no permission); any other error (throttling, 5xx) is transient.
+UNDESCRIBABLE_ERRORS = {"ExecutionDoesNotExist", "AccessDeniedException", "InvalidArn"}
+UNKNOWN = "UNKNOWN"
 # Bound on the optimistic loops (each turn is one lost race on the lock item).
 MAX_ROUNDS = 100
 
@@ -648,11 +652,21 @@ class CallbackSemaphore:
                 raise
 
     def _describe(self, execution_arn: str) -> str:
+        """The execution's status; UNKNOWN only when it cannot be described at all.
+
+        A throttled or failed DescribeExecution says nothing about the execution, so it
+        raises (the Lambda fails and Step Functions retries the idempotent call): read
+        as "not RUNNING", it made a release pass on the slot of a waiter that was
+        re-checking and entering its critical section, over-admitting (issue 28).
+        """
         try:
             return self.sfn.describe_execution(executionArn=execution_arn)["status"]
         except ClientError as error:
-            LOG.warning("cannot describe %s: %s", execution_arn, error.response["Error"]["Code"])
-            return "UNKNOWN"
+            code = error.response["Error"]["Code"]
+            LOG.warning("cannot describe %s: %s", execution_arn, code)
+            if code in UNDESCRIBABLE_ERRORS:
+                return UNKNOWN
+            raise
 
 
 def from_environment(dynamodb: Any = None, sfn: Any = None) -> CallbackSemaphore:

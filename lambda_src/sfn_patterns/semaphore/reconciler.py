@@ -45,7 +45,12 @@ from typing import Any, Callable
 from botocore.exceptions import ClientError
 
 from sfn_patterns import clients
-from sfn_patterns.semaphore.callback import CallbackSemaphore, from_environment
+from sfn_patterns.semaphore.callback import (
+    UNDESCRIBABLE_ERRORS,
+    UNKNOWN,
+    CallbackSemaphore,
+    from_environment,
+)
 from sfn_patterns.semaphore.lease import (
     holder_attribute,
     leases,
@@ -60,13 +65,12 @@ LOG = logging.getLogger()
 LOG.setLevel(logging.INFO)
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
-UNKNOWN = "UNKNOWN"
 # DescribeExecution failed for a reason that says nothing about the execution
 # (throttling, a 5xx): keep its lease and its ticket until a sweep that can tell.
 UNANSWERED = "UNANSWERED"
 # The errors that mean the execution cannot be described at all (deleted, its
 # history expired, no permission): only these make it UNKNOWN.
-UNDESCRIBABLE = {"ExecutionDoesNotExist", "AccessDeniedException", "InvalidArn"}
+UNDESCRIBABLE = UNDESCRIBABLE_ERRORS
 
 
 def _status(sfn: Any, execution_arn: str) -> str:
@@ -217,6 +221,14 @@ def reconcile(
     return report
 
 
+def _callback_status(semaphore: CallbackSemaphore, execution_arn: str) -> str:
+    """The semaphore's view of an execution; UNANSWERED when DescribeExecution failed."""
+    try:
+        return semaphore.describe(execution_arn)
+    except ClientError:
+        return UNANSWERED
+
+
 def reconcile_callback(
     semaphore: CallbackSemaphore, now: dt.datetime | None = None
 ) -> dict[str, Any]:
@@ -233,9 +245,9 @@ def reconcile_callback(
         "waiters_removed": [],
     }
     for lease in state.leases.values():
-        status = semaphore.describe(lease.execution_arn)
+        status = _callback_status(semaphore, lease.execution_arn)
         expired = lease.expires_at <= now
-        if status == "RUNNING" or (status == UNKNOWN and not expired):
+        if status in ("RUNNING", UNANSWERED) or (status == UNKNOWN and not expired):
             report["kept"].append(lease.execution_arn)
             if status == "RUNNING" and expired:
                 report["overdue"].append(lease.execution_arn)
@@ -254,7 +266,7 @@ def reconcile_callback(
         )
     # Dead waiters at the head would only be skipped at the next hand-over: drop them.
     for waiter in semaphore.oldest_waiters(limit=25):
-        status = semaphore.describe(waiter.execution_arn)
+        status = _callback_status(semaphore, waiter.execution_arn)
         if status in TERMINAL and semaphore.leave(waiter.execution_arn):
             report["waiters_removed"].append(
                 {"execution_arn": waiter.execution_arn, "status": status}

@@ -45,6 +45,30 @@ from sfn_patterns.status_table.statuses import Status
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
 _ALL_OLD = "ALL_OLD"
+# DynamoDB's answers that say nothing about the write: it may be tried again.
+_TRANSIENT_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+    }
+)
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether a failed request (pynamodb's PutError/UpdateError/...) may simply be retried.
+
+    Throttling and 5xx answers, and errors that never reached DynamoDB, once the SDK's
+    own retries are used up: the write may or may not have landed, and a fenced
+    write sent again either lands or reports what is there.
+    """
+    cause = getattr(error, "cause", None)
+    if isinstance(cause, BotoCoreError):
+        return True
+    code = getattr(cause, "response", {}).get("Error", {}).get("Code")
+    return code in _TRANSIENT_CODES
 
 
 class ConditionFailed(Exception):

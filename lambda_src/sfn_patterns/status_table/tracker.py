@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import socket
+import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -50,7 +52,7 @@ from sfn_patterns.status_table.model import (
     to_record,
 )
 from sfn_patterns.status_table.statuses import Status
-from sfn_patterns.status_table.store import ConditionFailed, TaskStore
+from sfn_patterns.status_table.store import ConditionFailed, TaskStore, is_transient
 
 
 def add_note(exc: BaseException, note: str) -> None:
@@ -68,6 +70,9 @@ Clock = Callable[[], datetime]
 _ACQUIRE_ROUNDS = 3
 _MAX_MESSAGE = 2000
 _MAX_TRACEBACK = 8000
+# Backoff (seconds, full jitter) of a final write throttled past the SDK's own retries.
+_FIRST_BACKOFF = 0.1
+_MAX_BACKOFF = 5.0
 
 
 class LambdaContext(Protocol):
@@ -534,6 +539,38 @@ class Attempt:
             current_attempt=current_attempt,
         )
 
+    def _persist(self, action: str, write: Callable[[], None], status: Status) -> None:
+        """The final write, sent again after a throttle or a 5xx while the lease lasts.
+
+        The work is done by now: giving up on a throttled write would leave the task
+        in progress until its lease ran out, and then run it a second time (issue 28:
+        8 workers under DynamoDB throttling). A retried write that finds the task
+        already at ``status`` for this attempt had landed the first time (only its
+        answer was lost), so it counts as done, not as a stale attempt.
+        """
+        delay, retried = _FIRST_BACKOFF, False
+        while True:
+            try:
+                write()
+                return
+            except ConditionFailed as lost:
+                current = lost.item
+                if (
+                    retried
+                    and current is not None
+                    and int(current.attempt) == self.attempt
+                    and current.status == status.value
+                ):
+                    return
+                raise self._stale(action, current) from None
+            except Exception as error:
+                left = (self.lease_expires_at - self.tracker.now()).total_seconds()
+                if not is_transient(error) or left <= delay:
+                    raise
+                log.warning("%s: could not %s (%s), retrying", self.label, action, error)
+                time.sleep(random.uniform(0, delay))
+                delay, retried = min(delay * 2, _MAX_BACKOFF), True
+
     def heartbeat(self, seconds: float | None = None) -> datetime:
         """Extend the lease by ``seconds`` (default: the attempt's lease) from now.
 
@@ -555,7 +592,8 @@ class Attempt:
         tracker = self.tracker
         now = tracker.now()
         data = self._data if self._data_changed else None
-        try:
+
+        def write() -> None:
             if tracker.next_use_case_id is None:
                 tracker.store.finish(self._item, self.attempt, Status.SUCCEEDED, now, data=data)
             else:
@@ -567,14 +605,12 @@ class Attempt:
                     next_use_case_id=tracker.next_use_case_id,
                     next_payload_hash=self._next_payload_hash,
                 )
-                log.info(
-                    "chained %s -> %s/%s (pending)",
-                    self.label,
-                    tracker.next_use_case_id,
-                    self.task_id,
-                )
-        except ConditionFailed as lost:
-            raise self._stale("record success", lost.item) from None
+
+        self._persist("record success", write, Status.SUCCEEDED)
+        if tracker.next_use_case_id is not None:
+            log.info(
+                "chained %s -> %s/%s (pending)", self.label, tracker.next_use_case_id, self.task_id
+            )
         self.final_status = Status.SUCCEEDED
         log.info("succeeded %s: attempt %d", self.label, self.attempt)
 
@@ -596,12 +632,13 @@ class Attempt:
         errors = [*self._errors, record]
         errors = errors[-tracker.keep_errors :] if tracker.keep_errors else []
         data = self._data if self._data_changed else None
-        try:
-            tracker.store.finish(
+        self._persist(
+            "record failure",
+            lambda: tracker.store.finish(
                 self._item, self.attempt, status, now, data=data, retry=retry, errors=errors
-            )
-        except ConditionFailed as lost:
-            raise self._stale("record failure", lost.item) from None
+            ),
+            status,
+        )
         self.final_status = status
         log.log(
             logging.WARNING if status is Status.IGNORED else logging.INFO,

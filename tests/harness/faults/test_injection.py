@@ -131,6 +131,33 @@ def test_throttled_put_item_is_provisioned_throughput_exceeded(plan, raw, tables
     assert item["v"] == {"S": "third"}
 
 
+def test_answer_lost_takes_effect_and_answers_500(plan, raw, tables) -> None:
+    """The write lands; its caller sees InternalServerError, and a retry is a duplicate."""
+    table = tables()
+    dynamodb = raw("dynamodb")
+    plan(
+        {
+            "service": "dynamodb",
+            "operation": "PutItem",
+            "kind": "answer_lost",
+            "resource": table,
+            "first": 1,
+        }
+    )
+
+    def put() -> Any:
+        return dynamodb.put_item(
+            TableName=table,
+            Item={"pk": {"S": "k"}},
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+
+    assert _error(put) == ("InternalServerError", 500)
+    assert dynamodb.get_item(TableName=table, Key={"pk": {"S": "k"}}).get("Item") is not None
+    # The SDK's retry of the same conditional write meets its own first attempt.
+    assert _error(put) == ("ConditionalCheckFailedException", 400)
+
+
 def test_internal_error_and_unavailable_are_5xx(plan, raw, tables) -> None:
     table = tables()
     dynamodb = raw("dynamodb")

@@ -41,7 +41,9 @@ Kinds, by where they act:
 * on the answer: ``stale_list`` (stepfunctions ListExecutions only: the list as it was
   ``seconds`` ago, see :mod:`.stale_list`), ``duplicate_delivery`` (sqs ReceiveMessage
   only: the received messages become visible again at once, so they are delivered
-  a second time);
+  a second time), ``answer_lost`` (any service and operation: the call takes effect,
+  then its answer is replaced by the service's 500, as when a response is lost on the
+  way back; the caller's SDK sends the call again);
 * on EventBridge's delivery to a rule's targets (service ``events``, operation
   ``PutEvents``, resource = rule name): ``event_duplicate``, ``event_delay``
   (``seconds``), ``event_drop`` (:mod:`.deliveries`);

@@ -8,9 +8,10 @@ between services (Step Functions' tasks, EventBridge's targets, a Lambda's SDK c
 passes the same chain, so the faults reach them too, matched by the calling role.
 
 The response handler changes a successful answer: ListExecutions from a stale view
-(:mod:`.stale_list`), or an SQS ReceiveMessage whose messages are made visible again at
+(:mod:`.stale_list`), an SQS ReceiveMessage whose messages are made visible again at
 once, so the next receive delivers them a second time (at-least-once delivery while
-the first consumer still works on them).
+the first consumer still works on them), or any answer replaced by the service's 500
+after the call took effect (``answer_lost``: the client retries a call that happened).
 
 With no plan loaded each handler returns on its first line: the cost per request is
 one attribute read.
@@ -70,7 +71,7 @@ def exception_for(fault: Fault, service: str, operation: str) -> Exception:
 
     if fault.kind == "throttle":
         error = errors.throttle(service, operation)
-    elif fault.kind == "internal_error":
+    elif fault.kind in ("internal_error", "answer_lost"):
         error = errors.internal(service)
     elif fault.kind == "unavailable":
         error = errors.UNAVAILABLE
@@ -120,6 +121,26 @@ def on_response(chain: Any, context: Any, response: Any) -> None:
         _answer_stale(context, response, fault, original)
     elif fault.kind == "duplicate_delivery":
         _redeliver(context)
+    elif fault.kind == "answer_lost":
+        _lose_answer(context, response, fault)
+
+
+def _lose_answer(context: Any, response: Any, fault: Fault) -> None:
+    """The call took effect; its caller gets the service's 500 instead of the answer.
+
+    The harshest failure for a client: it cannot tell whether the call happened, and
+    its SDK sends it again (a second SendTaskSuccess, a second conditional write),
+    which the code under test must take as a duplicate, not as an error.
+    """
+    from localstack.aws.protocol.serializer import create_serializer
+
+    exception = exception_for(fault, context.service.service_name, context.operation.name)
+    serializer = create_serializer(context.service)
+    response.update_from(
+        serializer.serialize_error_to_response(
+            exception, context.operation, context.request.headers, context.request_id
+        )
+    )
 
 
 def _answer_stale(context: Any, response: Any, fault: Fault, original: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ KINDS: dict[str, str] = {
     "latency": "request",
     "stale_list": "response",
     "duplicate_delivery": "response",
+    "answer_lost": "response",
     "event_duplicate": "delivery",
     "event_delay": "delivery",
     "event_drop": "delivery",

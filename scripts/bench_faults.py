@@ -1,0 +1,543 @@
+#!/usr/bin/env python
+"""The patterns under injected faults at 0 %, 5 % and 20 %: what is lost, doubled, leaked, slowed.
+
+One run, one LocalStack, every pattern at each fault rate in turn (issue 28). The
+fault injector (harness/sfn_patterns_localstack/emulation/faults) is loaded with one
+seeded plan per pattern and rate; the rate is each fault's probability:
+
+* ``status-table``: 8 worker threads on N tasks of the tracker; every DynamoDB call
+  on the table throttled (ProvisionedThroughputExceededException) at the rate; a
+  worker whose call fails tries the task again later, as a queue redelivers;
+* ``semaphore``: examples/semaphore, strategy callback (the default), limit 2, N
+  executions at once (after an untimed warm-up); the semaphore Lambdas' DynamoDB
+  calls throttled, their SendTaskSuccess answered 500 (a lost wake-up) or delivered
+  with its answer lost (the SDK sends it again: a duplicate), DescribeExecution throttled,
+  the Lambdas killed mid-invoke at half the rate, cleanup events dropped and doubled;
+  after the run the reconciler is invoked once (as its schedule would), fault-free.
+
+Each figure is read from the record, not from the pattern's code: the status table
+and the workers' side-effect log; the executions' statuses, histories and dates, the
+critical section's own enter and leave times, the lock item and waiter queue; the
+injector's log for the faults.
+
+Rows, per pattern: operations (tasks or executions), faults injected by kind,
+requests lost (not done, or ended other than SUCCEEDED), duplicate runs (a side
+effect or a critical section more than once), over-admissions (most at once above
+the limit), slots leaked after settling (a task still in progress, a slot held or a
+waiter queued), and completion time p50 and p90 (per operation; the 0 % column in
+seconds, the others as a ratio to it). The four counts must be 0: the script exits 1
+otherwise.
+
+    .venv/bin/python scripts/bench_faults.py              # full size (~10 minutes)
+    .venv/bin/python scripts/bench_faults.py --smoke      # smallest size (make test)
+    .venv/bin/python scripts/bench_faults.py --only status-table --tasks 400
+
+Set LOCALSTACK_ENDPOINT to use a running LocalStack (what is applied is then
+destroyed); otherwise one is started in-process and thrown away.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
+
+from sfn_patterns_localstack.emulation.faults import client as faults  # noqa: E402
+from sfn_patterns_localstack.executions import history, peak_overlap, wait_stopped  # noqa: E402
+from sfn_patterns_localstack.terraform.workspace import Workspace  # noqa: E402
+
+REGION = "us-east-1"
+RATES = (0.0, 0.05, 0.2)
+PATTERNS = ("status-table", "semaphore")
+SEED = 28
+STARTED = time.monotonic()
+SECTION = "Critical section"
+COUNTS = ("requests lost", "duplicate runs", "over-admissions", "slots leaked after settling")
+
+
+def progress(message: str) -> None:
+    """One line of progress on stderr, with the seconds since the script started."""
+    print(f"[{time.monotonic() - STARTED:6.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+def client(endpoint: str, service: str) -> Any:
+    """A boto3 client for LocalStack."""
+    return boto3.client(
+        service,
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    )
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """The ``pct`` percentile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(pct / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+@dataclass
+class Outcome:
+    """One pattern at one fault rate: what happened, from the record."""
+
+    operations: int
+    faults: Counter[str]
+    lost: int
+    duplicates: int
+    over_admissions: int | None  # None: the pattern admits nothing (no limit)
+    leaked: int
+    durations: list[float] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int | None]:
+        """The four counts that must be 0."""
+        return dict(
+            zip(
+                COUNTS,
+                (self.lost, self.duplicates, self.over_admissions, self.leaked),
+                strict=True,
+            )
+        )
+
+
+@dataclass
+class Sizes:
+    """How big each pattern's run is."""
+
+    tasks: int
+    workers: int
+    executions: int
+    limit: int
+    hold: float
+
+
+# --- status-table ----------------------------------------------------------------------
+
+
+def status_table_plan(table: str, rate: float) -> dict[str, Any]:
+    """Every DynamoDB call on the table throttled at ``rate``."""
+    return {
+        "seed": SEED,
+        "faults": [
+            {
+                "service": "dynamodb",
+                "operation": "*",
+                "kind": "throttle",
+                "resource": table,
+                "probability": rate,
+            }
+        ]
+        if rate
+        else [],
+    }
+
+
+class _Workers:
+    """Worker threads walking every task; a failed call puts the task back for later."""
+
+    def __init__(self, endpoint: str, table: str, ids: list[str]) -> None:
+        self.endpoint, self.table, self.ids = endpoint, table, ids
+        self.effects: Counter[str] = Counter()
+        self.first_try: dict[str, float] = {}
+        self.finished: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def work(self, n: int, n_workers: int, go: threading.Barrier) -> None:
+        """One worker: its share first, then the others' (so contention is real)."""
+        from sfn_patterns.status_table import StaleAttemptError, TaskAlreadySucceededError, Tracker
+
+        tracker = Tracker(
+            self.table,
+            "bench",
+            host=self.endpoint,
+            region=REGION,
+            worker_id=f"w{n}",
+            lease_seconds=30,
+        )
+        mine = self.ids[n::n_workers]
+        todo = mine + [t for t in self.ids if t not in set(mine)]
+        go.wait(timeout=60)
+        deadline = time.monotonic() + 120
+        while todo and time.monotonic() < deadline:
+            again = []
+            for task_id in todo:
+                with self.lock:
+                    self.first_try.setdefault(task_id, time.monotonic())
+                try:
+                    attempt = tracker.start(task_id)
+                except TaskAlreadySucceededError:
+                    continue
+                except Exception:  # locked, or throttled past the SDK's retries: later
+                    again.append(task_id)
+                    continue
+                try:
+                    with attempt, self.lock:
+                        self.effects[task_id] += 1
+                    with self.lock:
+                        self.finished[task_id] = time.monotonic()
+                except StaleAttemptError:
+                    continue
+                except Exception:  # the success could not be recorded: try again later
+                    again.append(task_id)
+            todo = again
+            if todo:
+                time.sleep(0.2)
+
+
+def run_status_table(endpoint: str, rate: float, sizes: Sizes) -> Outcome:
+    """N tasks, the worker threads, the table throttled at ``rate``."""
+    for key, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}.items():
+        os.environ.setdefault(key, value)
+    from sfn_patterns.status_table import Status, Tracker
+
+    table = f"bench-faults-{uuid.uuid4().hex[:8]}"
+    setup = Tracker(table, "bench", host=endpoint, region=REGION)
+    setup.create_table_if_not_exists()
+    ids = [f"task-{i:04d}" for i in range(sizes.tasks)]
+    setup.create_tasks(ids)
+    workers = _Workers(endpoint, table, ids)
+    go = threading.Barrier(sizes.workers)
+    faults.set_plan(endpoint, status_table_plan(table, rate))
+    try:
+        threads = [
+            threading.Thread(target=workers.work, args=(n, sizes.workers, go))
+            for n in range(sizes.workers)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=200)
+        log = faults.log(endpoint)
+    finally:
+        faults.clear(endpoint)
+    records = {t.task_id: t for status in Status for t in setup.query(status)}
+    done = [tid for tid in ids if tid in records and records[tid].status is Status.SUCCEEDED]
+    leaked = sum(1 for t in records.values() if t.status is Status.IN_PROGRESS)
+    client(endpoint, "dynamodb").delete_table(TableName=table)
+    return Outcome(
+        operations=sizes.tasks,
+        faults=Counter(entry["kind"] for entry in log),
+        lost=sizes.tasks - len(done),
+        duplicates=sum(n - 1 for n in workers.effects.values() if n > 1),
+        over_admissions=None,
+        leaked=leaked,
+        durations=[workers.finished[t] - workers.first_try[t] for t in workers.finished],
+    )
+
+
+# --- semaphore (callback) ------------------------------------------------------------------
+
+
+def semaphore_plan(
+    roles: list[str], functions: list[str], cleanup_rule: str, rate: float
+) -> dict[str, Any]:
+    """The semaphore's mixed plan (as tests/semaphore/fault_run.py) at ``rate``."""
+    if not rate:
+        return {"seed": SEED, "faults": []}
+    plan: list[dict[str, Any]] = []
+    for role in roles:
+        plan += [
+            {
+                "service": "dynamodb",
+                "operation": "*",
+                "kind": "throttle",
+                "caller_role": role,
+                "probability": rate,
+            },
+            {
+                "service": "stepfunctions",
+                "operation": "SendTaskSuccess",
+                "kind": "internal_error",
+                "caller_role": role,
+                "probability": rate,
+            },
+            {
+                "service": "stepfunctions",
+                "operation": "SendTaskSuccess",
+                "kind": "answer_lost",
+                "caller_role": role,
+                "probability": rate,
+            },
+            {
+                "service": "stepfunctions",
+                "operation": "DescribeExecution",
+                "kind": "throttle",
+                "caller_role": role,
+                "probability": min(1.0, 2 * rate),
+            },
+        ]
+    plan += [
+        {
+            "service": "lambda",
+            "operation": "Invoke",
+            "kind": "kill",
+            "resource": function,
+            "probability": rate / 2,
+            "seconds": 0.3,
+        }
+        for function in functions
+    ]
+    plan += [
+        {
+            "service": "events",
+            "operation": "PutEvents",
+            "kind": kind,
+            "resource": cleanup_rule,
+            "probability": min(1.0, share * rate),
+        }
+        for kind, share in (("event_drop", 1), ("event_duplicate", 2))
+    ]
+    return {"seed": SEED, "faults": plan}
+
+
+def _lock_state(dynamodb: Any, outputs: dict[str, Any]) -> tuple[int, int]:
+    """(holder_count + leases, waiter items) of the lock and its queue."""
+    item = dynamodb.get_item(
+        TableName=outputs["lock_table_name"],
+        Key={"pk": {"S": outputs["lock_key"]}},
+        ConsistentRead=True,
+    )["Item"]
+    held = int(item["holder_count"]["N"]) + sum(1 for k in item if k.startswith("h_"))
+    queued = dynamodb.scan(TableName=outputs["queue_table_name"], ConsistentRead=True)["Count"]
+    return held, queued
+
+
+def run_semaphore(endpoint: str, outputs: dict[str, Any], rate: float, sizes: Sizes) -> Outcome:
+    """N executions of the embedded machine at once under the plan at ``rate``."""
+    sfn = client(endpoint, "stepfunctions")
+    lam = client(endpoint, "lambda")
+    dynamodb = client(endpoint, "dynamodb")
+    functions = [outputs["callback_function_name"], outputs["cleanup_function_name"]]
+    roles = [lam.get_function(FunctionName=f)["Configuration"]["Role"] for f in functions]
+    plan = semaphore_plan(roles, functions, outputs["cleanup_rule_name"], rate)
+    faults.set_plan(endpoint, plan)
+    try:
+        arns = [
+            sfn.start_execution(
+                stateMachineArn=outputs["embedded_state_machine_arn"],
+                input=json.dumps({"sleep_seconds": sizes.hold, "n": i}),
+            )["executionArn"]
+            for i in range(sizes.executions)
+        ]
+        done = wait_stopped(sfn, arns, timeout=120 + 10 * sizes.executions)
+        log = faults.log(endpoint)
+    finally:
+        faults.clear(endpoint)
+    lost = sum(1 for arn in arns if done.get(arn, {}).get("status") != "SUCCEEDED")
+    entered = {arn: [e for e in history(sfn, arn) if _entered(e) == SECTION] for arn in arns}
+    duplicates = sum(max(0, len(events) - 1) for events in entered.values())
+    intervals = []
+    for arn in arns:
+        item = dynamodb.get_item(
+            TableName=outputs["record_table_name"],
+            Key={"execution_id": {"S": arn}},
+            ConsistentRead=True,
+        ).get("Item")
+        if item:
+            intervals.append((float(item["entered_at"]["N"]), float(item["left_at"]["N"])))
+    peak = peak_overlap(intervals) if intervals else 0
+    lam.invoke(FunctionName=outputs["reconciler_function_name"], Payload=b"{}")
+    deadline = time.monotonic() + 60
+    while (state := _lock_state(dynamodb, outputs)) != (0, 0) and time.monotonic() < deadline:
+        time.sleep(1)
+    return Outcome(
+        operations=sizes.executions,
+        faults=Counter(entry["kind"] for entry in log),
+        lost=lost,
+        duplicates=duplicates,
+        over_admissions=max(0, peak - sizes.limit),
+        leaked=sum(state),
+        durations=[
+            (d["stopDate"] - d["startDate"]).total_seconds()
+            for d in done.values()
+            if d["status"] == "SUCCEEDED"
+        ],
+    )
+
+
+def _entered(event: dict[str, Any]) -> str | None:
+    return event.get("stateEnteredEventDetails", {}).get("name")
+
+
+# --- orchestration ------------------------------------------------------------------------
+
+
+def run_all(
+    endpoint: str, patterns: list[str], sizes: Sizes, destroy: bool
+) -> dict[str, list[Outcome]]:
+    """Every pattern at every rate; what was applied is destroyed when ``destroy``."""
+    results: dict[str, list[Outcome]] = {}
+    if "status-table" in patterns:
+        results["status-table"] = []
+        for rate in RATES:
+            progress(f"status-table at {rate:.0%}")
+            results["status-table"].append(run_status_table(endpoint, rate, sizes))
+    if "semaphore" in patterns:
+        scratch = Path(tempfile.mkdtemp(prefix="bench-faults-"))
+        example = REPO / "examples" / "semaphore"
+        workspace = Workspace(example, endpoint, scratch, log=lambda _: None)
+        variables = {
+            "name_prefix": f"bf-{uuid.uuid4().hex[:5]}",
+            "strategy": "callback",
+            "semaphore_limit": sizes.limit,
+            "fallback_seconds": 8,
+            "acquire_timeout_seconds": 300,
+            "execution_timeout_seconds": 120,
+        }
+        applied = False
+        try:
+            progress("semaphore: terraform apply")
+            workspace.init()
+            workspace.apply(variables)
+            applied = True
+            outputs = workspace.outputs()
+            client(endpoint, "events").disable_rule(Name=outputs["reconciler_rule_name"])
+            # Untimed and fault-free: the 0 % column must not pay the Lambdas' cold starts.
+            progress("semaphore: warm-up")
+            run_semaphore(endpoint, outputs, 0.0, Sizes(0, 0, sizes.limit + 1, sizes.limit, 0))
+            results["semaphore"] = []
+            for rate in RATES:
+                progress(f"semaphore (callback) at {rate:.0%}")
+                results["semaphore"].append(run_semaphore(endpoint, outputs, rate, sizes))
+        finally:
+            if destroy and applied:
+                progress("semaphore: terraform destroy")
+                workspace.destroy(variables)
+            workspace.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+    return results
+
+
+def _ratio(value: float, base: float) -> str:
+    return f"{value / base:.2f}x" if base > 0 else "n/a"
+
+
+def rows(pattern: str, outcomes: list[Outcome]) -> list[str]:
+    """The Markdown rows of one pattern: one column per rate."""
+    base = outcomes[0]
+    lines = [f"| **{pattern}** |" + " |" * len(outcomes)]
+    lines.append("| operations | " + " | ".join(str(o.operations) for o in outcomes) + " |")
+    kinds = sorted({kind for o in outcomes for kind in o.faults})
+    lines.append(
+        "| faults injected | "
+        + " | ".join(
+            ", ".join(f"{kind} {o.faults[kind]}" for kind in kinds if o.faults[kind]) or "0"
+            for o in outcomes
+        )
+        + " |"
+    )
+    for name in COUNTS:
+        cells = [o.counts()[name] for o in outcomes]
+        lines.append(
+            f"| {name} | " + " | ".join("n/a" if c is None else str(c) for c in cells) + " |"
+        )
+    for pct in (50, 90):
+        base_value = percentile(base.durations, pct) if base.durations else 0.0
+        cells = [f"{base_value:.1f} s"] + [
+            _ratio(percentile(o.durations, pct), base_value) if o.durations else "n/a"
+            for o in outcomes[1:]
+        ]
+        lines.append(f"| completion p{pct} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def table(results: dict[str, list[Outcome]], sizes: Sizes) -> str:
+    """The whole Markdown table, and the sizes it was measured at."""
+    lines = ["| | " + " | ".join(f"{rate:.0%} faults" for rate in RATES) + " |"]
+    lines.append("|---|" + "---:|" * len(RATES))
+    for pattern, outcomes in results.items():
+        lines += rows(pattern, outcomes)
+    lines.append("")
+    lines.append(
+        f"status-table: {sizes.tasks} tasks, {sizes.workers} worker threads; semaphore "
+        f"(callback): {sizes.executions} executions at once, limit {sizes.limit}, "
+        f"{sizes.hold:g} s each; seed {SEED}; LocalStack 4.9.2 in-process. Completion "
+        "p50/p90: seconds at 0 %, ratio to 0 % otherwise."
+    )
+    return "\n".join(lines)
+
+
+def failures(results: dict[str, list[Outcome]]) -> list[str]:
+    """Every count that is not 0, named."""
+    found = []
+    for pattern, outcomes in results.items():
+        for rate, outcome in zip(RATES, outcomes, strict=True):
+            for name, value in outcome.counts().items():
+                if value:
+                    found.append(f"{pattern} at {rate:.0%}: {name} = {value}")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run every pattern at every rate, print the table."""
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n", 1)[0],
+        epilog="Set LOCALSTACK_ENDPOINT to use a running LocalStack (what is applied is then "
+        "destroyed); otherwise one is started in-process and thrown away. Exits 1 when a "
+        "request was lost, a run doubled, a limit exceeded or a slot leaked.",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="smallest run that fills every column: 24 tasks on 4 workers, 4 executions",
+    )
+    parser.add_argument(
+        "--tasks", type=int, default=200, help="status-table tasks per rate (default 200)"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=8, help="status-table worker threads (default 8)"
+    )
+    parser.add_argument(
+        "--executions", type=int, default=12, help="semaphore executions per rate (default 12)"
+    )
+    parser.add_argument("--limit", type=int, default=2, help="semaphore limit (default 2)")
+    parser.add_argument(
+        "--hold", type=float, default=2, help="seconds each execution holds its slot (default 2)"
+    )
+    parser.add_argument(
+        "--only", action="append", choices=PATTERNS, help="run only this pattern (repeatable)"
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.tasks, args.workers, args.executions, args.hold = 24, 4, 4, 1
+    sizes = Sizes(args.tasks, args.workers, args.executions, args.limit, args.hold)
+    patterns = [p for p in PATTERNS if not args.only or p in args.only]
+    endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
+    instance = None
+    if not endpoint:
+        from sfn_patterns_localstack import server
+
+        progress("starting LocalStack")
+        instance = server.start()
+        endpoint = instance.endpoint
+    try:
+        results = run_all(endpoint, patterns, sizes, destroy=instance is None)
+    finally:
+        if instance is not None:
+            instance.stop()
+    progress("done")
+    print(table(results, sizes))
+    found = failures(results)
+    for line in found:
+        print(f"NOT 0: {line}", file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
