@@ -86,9 +86,30 @@ def _inputs_key() -> str:
     return checks.key(REPO_ROOT, files, ["terraform", _toolchain()], [])
 
 
-def _marker(case: str) -> Path:
+def _marker(case: str, suffix: str = ".pass") -> Path:
     digest = hashlib.sha256(f"{_inputs_key()}\0{case}".encode()).hexdigest()
-    return cache_dir() / "check-results" / "pytest" / f"{digest}.pass"
+    return cache_dir() / "check-results" / "pytest" / f"{digest}{suffix}"
+
+
+def built_before(name: str) -> str | None:
+    """An artifact (a plan's JSON) built from exactly these inputs, if one was kept.
+
+    Unlike a replayed pass, the checks still run: only the build they read is reused,
+    as a compiler cache reuses an object file.
+    """
+    if os.environ.get(NO_CACHE_ENV) == "1":
+        return None
+    path = _marker(name, ".artifact")
+    return path.read_text() if path.is_file() else None
+
+
+def keep_built(name: str, text: str) -> None:
+    """Keep an artifact built from these inputs for the next run."""
+    path = _marker(name, ".artifact")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial.write_text(text)
+    partial.replace(path)
 
 
 def passed_before(case: str) -> bool:

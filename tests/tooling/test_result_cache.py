@@ -62,3 +62,15 @@ def test_a_recorded_pass_is_replayed_unless_told_not_to(
     assert not result_cache.passed_before(case + " (another case)")
     monkeypatch.setenv(result_cache.NO_CACHE_ENV, "1")
     assert not result_cache.passed_before(case)
+
+
+def test_a_kept_artifact_is_read_back_unless_told_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SFN_PATTERNS_CACHE", str(tmp_path))
+    monkeypatch.delenv(result_cache.NO_CACHE_ENV, raising=False)
+    assert result_cache.built_before("a plan (unit test of the cache)") is None
+    result_cache.keep_built("a plan (unit test of the cache)", '{"planned": true}')
+    assert result_cache.built_before("a plan (unit test of the cache)") == '{"planned": true}'
+    monkeypatch.setenv(result_cache.NO_CACHE_ENV, "1")
+    assert result_cache.built_before("a plan (unit test of the cache)") is None
