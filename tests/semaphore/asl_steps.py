@@ -43,9 +43,21 @@ def render(template: str, **variables: Any) -> dict[str, Any]:
     return json.loads(_render(template, tuple(sorted(variables.items()))))
 
 
+# The retriers the module passes (modules/semaphore/main.tf, from templates/retry/policy.json):
+# the steps below never throw a retried error, but the templates need the placeholders.
+_POLICY = json.loads((TEMPLATES.parent / "retry" / "policy.json").read_text())
+_RETRY = {"IntervalSeconds": 1, "MaxAttempts": 6, "BackoffRate": 2, "JitterStrategy": "FULL"}
+RETRIERS = {
+    "lambda_retriers": json.dumps({**_RETRY, "ErrorEquals": _POLICY["lambda"]}),
+    "lambda_release_retriers": json.dumps({**_RETRY, "ErrorEquals": _POLICY["lambda"]}),
+    "dynamodb_retriers": json.dumps({**_RETRY, "ErrorEquals": _POLICY["throttling"]["dynamodb"]}),
+    "release_retriers": json.dumps({**_RETRY, "ErrorEquals": _POLICY["throttling"]["dynamodb"]}),
+}
+
+
 @functools.cache
 def _render(template: str, variables: tuple[tuple[str, Any], ...]) -> str:
-    return render_tftpl(TEMPLATES / template, {"prefix": PREFIX, **dict(variables)})
+    return render_tftpl(TEMPLATES / template, {"prefix": PREFIX, **RETRIERS, **dict(variables)})
 
 
 # --- paths and intrinsics ----------------------------------------------------
