@@ -21,6 +21,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     sfn_stop,
 )
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
+from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 
 # LocalStack imports every provider entry point's module at start-up, before it
 # serves a request: the place to fix its Step Functions' StopExecution of an
@@ -42,6 +43,10 @@ iam_handler.install()
 # The fault injector's handlers, route and delivery patches (after the fixes: its
 # EventBridge patch wraps the rule-state one), and the SFNP_FAULTS plan.
 faults_install.install()
+# CloudWatch metrics LocalStack does not publish (AWS/States, Lambda Duration and
+# Throttles, SQS message age, EMF log lines), and its own through one buffered sink
+# instead of a PutMetricData request each (see emulation/metrics/README.md).
+metrics_install.install()
 
 
 class MotoDynamoDBProvider(DynamodbApi):
