@@ -27,9 +27,10 @@ from pathlib import Path
 # each lazily on first request); any other answers that it is not enabled. CloudWatch
 # evaluates the modules' alarms, SNS carries their notifications. LocalStack would
 # publish its service metrics (two per Lambda invoke, SQS's per call and on a timer)
-# as internal PutMetricData requests, which made 360 invokes cost 4.6 CPU-seconds
-# instead of 3.0; emulation/metrics sends them through one buffered sink instead
-# (its README has the measurement).
+# as internal PutMetricData requests (360 invokes: 11.7 CPU-seconds instead of 6.3
+# without CloudWatch) and evaluate alarms through requests too; emulation/metrics
+# sends the metrics through one buffered sink and evaluates alarms by direct calls
+# (6.3 CPU-seconds; its README has the measurement).
 SERVICES = (
     "cloudwatch",
     "dynamodb",
