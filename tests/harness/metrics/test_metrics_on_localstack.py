@@ -223,3 +223,27 @@ def test_an_alarm_fires_notifies_and_recovers(aws: Callable, function: str, inbo
         )
     finally:
         cloudwatch.delete_alarms(AlarmNames=[alarm])
+
+
+def test_alarm_tags_are_kept_as_tags_not_inside_the_alarm(aws: Callable, names: str) -> None:
+    # LocalStack kept PutMetricAlarm's Tags inside the alarm: ListTagsForResource saw
+    # none, and DescribeAlarms over CBOR (the Terraform provider's protocol) failed.
+    cloudwatch = aws("cloudwatch")
+    alarm = f"{names}-tagged"
+    cloudwatch.put_metric_alarm(
+        AlarmName=alarm,
+        Namespace="AWS/Lambda",
+        MetricName="Errors",
+        Statistic="Sum",
+        Period=60,
+        EvaluationPeriods=1,
+        Threshold=0,
+        ComparisonOperator="GreaterThanThreshold",
+        Tags=[{"Key": "team", "Value": "orders"}],
+    )
+    try:
+        (found,) = cloudwatch.describe_alarms(AlarmNames=[alarm])["MetricAlarms"]
+        tags = cloudwatch.list_tags_for_resource(ResourceARN=found["AlarmArn"])["Tags"]
+        assert tags == [{"Key": "team", "Value": "orders"}]
+    finally:
+        cloudwatch.delete_alarms(AlarmNames=[alarm])

@@ -9,17 +9,35 @@ from __future__ import annotations
 
 import os
 
-from . import alarm_evaluation, dimension_search, lambda_metrics, sfn_metrics, sqs_metrics
+from . import (
+    alarm_evaluation,
+    alarm_tags,
+    dimension_search,
+    lambda_metrics,
+    sfn_metrics,
+    sqs_metrics,
+)
+
+
+def cloudwatch_enabled() -> bool:
+    """Whether SERVICES names CloudWatch (or is empty: every service).
+
+    Read from the environment, not with LocalStack's ``is_api_enabled``: this runs
+    while LocalStack imports its provider entry points, and asking the service manager
+    then resolved the provider list before this module's ``dynamodb:moto`` entry point
+    was in it (DynamoDB then answered "not enabled" for the whole run).
+    """
+    services = [s.strip().split(":")[0] for s in os.environ.get("SERVICES", "").split(",")]
+    return services == [""] or "cloudwatch" in services
 
 
 def install() -> dict[str, bool]:
     """Apply the patches; which of them applied (none when CloudWatch is off)."""
-    from localstack.utils.bootstrap import is_api_enabled
-
-    if not is_api_enabled("cloudwatch") or os.environ.get("SFNP_METRICS") == "localstack":
+    if not cloudwatch_enabled() or os.environ.get("SFNP_METRICS") == "localstack":
         return {}
     return {
         "alarm_evaluation": alarm_evaluation.apply(),
+        "alarm_tags": alarm_tags.apply(),
         "dimension_search": dimension_search.apply(),
         "lambda": lambda_metrics.apply(),
         "states": sfn_metrics.apply(),
