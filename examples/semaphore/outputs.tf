@@ -92,3 +92,13 @@ output "wrapper_definition" {
   description = "The wrapper's rendered ASL definition."
   value       = module.semaphore.wrapper_definition
 }
+
+output "alarms" {
+  description = "Each signal the semaphore watches mapped to its alarm's name and ARN."
+  value       = module.semaphore.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the pattern module's dashboard; null unless create_dashboard."
+  value       = module.semaphore.dashboard_name
+}

@@ -42,3 +42,13 @@ output "starter_role_arn" {
   description = "ARN of the starter's role (what a target account's role trusts)."
   value       = module.throttle.starter_role_arn
 }
+
+output "alarms" {
+  description = "Each signal the throttle watches mapped to its alarm's name and ARN."
+  value       = module.throttle.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the pattern module's dashboard; null unless create_dashboard."
+  value       = module.throttle.dashboard_name
+}

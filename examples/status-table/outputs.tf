@@ -17,3 +17,13 @@ output "iam_policy_read_only_json" {
   description = "Read-only policy document for dashboards and the `sfn-patterns status list` command."
   value       = module.status_table.iam_policy_read_only_json
 }
+
+output "alarms" {
+  description = "Each signal the status table watches mapped to its alarm's name and ARN."
+  value       = module.status_table.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the pattern module's dashboard; null unless create_dashboard."
+  value       = module.status_table.dashboard_name
+}
