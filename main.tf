@@ -20,6 +20,9 @@ module "job_poller" {
   source = "./modules/job-poller"
   count  = var.job_poller.create ? 1 : 0
 
+  alarms           = var.job_poller.alarms
+  create_dashboard = var.job_poller.create_dashboard
+
   name                           = local.names.job_poller
   poller_name                    = var.job_poller.poller_name
   initial_wait_seconds           = var.job_poller.initial_wait_seconds
@@ -58,6 +61,9 @@ module "sqs_throttle" {
   source = "./modules/sqs-throttle"
   count  = var.sqs_throttle.create ? 1 : 0
 
+  alarms           = var.sqs_throttle.alarms
+  create_dashboard = var.sqs_throttle.create_dashboard
+
   name                          = local.names.sqs_throttle
   target_state_machine_arn      = var.sqs_throttle.target_state_machine_arn
   max_concurrent_executions     = var.sqs_throttle.max_concurrent_executions
@@ -87,6 +93,9 @@ module "sqs_throttle" {
 module "semaphore" {
   source = "./modules/semaphore"
   count  = var.semaphore.create ? 1 : 0
+
+  alarms           = var.semaphore.alarms
+  create_dashboard = var.semaphore.create_dashboard
 
   name                           = local.names.semaphore
   strategy                       = var.semaphore.strategy
@@ -123,6 +132,9 @@ module "dag_aggregate" {
   source = "./modules/dag-aggregate"
   count  = var.dag_aggregate.create ? 1 : 0
 
+  alarms           = var.dag_aggregate.alarms
+  create_dashboard = var.dag_aggregate.create_dashboard
+
   name            = local.names.dag_aggregate
   sql_dir         = var.dag_aggregate.sql_dir
   sql_schema      = var.dag_aggregate.sql_schema
@@ -149,6 +161,9 @@ module "dag_aggregate" {
 module "status_table" {
   source = "./modules/status-table"
   count  = var.status_table.create ? 1 : 0
+
+  alarms           = var.status_table.alarms
+  create_dashboard = var.status_table.create_dashboard
 
   name                           = local.names.status_table
   billing_mode                   = var.status_table.billing_mode

@@ -68,7 +68,11 @@ variable "python_executable" {
 variable "job_poller" {
   description = "The job-poller pattern (modules/job-poller): create switches it on, name defaults to name_prefix, other fields are the module's variables."
   type = object({
-    create                    = optional(bool, false)
+    create = optional(bool, false)
+    # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
+    # thresholds, ...), passed as is; {} keeps its defaults (alarms on).
+    alarms                    = optional(any, {})
+    create_dashboard          = optional(bool, false)
     name                      = optional(string)
     poller_name               = optional(string, "job")
     initial_wait_seconds      = optional(number, 60)
@@ -157,7 +161,11 @@ variable "job_poller" {
 variable "sqs_throttle" {
   description = "The sqs-throttle pattern (modules/sqs-throttle): create switches it on, name defaults to <name_prefix>-throttle, target_state_machine_arn is required once created."
   type = object({
-    create                        = optional(bool, false)
+    create = optional(bool, false)
+    # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
+    # thresholds, ...), passed as is; {} keeps its defaults (alarms on).
+    alarms                        = optional(any, {})
+    create_dashboard              = optional(bool, false)
     name                          = optional(string)
     target_state_machine_arn      = optional(string)
     max_concurrent_executions     = optional(number, 10)
@@ -196,7 +204,11 @@ variable "sqs_throttle" {
 variable "semaphore" {
   description = "The semaphore pattern (modules/semaphore): create switches it on, name defaults to <name_prefix>-semaphore, other fields are the module's variables."
   type = object({
-    create                         = optional(bool, false)
+    create = optional(bool, false)
+    # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
+    # thresholds, ...), passed as is; {} keeps its defaults (alarms on).
+    alarms                         = optional(any, {})
+    create_dashboard               = optional(bool, false)
     name                           = optional(string)
     strategy                       = optional(string, "callback")
     fairness                       = optional(string, "none")
@@ -241,12 +253,16 @@ variable "semaphore" {
 variable "dag_aggregate" {
   description = "The dag-aggregate pattern (modules/dag-aggregate): create switches it on, name defaults to <name_prefix>-dag, sql_dir and redshift are required once created."
   type = object({
-    create          = optional(bool, false)
-    name            = optional(string)
-    sql_dir         = optional(string)
-    sql_schema      = optional(string, "agg")
-    strategy        = optional(string, "parent-level")
-    max_concurrency = optional(number, 10)
+    create = optional(bool, false)
+    # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
+    # thresholds, ...), passed as is; {} keeps its defaults (alarms on).
+    alarms           = optional(any, {})
+    create_dashboard = optional(bool, false)
+    name             = optional(string)
+    sql_dir          = optional(string)
+    sql_schema       = optional(string, "agg")
+    strategy         = optional(string, "parent-level")
+    max_concurrency  = optional(number, 10)
     redshift = optional(object({
       database           = string
       cluster_identifier = optional(string)
@@ -290,9 +306,13 @@ variable "dag_aggregate" {
 variable "status_table" {
   description = "The status-table pattern (modules/status-table): create switches it on, name defaults to <name_prefix>-tasks, other fields are the module's variables."
   type = object({
-    create       = optional(bool, false)
-    name         = optional(string)
-    billing_mode = optional(string, "PAY_PER_REQUEST")
+    create = optional(bool, false)
+    # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
+    # thresholds, ...), passed as is; {} keeps its defaults (alarms on).
+    alarms           = optional(any, {})
+    create_dashboard = optional(bool, false)
+    name             = optional(string)
+    billing_mode     = optional(string, "PAY_PER_REQUEST")
     provisioned_capacity = optional(object({
       read_capacity        = optional(number, 5)
       write_capacity       = optional(number, 5)

@@ -13,6 +13,9 @@ data "aws_partition" "current" {}
 module "dag" {
   source = "../../modules/dag-aggregate"
 
+  alarms           = var.alarms
+  create_dashboard = var.create_dashboard
+
   name            = "${var.name_prefix}-${var.strategy}"
   sql_dir         = coalesce(var.sql_dir, "${path.module}/sql")
   strategy        = var.strategy

@@ -47,3 +47,13 @@ output "runtime_function_name" {
   description = "strategy = dependency: the runtime Lambda (its log has one line per call, with its DynamoDB requests)."
   value       = module.dag.runtime_function_name
 }
+
+output "alarms" {
+  description = "Each signal the DAG watches mapped to its alarm's name and ARN."
+  value       = module.dag.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the pattern module's dashboard; null unless create_dashboard."
+  value       = module.dag.dashboard_name
+}

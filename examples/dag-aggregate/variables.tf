@@ -103,3 +103,15 @@ variable "tags" {
   type        = map(string)
   default     = { Project = "sfn-patterns", Example = "dag-aggregate" }
 }
+
+variable "create_dashboard" {
+  description = "Whether the pattern module creates its CloudWatch dashboard."
+  type        = bool
+  default     = false
+}
+
+variable "alarms" {
+  description = "The pattern module's alarms variable (create, alarm_actions, ok_actions, period_seconds, thresholds, ...), passed through; {} keeps the module's defaults."
+  type        = any
+  default     = {}
+}

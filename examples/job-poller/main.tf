@@ -29,6 +29,9 @@ locals {
 module "lambda" {
   source = "../../modules/job-poller"
 
+  alarms           = var.alarms
+  create_dashboard = var.create_dashboard
+
   name                  = "${var.name_prefix}-lambda"
   poller_name           = "job"
   initial_wait_seconds  = var.initial_wait_seconds
@@ -44,6 +47,9 @@ module "lambda" {
 module "events" {
   source = "../../modules/job-poller"
 
+  alarms           = var.alarms
+  create_dashboard = var.create_dashboard
+
   name             = "${var.name_prefix}-events"
   poller_name      = "job"
   completion       = "event"
@@ -56,6 +62,9 @@ module "events" {
 
 module "sdk" {
   source = "../../modules/job-poller"
+
+  alarms           = var.alarms
+  create_dashboard = var.create_dashboard
 
   name                  = "${var.name_prefix}-sdk"
   poller_name           = "child"

@@ -80,3 +80,13 @@ output "poll_loop_fragment_json" {
   description = "The Lambda variant's poll loop as a mergeable ASL fragment."
   value       = module.lambda.poll_loop_fragment_json
 }
+
+output "alarms" {
+  description = "Each signal of each poller (lambda, events, sdk) mapped to its alarm's name and ARN."
+  value       = { lambda = module.lambda.alarms, events = module.events.alarms, sdk = module.sdk.alarms }
+}
+
+output "dashboard_names" {
+  description = "Name of each poller's dashboard; null unless create_dashboard."
+  value       = { lambda = module.lambda.dashboard_name, events = module.events.dashboard_name, sdk = module.sdk.dashboard_name }
+}

@@ -30,6 +30,9 @@ locals {
 module "semaphore" {
   source = "../../modules/semaphore"
 
+  alarms           = var.alarms
+  create_dashboard = var.create_dashboard
+
   name                           = var.name_prefix
   strategy                       = var.strategy
   fairness                       = var.fairness

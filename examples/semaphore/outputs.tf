@@ -97,3 +97,13 @@ output "caller_policy_json" {
   description = "The module's policy for a state machine that embeds the fragments (the embedded machine's grant for them)."
   value       = module.semaphore.caller_policy_json
 }
+
+output "alarms" {
+  description = "Each signal the semaphore watches mapped to its alarm's name and ARN."
+  value       = module.semaphore.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the pattern module's dashboard; null unless create_dashboard."
+  value       = module.semaphore.dashboard_name
+}

@@ -96,3 +96,15 @@ variable "execution_timeout_seconds" {
   type        = number
   default     = null
 }
+
+variable "create_dashboard" {
+  description = "Whether the pattern module creates its CloudWatch dashboard."
+  type        = bool
+  default     = false
+}
+
+variable "alarms" {
+  description = "The pattern module's alarms variable (create, alarm_actions, ok_actions, period_seconds, thresholds, ...), passed through; {} keeps the module's defaults."
+  type        = any
+  default     = {}
+}

@@ -32,6 +32,8 @@ module "throttle" {
   max_receive_count          = var.max_receive_count
   visibility_timeout_seconds = var.visibility_timeout_seconds
   python_executable          = var.python_executable
+  alarms                     = var.alarms
+  create_dashboard           = var.create_dashboard
   tags                       = var.tags
 }
 

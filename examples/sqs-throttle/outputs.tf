@@ -47,3 +47,13 @@ output "producer_policy_json" {
   description = "The module's policy for producers: attach it to a role that enqueues start requests."
   value       = module.throttle.producer_policy_json
 }
+
+output "alarms" {
+  description = "Each signal the throttle watches mapped to its alarm's name and ARN."
+  value       = module.throttle.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the pattern module's dashboard; null unless create_dashboard."
+  value       = module.throttle.dashboard_name
+}

@@ -13,6 +13,9 @@ data "aws_service_principal" "lambda" {
 module "status_table" {
   source = "../../modules/status-table"
 
+  alarms           = var.alarms
+  create_dashboard = var.create_dashboard
+
   name = "${var.name_prefix}-tasks"
   tags = var.tags
 }

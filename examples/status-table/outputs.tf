@@ -27,3 +27,13 @@ output "table_index_arn" {
   description = "ARN of the status and update-time index the tracker queries."
   value       = module.status_table.table_index_arn
 }
+
+output "alarms" {
+  description = "Each signal the status table watches mapped to its alarm's name and ARN."
+  value       = module.status_table.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the pattern module's dashboard; null unless create_dashboard."
+  value       = module.status_table.dashboard_name
+}

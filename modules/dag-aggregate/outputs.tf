@@ -107,3 +107,18 @@ output "completion_rule_name" {
   description = "poll.completion = event: the EventBridge rule on the tasks' statement status-change events (null otherwise)."
   value       = module.completion.rule_name
 }
+
+output "alarms" {
+  description = "Each watched signal (dag-executions-failed, runtime-errors, runs-write-throttles, ...) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  value       = module.alarms.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the CloudWatch dashboard; null unless create_dashboard."
+  value       = module.dashboard.dashboard_name
+}
+
+output "dashboard_body" {
+  description = "Body (JSON) of the dashboard, built whether or not it is created (for review)."
+  value       = module.dashboard.dashboard_body
+}

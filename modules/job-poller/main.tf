@@ -142,7 +142,7 @@ locals {
   # is deployed, plus the caller's adapter code (source_path) when given.
   lambda_src = "${path.module}/../../lambda_src"
   lambda_sources = concat(
-    [{ path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/job_poller/**", "sfn_patterns/event_completion/**"], prefix_in_zip = "" }],
+    [{ path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/metrics.py", "sfn_patterns/job_poller/**", "sfn_patterns/event_completion/**"], prefix_in_zip = "" }],
     local.sample_job ? [{ path = local.lambda_src, patterns = ["sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"], prefix_in_zip = "" }] : [],
     try(var.job_adapter.source_path, null) != null ? [{ path = var.job_adapter.source_path, patterns = var.job_adapter.patterns, prefix_in_zip = "" }] : [],
   )
@@ -415,6 +415,7 @@ locals {
     JOB_STATUS_ADAPTER = local.adapter.status
     }, local.sample_job ? { SAMPLE_JOB_FUNCTION = local.sample_job_function_name } : {},
     local.event ? { TOKEN_TABLE = "${local.completion_name}-tokens" } : {},
+    local.metrics_environment,
   )
   # Event completion, Lambda variant: Get Job Status parks the token itself and
   # answers a job it finds finished.

@@ -136,3 +136,18 @@ output "poll_loop_template_vars" {
   description = "templatefile variables of the poll_loop_template (in templates/job-poller) except the *_next exits, to render more loops."
   value       = local.fragment_vars
 }
+
+output "alarms" {
+  description = "Each watched signal (state-machine-executions-failed, run-job-errors, completion-rule-failed-invocations, ...) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  value       = module.alarms.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the CloudWatch dashboard; null unless create_dashboard."
+  value       = module.dashboard.dashboard_name
+}
+
+output "dashboard_body" {
+  description = "Body (JSON) of the dashboard, built whether or not it is created (for review)."
+  value       = module.dashboard.dashboard_body
+}

@@ -94,6 +94,7 @@ locals {
       SEMAPHORE_LEASE_SECONDS           = tostring(var.lease_seconds)
       SEMAPHORE_ACQUIRE_TIMEOUT_SECONDS = tostring(var.acquire_timeout_seconds)
     },
+    local.metrics_environment,
     local.callback ? { SEMAPHORE_QUEUE_TABLE = local.queue_table_name } : {},
     var.create_wrapper ? {
       WRAPPER_STATE_MACHINE_ARN = local.wrapper_arn
@@ -379,7 +380,7 @@ module "callback" {
   create = local.create_queue_table
 
   function_name                     = local.callback_function_name
-  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/semaphore/**"] }]
+  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/metrics.py", "sfn_patterns/semaphore/**"] }]
   handler                           = "sfn_patterns.semaphore.callback.handler"
   timeout                           = 60
   environment_variables             = local.semaphore_environment
@@ -399,7 +400,7 @@ module "reconciler" {
   create = local.create_reconciler
 
   function_name                     = "${var.name}-reconciler"
-  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/semaphore/**"] }]
+  source_path                       = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/metrics.py", "sfn_patterns/semaphore/**"] }]
   handler                           = "sfn_patterns.semaphore.reconciler.reconcile_handler"
   timeout                           = 60
   reserved_concurrent_executions    = 1
@@ -445,7 +446,7 @@ module "cleanup" {
   create = local.create_cleanup
 
   function_name = "${var.name}-cleanup"
-  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/semaphore/**"] }]
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/metrics.py", "sfn_patterns/semaphore/**"] }]
   handler       = "sfn_patterns.semaphore.reconciler.cleanup_handler"
   # Long enough to stop a wrapper's target and see it end; a target still running
   # then fails the invocation, and EventBridge retries it (retry_policy below).
@@ -506,7 +507,7 @@ module "gate" {
   create = local.create_gate
 
   function_name = local.gate_function_name
-  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/semaphore/**"] }]
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/metrics.py", "sfn_patterns/semaphore/**"] }]
   handler       = "sfn_patterns.semaphore.oldest_first.handler"
   timeout       = 30
   environment_variables = merge(

@@ -132,3 +132,18 @@ output "gate_function_name" {
   description = "Name of the oldest-first gate Lambda (null unless strategy is oldest-first)."
   value       = module.gate.function_name
 }
+
+output "alarms" {
+  description = "Each watched signal (wrapper-executions-failed, callback-errors, reconciler-not-running, table-write-throttles, ...) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  value       = module.alarms.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the CloudWatch dashboard; null unless create_dashboard."
+  value       = module.dashboard.dashboard_name
+}
+
+output "dashboard_body" {
+  description = "Body (JSON) of the dashboard, built whether or not it is created (for review)."
+  value       = module.dashboard.dashboard_body
+}

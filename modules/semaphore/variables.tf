@@ -289,3 +289,55 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "alarms" {
+  description = "CloudWatch alarms on the wrapper, the semaphore's functions, the reconciler's schedule, the tables and the rules: whether to create them, whom they notify, their period, and thresholds (defaults from AWS's recommended alarms)."
+  type = object({
+    create         = optional(bool, true)
+    alarm_actions  = optional(list(string), [])
+    ok_actions     = optional(list(string), [])
+    period_seconds = optional(number, 60)
+    # The reconciler's dead man's switch period: its rate(...) interval unless set (needed
+    # for a cron(...) schedule; tests shorten it).
+    dead_man_period_seconds = optional(number)
+    thresholds = optional(object({
+      failed_executions       = optional(number, 0)
+      lambda_errors           = optional(number, 0)
+      lambda_throttles        = optional(number, 0)
+      lambda_duration_percent = optional(number, 90)
+      table_throttles         = optional(number, 0)
+      table_system_errors     = optional(number, 0)
+      rule_failed_invocations = optional(number, 0)
+      slots_reclaimed         = optional(number, 0)
+      oldest_waiter_seconds   = optional(number, 900)
+    }), {})
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = contains([10, 30], var.alarms.period_seconds) || (var.alarms.period_seconds >= 60 && var.alarms.period_seconds % 60 == 0)
+    error_message = "alarms.period_seconds must be 10, 30 or a multiple of 60 (CloudWatch alarm periods)."
+  }
+
+  validation {
+    condition     = var.alarms.dead_man_period_seconds == null || try(contains([10, 30], var.alarms.dead_man_period_seconds) || (var.alarms.dead_man_period_seconds >= 60 && var.alarms.dead_man_period_seconds % 60 == 0), false)
+    error_message = "alarms.dead_man_period_seconds must be null (the schedule's interval), 10, 30 or a multiple of 60."
+  }
+
+  validation {
+    condition     = var.alarms.thresholds.lambda_duration_percent > 0 && var.alarms.thresholds.lambda_duration_percent <= 100
+    error_message = "alarms.thresholds.lambda_duration_percent must be above 0 and at most 100 (percent of a function's timeout)."
+  }
+
+  validation {
+    condition     = alltrue([for k, v in var.alarms.thresholds : v >= 0])
+    error_message = "alarms.thresholds values must be 0 or more."
+  }
+}
+
+variable "create_dashboard" {
+  description = "Whether to create a CloudWatch dashboard of this module, named after it (3 USD a month beyond the account's first three dashboards)."
+  type        = bool
+  default     = false
+}

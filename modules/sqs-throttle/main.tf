@@ -137,7 +137,7 @@ module "starter" {
 
   create        = var.create
   function_name = local.starter_name
-  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/sqs_throttle/**"] }]
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/metrics.py", "sfn_patterns/sqs_throttle/**"] }]
   handler       = "sfn_patterns.sqs_throttle.starter.handler"
   runtime       = var.lambda_runtime
   memory_size   = var.lambda_memory_size
@@ -154,7 +154,7 @@ module "starter" {
     MAX_SECONDS_PER_RUN       = tostring(var.max_seconds_per_run)
     RECHECK_SECONDS           = tostring(var.recheck_seconds)
     LEDGER_TTL_SECONDS        = tostring(var.ledger_ttl_seconds)
-  }, var.target_role_arn == null ? {} : { TARGET_ROLE_ARN = var.target_role_arn })
+  }, var.target_role_arn == null ? {} : { TARGET_ROLE_ARN = var.target_role_arn }, local.metrics_environment)
 
   policy_statements                 = local.starter_statements
   kms_key_arn                       = var.kms_key_arn

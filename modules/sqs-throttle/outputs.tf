@@ -82,3 +82,18 @@ output "target_role_trust_policy_json" {
   description = "Trust policy for target_role_arn in the target's account: only this starter's role may assume it."
   value       = data.aws_iam_policy_document.target_role_trust.json
 }
+
+output "alarms" {
+  description = "Each watched signal (starter-errors, starter-not-running, dlq-messages, queue-oldest-message, ...) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  value       = module.alarms.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the CloudWatch dashboard; null unless create_dashboard."
+  value       = module.dashboard.dashboard_name
+}
+
+output "dashboard_body" {
+  description = "Body (JSON) of the dashboard, built whether or not it is created (for review)."
+  value       = module.dashboard.dashboard_body
+}

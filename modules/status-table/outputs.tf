@@ -63,3 +63,18 @@ output "iam_policy_read_write_json" {
     ]
   })
 }
+
+output "alarms" {
+  description = "Each watched signal (table-read-throttles, table-write-throttles, table-system-errors) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  value       = module.alarms.alarms
+}
+
+output "dashboard_name" {
+  description = "Name of the CloudWatch dashboard; null unless create_dashboard."
+  value       = module.dashboard.dashboard_name
+}
+
+output "dashboard_body" {
+  description = "Body (JSON) of the dashboard, built whether or not it is created (for review)."
+  value       = module.dashboard.dashboard_body
+}

@@ -94,3 +94,45 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "alarms" {
+  description = "CloudWatch alarms on the status table: whether to create them, whom they notify, their period, and thresholds (defaults from AWS's recommended alarms)."
+  type = object({
+    create         = optional(bool, true)
+    alarm_actions  = optional(list(string), [])
+    ok_actions     = optional(list(string), [])
+    period_seconds = optional(number, 60)
+    thresholds = optional(object({
+      failed_executions       = optional(number, 0)
+      lambda_errors           = optional(number, 0)
+      lambda_throttles        = optional(number, 0)
+      lambda_duration_percent = optional(number, 90)
+      table_throttles         = optional(number, 0)
+      table_system_errors     = optional(number, 0)
+      rule_failed_invocations = optional(number, 0)
+    }), {})
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = contains([10, 30], var.alarms.period_seconds) || (var.alarms.period_seconds >= 60 && var.alarms.period_seconds % 60 == 0)
+    error_message = "alarms.period_seconds must be 10, 30 or a multiple of 60 (CloudWatch alarm periods)."
+  }
+
+  validation {
+    condition     = var.alarms.thresholds.lambda_duration_percent > 0 && var.alarms.thresholds.lambda_duration_percent <= 100
+    error_message = "alarms.thresholds.lambda_duration_percent must be above 0 and at most 100 (percent of a function's timeout)."
+  }
+
+  validation {
+    condition     = alltrue([for k, v in var.alarms.thresholds : v >= 0])
+    error_message = "alarms.thresholds values must be 0 or more."
+  }
+}
+
+variable "create_dashboard" {
+  description = "Whether to create a CloudWatch dashboard of this module, named after it (3 USD a month beyond the account's first three dashboards)."
+  type        = bool
+  default     = false
+}

@@ -122,6 +122,11 @@ def test_demo_runs_every_pattern_and_reports_it(
         assert gantt_charts, "no Gantt chart in the report"
         assert html.count('<g class="span"') == 12 * len(gantt_charts)  # the example's 12 tasks
 
+        # The Alarms section: the modules' alarms, named after each module instance.
+        alarm_names = re.findall(r'<tr><td><code>([^<]+)</code></td><td><span class="status', html)
+        assert any(n.startswith(f"{prefix}-throttle-") for n in alarm_names), alarm_names
+        assert any(n.startswith(f"{prefix}-semaphore-") for n in alarm_names), alarm_names
+
         assert_renders(browser.capture(report), [gantt.STAGE_COLOURS[0], "#2e7d32"])
 
         workspace = demo.workspace(localstack_endpoint, work_dir)

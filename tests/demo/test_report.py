@@ -14,9 +14,11 @@ from sfn_patterns_localstack import executions
 from sfn_patterns_localstack.demo import patterns
 from sfn_patterns_localstack.demo import run as demo
 from sfn_patterns_localstack.demo.report import (
+    AlarmRow,
     DagRun,
     DemoReport,
     ExecutionSummary,
+    MetricSeries,
     PatternResult,
     TaskSpan,
     gantt,
@@ -317,3 +319,28 @@ def test_spans_from_statements_keeps_the_execution_window() -> None:
         ("a", 1.0, 2.0, "SUCCEEDED"),
         ("b", 2.0, 4.0, "FAILED"),
     ]
+
+
+def test_the_alarms_section_lists_every_alarm_and_charts_the_pattern_metrics() -> None:
+    html = render(
+        sample(
+            alarms=[
+                AlarmRow(
+                    "demo-throttle-dlq-messages", "OK", "AWS/SQS ApproximateNumberOfMessagesVisible"
+                ),
+                AlarmRow(f"demo-{NASTY}", "ALARM", "AWS/Lambda Errors"),
+            ],
+            metrics=[MetricSeries("demo-semaphore", "SlotsHeld", [0.0, 2.0, 1.0])],
+        )
+    )
+    section = html[html.index("<h2>Alarms</h2>") : html.index("<h2>Executions per pattern</h2>")]
+    assert section.count("<tr><td><code>") == 3  # two alarms, one metric
+    assert "demo-throttle-dlq-messages" in section
+    assert '<span class="status failed">ALARM</span>' in section
+    assert NASTY not in section and "&lt;script&gt;" in section
+    assert section.count("<polyline") == 1
+    assert "<svg" in section and "SlotsHeld" in section
+
+
+def test_without_alarms_the_section_says_so() -> None:
+    assert "No alarm found." in render(sample())

@@ -29,6 +29,7 @@ from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
+from tests.alarm_check import PERIOD, Inbox, alarm, prove_alarm
 from tests.iam_denial import assert_denial_text, require_enforcement, without_actions
 from tests.sfn_history import states_entered
 
@@ -44,8 +45,19 @@ FALLBACK = 10
 
 
 @pytest.fixture(scope="module")
+def inbox(aws: Callable) -> Iterator[Inbox]:
+    """Where the alarms notify: an SNS topic read through an SQS subscription."""
+    created = Inbox.create(aws, f"inbox-jpex-{int(time.time()) % 100000}")
+    yield created
+    created.delete()
+
+
+@pytest.fixture(scope="module")
 def example(
-    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+    localstack_endpoint: str,
+    aws: Callable,
+    tmp_path_factory: pytest.TempPathFactory,
+    inbox: Inbox,
 ) -> Iterator[dict[str, Any]]:
     prefix = f"jpex-{int(time.time()) % 100000}"
     variables = {
@@ -55,6 +67,11 @@ def example(
         "timeout_seconds": TIMEOUT,
         "fallback_seconds": FALLBACK,
         "force_destroy": True,
+        "alarms": {
+            "period_seconds": PERIOD,
+            "alarm_actions": [inbox.topic_arn],
+            "ok_actions": [inbox.topic_arn],
+        },
     }
     workspace = Workspace(
         EXAMPLE, localstack_endpoint, tmp_path_factory.mktemp("job-poller-example")
@@ -602,3 +619,86 @@ def test_throttling_longer_than_the_retry_budget_fails_with_the_named_error(
     # Run Job never ran: no metadata, no job. The same look finds a started job's.
     assert (_metadata_objects(aws, example, arn) > 0) is job_started
     assert _metadata_objects(aws, example, runs["_arns"]["lambda-ok"]) > 0
+
+
+# --- alarms ------------------------------------------------------------------------------
+
+
+def test_every_poller_has_its_alarms(aws: Callable, example: dict[str, Any]) -> None:
+    alarms = example["outputs"]["alarms"]
+    machine = {
+        "lambda": example["outputs"]["lambda_state_machine_arn"],
+        "events": example["outputs"]["events_state_machine_arn"],
+        "sdk": example["outputs"]["sdk_state_machine_arn"],
+    }
+    for variant, arn in machine.items():
+        for signal, metric in {
+            "state-machine-executions-failed": "ExecutionsFailed",
+            "state-machine-executions-timed-out": "ExecutionsTimedOut",
+            "state-machine-executions-aborted": "ExecutionsAborted",
+            "state-machine-execution-throttled": "ExecutionThrottled",
+        }.items():
+            found = alarm(aws, alarms[variant][signal]["name"])
+            assert (found["Namespace"], found["MetricName"]) == ("AWS/States", metric)
+            assert found["Dimensions"] == [{"Name": "StateMachineArn", "Value": arn}]
+            assert found["Period"] == PERIOD and found["TreatMissingData"] == "notBreaching"
+    # Lambdas only where the variant has them; the completion parts only with events.
+    assert {"run-job-errors", "get-job-status-duration"} <= set(alarms["lambda"])
+    assert not any(key.startswith("run-job") for key in alarms["sdk"])
+    assert {
+        "completion-errors",
+        "completion-rule-failed-invocations",
+        "tokens-write-throttles",
+    } <= set(alarms["events"])
+    rule = alarm(aws, alarms["events"]["completion-rule-failed-invocations"]["name"])
+    assert rule["Dimensions"] == [
+        {"Name": "RuleName", "Value": example["outputs"]["events_completion_rule_name"]}
+    ]
+
+
+def test_a_failing_execution_fires_the_failed_executions_alarm(
+    aws: Callable, example: dict[str, Any], runs: dict[str, dict], inbox: Inbox
+) -> None:
+    # `runs` failed executions on purpose a while ago; the alarm has to settle first.
+    sfn = aws("stepfunctions")
+    arn = example["outputs"]["lambda_state_machine_arn"]
+
+    def fail_one() -> None:
+        started = helpers.start(sfn, arn, {"job": {"duration_seconds": 0, "outcome": "fail"}})
+        (run,) = helpers.wait_all(sfn, {"fail": started}, timeout=60).values()
+        assert run["status"] == "FAILED"
+
+    prove_alarm(
+        aws,
+        inbox,
+        example["outputs"]["alarms"]["lambda"]["state-machine-executions-failed"]["name"],
+        inject=fail_one,
+        clear=lambda: None,  # no further failure: the alarm returns to OK by itself
+    )
+
+
+def test_a_disabled_completion_rule_fires_the_lost_events_alarm(
+    aws: Callable, example: dict[str, Any], runs: dict[str, dict], inbox: Inbox
+) -> None:
+    # With the rule off, the job's completion event resumes nothing: the park's
+    # fallback check finds the job finished and reports a lost event.
+    sfn, events = aws("stepfunctions"), aws("events")
+    rule = example["outputs"]["events_completion_rule_name"]
+    arn = example["outputs"]["events_state_machine_arn"]
+
+    def disable_and_run() -> None:
+        events.disable_rule(Name=rule)
+        started = helpers.start(sfn, arn, {"job": {"duration_seconds": 2}})
+        (run,) = helpers.wait_all(sfn, {"job": started}, timeout=4 * FALLBACK).values()
+        assert run["status"] == "SUCCEEDED"
+
+    try:
+        prove_alarm(
+            aws,
+            inbox,
+            example["outputs"]["alarms"]["events"]["lost-completion-events"]["name"],
+            inject=disable_and_run,
+            clear=lambda: events.enable_rule(Name=rule),
+        )
+    finally:
+        events.enable_rule(Name=rule)

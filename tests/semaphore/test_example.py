@@ -18,6 +18,7 @@ import pytest
 
 from sfn_patterns.semaphore.lease import holder_attribute
 from sfn_patterns_localstack.executions import history
+from tests.alarm_check import PERIOD, Inbox, prove_alarm
 from tests.sfn_history import states_entered
 
 from . import fault_run
@@ -44,8 +45,19 @@ EXECUTION_TIMEOUT = 45
 
 
 @pytest.fixture(scope="module")
+def inbox(aws: Callable) -> Iterator[Inbox]:
+    """Where the alarms notify: an SNS topic read through an SQS subscription."""
+    created = Inbox.create(aws, f"inbox-sem-{uuid.uuid4().hex[:6]}")
+    yield created
+    created.delete()
+
+
+@pytest.fixture(scope="module")
 def deployed(
-    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+    localstack_endpoint: str,
+    aws: Callable,
+    tmp_path_factory: pytest.TempPathFactory,
+    inbox: Inbox,
 ) -> Iterator[dict[str, Any]]:
     with deploy(
         localstack_endpoint,
@@ -58,6 +70,11 @@ def deployed(
         wait_max_seconds=3,
         acquire_timeout_seconds=300,
         execution_timeout_seconds=EXECUTION_TIMEOUT,
+        alarms={
+            "period_seconds": PERIOD,
+            "alarm_actions": [inbox.topic_arn],
+            "ok_actions": [inbox.topic_arn],
+        },
     ) as outputs:
         # The reconciler tests invoke it themselves. Its schedule (every 5 minutes on
         # the wall clock) would otherwise free a leaked slot first, now and then.
@@ -349,6 +366,28 @@ def test_invariants_hold_under_a_mixed_fault_plan(
         plan=plan,
     )
     assert "throttle" in result["kinds"], result["kinds"]
+
+
+def test_a_leaked_slot_fires_the_slots_reclaimed_alarm(
+    aws: Callable, deployed: dict, inbox: Inbox
+) -> None:
+    # A holder stopped in its critical section never releases: the cleanup function
+    # (on its status-change event) reclaims the slot and reports it (SlotsReclaimed).
+    def leak() -> None:
+        leaked = _hold_then_stop(aws, deployed)
+        wait_until(
+            lambda: leaked not in holders(lock_item(aws, deployed)).values(),
+            30,
+            "the cleanup to reclaim the slot",
+        )
+
+    prove_alarm(
+        aws,
+        inbox,
+        deployed["alarms"]["slots-reclaimed"]["name"],
+        inject=leak,
+        clear=lambda: None,  # no further leak: the alarm returns to OK by itself
+    )
 
 
 def test_second_plan_is_empty(deployed: dict) -> None:

@@ -25,6 +25,8 @@ from sfn_patterns.sqs_throttle.starter import Config, Starter
 from sfn_patterns_localstack.executions import peak_overlap
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
+from tests.alarm_check import PERIOD, Inbox, alarm, prove_alarm
+from tests.dashboard_check import problems
 from tests.iam_denial import (
     assert_denial_text,
     denied,
@@ -41,8 +43,19 @@ MAX = 4
 
 
 @pytest.fixture(scope="module")
+def inbox(aws: Callable) -> Iterator[Inbox]:
+    """Where the alarms notify: an SNS topic read through an SQS subscription."""
+    created = Inbox.create(aws, f"inbox-thr-{uuid.uuid4().hex[:6]}")
+    yield created
+    created.delete()
+
+
+@pytest.fixture(scope="module")
 def deployed(
-    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+    localstack_endpoint: str,
+    aws: Callable,
+    tmp_path_factory: pytest.TempPathFactory,
+    inbox: Inbox,
 ) -> Iterator[dict[str, Any]]:
     prefix = f"thr-{uuid.uuid4().hex[:6]}"
     variables = {
@@ -53,6 +66,15 @@ def deployed(
         "max_seconds_per_run": 20,
         "recheck_seconds": 1,
         "max_receive_count": 2,
+        "create_dashboard": True,
+        # Alarms on 10 s periods; the dead man's switch on 10 s too, since the test,
+        # not the daily rule, runs the starter.
+        "alarms": {
+            "period_seconds": PERIOD,
+            "dead_man_period_seconds": PERIOD,
+            "alarm_actions": [inbox.topic_arn],
+            "ok_actions": [inbox.topic_arn],
+        },
     }
     scratch = tmp_path_factory.mktemp("sqs-throttle-tf")
     workspace = Workspace(EXAMPLE, localstack_endpoint, scratch)
@@ -624,3 +646,143 @@ def test_a_target_in_another_account_is_started_through_the_assumed_role(
     theirs("stepfunctions").delete_state_machine(stateMachineArn=target)
     theirs("iam").delete_role_policy(RoleName=f"throttle-target-{tag}", PolicyName="start")
     theirs("iam").delete_role(RoleName=f"throttle-target-{tag}")
+
+
+# --- alarms ------------------------------------------------------------------------------
+
+
+def test_every_signal_has_its_alarm_on_the_deployed_resources(
+    aws: Callable, deployed: dict
+) -> None:
+    alarms = deployed["alarms"]
+    assert set(alarms) == {
+        "starter-errors",
+        "starter-throttles",
+        "starter-duration",
+        "starter-not-running",
+        "dlq-messages",
+        "queue-oldest-message",
+        "ledger-read-throttles",
+        "ledger-write-throttles",
+        "ledger-system-errors",
+        "schedule-failed-invocations",
+    }
+    # Each alarm watches a resource the deployment has (names from its own outputs).
+    dlq_name = deployed["dlq_url"].rsplit("/", 1)[1]
+    queue_name = deployed["queue_url"].rsplit("/", 1)[1]
+    watched = {
+        "starter-errors": ("AWS/Lambda", "Errors", deployed["starter_function_name"]),
+        "starter-not-running": ("AWS/Lambda", "Invocations", deployed["starter_function_name"]),
+        "dlq-messages": ("AWS/SQS", "ApproximateNumberOfMessagesVisible", dlq_name),
+        "queue-oldest-message": ("AWS/SQS", "ApproximateAgeOfOldestMessage", queue_name),
+        "schedule-failed-invocations": (
+            "AWS/Events",
+            "FailedInvocations",
+            deployed["schedule_rule_name"],
+        ),
+    }
+    for key, (namespace, metric, resource) in watched.items():
+        found = alarm(aws, alarms[key]["name"])
+        assert found["AlarmArn"] == alarms[key]["arn"]
+        assert (found["Namespace"], found["MetricName"]) == (namespace, metric)
+        assert [d["Value"] for d in found["Dimensions"]] == [resource]
+        assert (
+            found["AlarmActions"]
+            == found["OKActions"]
+            == [deployed["variables"]["alarms"]["alarm_actions"][0]]
+        )
+    timeout_ms = (deployed["variables"]["max_seconds_per_run"] + 30) * 1000
+    assert alarm(aws, alarms["starter-duration"]["name"])["Threshold"] == 0.9 * timeout_ms
+
+
+def test_the_dashboard_body_has_the_documented_structure(aws: Callable, deployed: dict) -> None:
+    body = json.loads(
+        aws("cloudwatch").get_dashboard(DashboardName=deployed["dashboard_name"])["DashboardBody"]
+    )
+    assert problems(body) == []
+    rows = [
+        row
+        for widget in body["widgets"]
+        if widget["type"] == "metric"
+        for row in widget["properties"]["metrics"]
+    ]
+    watched = {row[3] for row in rows if row[0].startswith("AWS/")}
+    queues = {deployed[k].rsplit("/", 1)[1] for k in ("queue_url", "dlq_url")}
+    assert watched == {deployed["starter_function_name"], *queues}
+    # The pattern's own metrics, under the module instance's dimensions.
+    assert {row[1] for row in rows if row[0] == "sfn-patterns"} >= {"Running", "Admitted"}
+    assert all(
+        row[2:6] == ["Module", deployed["prefix"], "Pattern", "sqs-throttle"]
+        for row in rows
+        if row[0] == "sfn-patterns"
+    )
+    (alarm_widget,) = [w for w in body["widgets"] if w["type"] == "alarm"]
+    assert sorted(alarm_widget["properties"]["alarms"]) == sorted(
+        a["arn"] for a in deployed["alarms"].values()
+    )
+
+
+def test_a_poison_message_fires_the_dlq_alarm(aws: Callable, deployed: dict, inbox: Inbox) -> None:
+    sqs = aws("sqs")
+    # An earlier test's poison may still be there: start from an empty DLQ.
+    sqs.purge_queue(QueueUrl=deployed["dlq_url"])
+    run = uuid.uuid4().hex[:6]
+
+    def poison() -> None:
+        sqs.send_message(
+            QueueUrl=deployed["queue_url"],
+            MessageBody="{not json",
+            MessageGroupId=f"alarm-{run}",
+            MessageDeduplicationId=f"alarm-poison-{run}",
+        )
+        # max_receive_count = 2: two runs receive it, and SQS moves it to the DLQ.
+        for _ in range(3):
+            invoke_starter(aws, deployed, max_seconds=2)
+        assert queue_depth(aws, deployed["dlq_url"]) == 1
+
+    prove_alarm(
+        aws,
+        inbox,
+        deployed["alarms"]["dlq-messages"]["name"],
+        inject=poison,
+        # What an operator does once the cause is fixed: redrive or delete it.
+        clear=lambda: sqs.purge_queue(QueueUrl=deployed["dlq_url"]),
+    )
+
+
+def test_a_stopped_schedule_fires_the_dead_mans_switch(
+    aws: Callable, deployed: dict, inbox: Inbox
+) -> None:
+    # The test is the schedule (the rule's rate is a day): a tick every 4 s, well
+    # inside the alarm's 10 s period, until it "stops".
+    ticking = threading.Event()
+    stopped = threading.Event()
+
+    def schedule() -> None:
+        while not stopped.is_set():
+            if ticking.is_set():
+                aws("lambda").invoke(
+                    FunctionName=deployed["starter_function_name"],
+                    InvocationType="Event",
+                    Payload=b'{"max_seconds": 1}',
+                )
+            stopped.wait(4)
+
+    ticker = threading.Thread(target=schedule, daemon=True)
+    ticking.set()
+    ticker.start()
+    name = deployed["alarms"]["starter-not-running"]["name"]
+    try:
+        prove_alarm(
+            aws,
+            inbox,
+            name,
+            inject=ticking.clear,
+            clear=ticking.set,
+            # Two periods on AWS; LocalStack reads EvaluationPeriods + 2 periods back
+            # and evaluates every 2 periods: up to 6.
+            periods_to_alarm=6,
+        )
+    finally:
+        stopped.set()
+        ticker.join()

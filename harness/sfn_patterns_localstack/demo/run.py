@@ -29,6 +29,7 @@ from sfn_patterns_localstack.demo import report as report_module
 from sfn_patterns_localstack.demo.patterns import RUNNERS, Aws, DagOutcome
 from sfn_patterns_localstack.demo.progress import Progress
 from sfn_patterns_localstack.demo.report import DemoReport, PatternResult
+from sfn_patterns_localstack.demo.report import alarms as alarms_section
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -178,12 +179,15 @@ def run(
             deployment.apply(settings)
         by_pattern = pattern_outputs(deployment.outputs(), settings["dag_strategy"])
         results, dag = run_patterns(by_pattern, client_factory(endpoint), progress)
+        cloudwatch = client_factory(endpoint)("cloudwatch")
         report = DemoReport(
             patterns=results,
             dag_runs=dag.runs if dag else [],
             dag_svg=dag.dag_svg if dag else None,
             endpoint=endpoint,
             workspace="examples/complete",
+            alarms=alarms_section.alarms(cloudwatch, name_prefix),
+            metrics=alarms_section.pattern_metrics(cloudwatch, name_prefix),
         )
         written = report_module.write(report, report_path)
         if localstack is None and not keep:

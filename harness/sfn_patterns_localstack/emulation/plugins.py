@@ -23,6 +23,7 @@ from sfn_patterns_localstack.emulation.fixes import (
 )
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
 from sfn_patterns_localstack.emulation.meter import routes as meter_routes
+from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 
 # LocalStack imports every provider entry point's module at start-up, before it
 # serves a request: the place to fix its Step Functions' StopExecution of an
@@ -49,6 +50,10 @@ iam_handler.install()
 faults_install.install()
 # The request meter (off until a benchmark switches it on at /_sfnp/meter).
 meter_routes.register()
+# CloudWatch metrics LocalStack does not publish (AWS/States, Lambda Duration and
+# Throttles, SQS message age, EMF log lines), and its own through one buffered sink
+# instead of a PutMetricData request each (see emulation/metrics/README.md).
+metrics_install.install()
 
 
 class MotoDynamoDBProvider(DynamodbApi):

@@ -168,6 +168,16 @@ def _schedule(aws: ClientFactory, v: dict) -> bool:
     return v["name"] in {s["Name"] for s in schedules}
 
 
+def _alarm(aws: ClientFactory, v: dict) -> bool:
+    found = aws("cloudwatch").describe_alarms(AlarmNames=[v["alarm_name"]])
+    return bool(found["MetricAlarms"] or found["CompositeAlarms"])
+
+
+def _dashboard(aws: ClientFactory, v: dict) -> bool:
+    names = _pages(aws("cloudwatch"), "list_dashboards", "DashboardEntries")
+    return v["dashboard_name"] in {d["DashboardName"] for d in names}
+
+
 CHECKERS: dict[str, Callable[[ClientFactory, dict], bool]] = {
     "aws_iam_role": _role,
     "aws_iam_role_policy": _role_policy,
@@ -192,6 +202,8 @@ CHECKERS: dict[str, Callable[[ClientFactory, dict], bool]] = {
     "aws_kms_key": _key,
     "aws_kms_alias": _alias,
     "aws_scheduler_schedule": _schedule,
+    "aws_cloudwatch_metric_alarm": _alarm,
+    "aws_cloudwatch_dashboard": _dashboard,
 }
 
 
@@ -259,6 +271,13 @@ def leftovers(aws: ClientFactory, prefix: str) -> dict[str, list[str]]:
         "s3": [b["Name"] for b in _pages(aws("s3"), "list_buckets", "Buckets")],
         "logs": [
             g["logGroupName"] for g in _pages(aws("logs"), "describe_log_groups", "logGroups")
+        ],
+        "cloudwatch": [
+            a["AlarmName"] for a in _pages(aws("cloudwatch"), "describe_alarms", "MetricAlarms")
+        ]
+        + [
+            d["DashboardName"]
+            for d in _pages(aws("cloudwatch"), "list_dashboards", "DashboardEntries")
         ],
     }
     return {

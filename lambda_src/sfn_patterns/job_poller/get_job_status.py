@@ -24,7 +24,7 @@ import os
 import time
 from typing import Any
 
-from sfn_patterns import clients
+from sfn_patterns import clients, metrics
 
 from . import adapters, store
 from .errors import FAILED, RUNNING, SUCCEEDED, AdapterError, JobStillRunning, JobTimeoutError
@@ -66,6 +66,7 @@ def check(event: dict[str, Any], metadata: Any = "env") -> dict[str, Any]:
     answer["elapsed_seconds"] = round(elapsed, 3)
     limit = started.get("timeout_seconds")
     if status == RUNNING and limit is not None and elapsed >= float(limit):
+        metrics.emit("job-poller", {"LoopTimeouts": 1})
         raise JobTimeoutError(
             f"poller {request['poller']!r}: job still RUNNING after {elapsed:.1f} s "
             f"(timeout_seconds={limit}, start-time strategy)"
@@ -106,6 +107,11 @@ def park_and_check(
     parked = table.park(job_id, token, execution)
     client = sfn or clients.client("stepfunctions")
     answer = check(event, metadata)
+    if parked.checks > 1:
+        # A fallback check (the park timed out and re-checks): finding the job finished
+        # means its completion event never resumed this execution, lost or late.
+        lost = answer["status"] != RUNNING and parked.final_status is None
+        metrics.emit("job-poller", {"FallbackChecks": 1, "LostCompletionEvents": int(lost)})
     if answer["status"] != RUNNING:
         send_status(client, token, answer["status"], answer)
         return {"completed": job_id, "status": answer["status"]}
@@ -115,6 +121,7 @@ def park_and_check(
         return {"completed": job_id, "status": parked.final_status}
     max_checks = event.get("max_checks")
     if max_checks is not None and parked.checks > int(max_checks):
+        metrics.emit("job-poller", {"LoopTimeouts": 1})
         raise JobTimeoutError(
             f"poller {event.get('poller')!r}: job {job_id} still RUNNING after "
             f"{parked.checks - 1} fallback checks (wait-count strategy, limit {max_checks})"

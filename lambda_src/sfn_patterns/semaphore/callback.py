@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
-from sfn_patterns import clients
+from sfn_patterns import clients, metrics
 from sfn_patterns.semaphore.lease import COUNT_ATTRIBUTE, Lease, holder_attribute, leases
 
 LOG = logging.getLogger()
@@ -695,4 +695,6 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     else:
         raise ValueError(f"unknown action {action!r}: expected acquire or release")
     LOG.info("%s: %s", action, json.dumps(result))
+    if action == "release":
+        metrics.emit("semaphore", {"HandOvers": len(result["handed_to"])})
     return result

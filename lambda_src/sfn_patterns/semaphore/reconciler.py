@@ -44,12 +44,13 @@ from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
-from sfn_patterns import clients
+from sfn_patterns import clients, metrics
 from sfn_patterns.semaphore.callback import (
     UNDESCRIBABLE_ERRORS,
     UNKNOWN,
     CallbackSemaphore,
     from_environment,
+    parse_iso,
 )
 from sfn_patterns.semaphore.lease import (
     holder_attribute,
@@ -330,11 +331,44 @@ def _strategy() -> str:
 
 
 def reconcile_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Scheduled entry point: sweep the lock item."""
+    """Scheduled entry point: sweep the lock item, and report the semaphore's metrics."""
     if _strategy() == "callback":
-        return reconcile_callback(from_environment())
+        semaphore = from_environment()
+        report = reconcile_callback(semaphore)
+        metrics.emit("semaphore", sweep_metrics_callback(semaphore, report))
+        return report
     table, lock_key = _config()
-    return reconcile(clients.client("dynamodb"), clients.client("stepfunctions"), table, lock_key)
+    report = reconcile(clients.client("dynamodb"), clients.client("stepfunctions"), table, lock_key)
+    metrics.emit("semaphore", sweep_metrics(report))
+    return report
+
+
+def sweep_metrics(report: dict[str, Any]) -> dict[str, metrics.Value]:
+    """Strategy dynamodb: what one sweep saw (the leases it kept are the slots held)."""
+    values: dict[str, metrics.Value] = {
+        "SlotsHeld": len(report["kept"]),
+        # A lease whose execution ended without releasing it: a leaked slot, reclaimed.
+        "SlotsReclaimed": len(report["released"]),
+    }
+    if "waiters_kept" in report:
+        values["Waiters"] = len(report["waiters_kept"])
+    return values
+
+
+def sweep_metrics_callback(
+    semaphore: CallbackSemaphore, report: dict[str, Any], now: dt.datetime | None = None
+) -> dict[str, metrics.Value]:
+    """Strategy callback: slots held and waiters after the sweep, the oldest waiter's age."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    oldest = semaphore.oldest_waiters(limit=1)
+    age = (now - parse_iso(oldest[0].enqueued_at)).total_seconds() if oldest else 0.0
+    return {
+        "SlotsHeld": semaphore.read_lock().count,
+        "Waiters": report["queue_length"],
+        "OldestWaiterAgeSeconds": (max(age, 0.0), "Seconds"),
+        "SlotsReclaimed": len(report["released"]),
+        "HandOvers": sum(len(r["handed_to"]) for r in report["released"]),
+    }
 
 
 def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -368,6 +402,10 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if target_status != "NONE":
             result["target"] = target_status
         LOG.info("cleanup: %s", json.dumps(result))
+        metrics.emit(
+            "semaphore",
+            {"SlotsReclaimed": int(result["released"]), "HandOvers": len(result["handed_to"])},
+        )
         return result
     dynamodb = clients.client("dynamodb")
     result = release_execution(dynamodb, table, lock_key, execution_arn)
@@ -378,4 +416,5 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if target_status != "NONE":
         result["target"] = target_status
     LOG.info("cleanup: %s", json.dumps(result))
+    metrics.emit("semaphore", {"SlotsReclaimed": int(result["released"])})
     return result

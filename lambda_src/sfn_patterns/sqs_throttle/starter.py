@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sfn_patterns import clients as aws_clients
+from sfn_patterns import metrics
 
 from .ledger import Ledger
 from .naming import execution_arn, execution_name
@@ -377,8 +378,21 @@ def handler(event: dict | None, context: Any) -> dict:
         remaining = context.get_remaining_time_in_millis() / 1000
     config = Config.from_env()
     starter = Starter(config, *clients(config))
-    return starter.run(
+    report = starter.run(
         max_messages=event.get("max_messages"),
         max_seconds=event.get("max_seconds"),
         remaining_seconds=remaining,
-    ).as_dict()
+    )
+    # One EMF line per tick: running against MAX, admitted, poison. The backlog is
+    # AWS/SQS ApproximateNumberOfMessagesVisible of the queue (no extra call here).
+    metrics.emit(
+        "sqs-throttle",
+        {
+            "Running": max(report.running_at_start, 0),
+            "MaxConcurrent": config.max_concurrent,
+            "Admitted": len(report.started),
+            "StartFailures": len(report.failed),
+            "Poison": len(report.poison),
+        },
+    )
+    return report.as_dict()

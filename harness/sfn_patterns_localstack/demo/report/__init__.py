@@ -18,13 +18,17 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from sfn_patterns_localstack.demo.report import alarms as alarms_section
 from sfn_patterns_localstack.demo.report import gantt
+from sfn_patterns_localstack.demo.report.alarms import AlarmRow, MetricSeries
 from sfn_patterns_localstack.demo.report.gantt import TaskSpan
 
 __all__ = [
+    "AlarmRow",
     "DagRun",
     "DemoReport",
     "ExecutionSummary",
+    "MetricSeries",
     "PatternResult",
     "TaskSpan",
     "render",
@@ -85,6 +89,8 @@ class DemoReport:
     patterns: list[PatternResult]
     dag_runs: list[DagRun] = field(default_factory=list)
     dag_svg: str | None = None  # trusted SVG from dag_aggregate.draw.svg
+    alarms: list[AlarmRow] = field(default_factory=list)
+    metrics: list[MetricSeries] = field(default_factory=list)
     endpoint: str = ""
     workspace: str = ""
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -113,6 +119,7 @@ def render(report: DemoReport) -> str:
     return template.render(
         report=report,
         dag_svg=Markup(report.dag_svg) if report.dag_svg else None,
+        sparklines=[Markup(alarms_section.sparkline(s)) for s in report.metrics],
     )
 
 

@@ -1,0 +1,80 @@
+"""``AWS/States`` execution metrics (LocalStack 4.9.2 publishes none).
+
+AWS publishes, per state machine (dimension ``StateMachineArn``, the unqualified
+ARN), a count of 1 when an execution starts (``ExecutionsStarted``) and when it ends
+(``ExecutionsSucceeded``, ``ExecutionsFailed``, ``ExecutionsTimedOut``,
+``ExecutionsAborted``), and at the end the execution's run time
+(``ExecutionTime``, milliseconds). ("Monitoring Step Functions metrics using Amazon
+CloudWatch", Step Functions Developer Guide.)
+
+LocalStack announces both moments in one place: ``Execution.
+publish_execution_status_change_event``, which sends the "Step Functions Execution
+Status Change" event for RUNNING and for the final status (the StopExecution fix
+ends an execution through it too, once). The patch emits the metrics after it, once
+per status per execution. ``ExecutionThrottled`` is not emitted: nothing here
+throttles a state transition.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+from .sink import SINK, Datum, dimensions
+
+LOG = logging.getLogger(__name__)
+NAMESPACE = "AWS/States"
+STATUS_METRICS = {
+    "RUNNING": "ExecutionsStarted",
+    "SUCCEEDED": "ExecutionsSucceeded",
+    "FAILED": "ExecutionsFailed",
+    "TIMED_OUT": "ExecutionsTimedOut",
+    "ABORTED": "ExecutionsAborted",
+}
+_EMITTED = "_sfnp_metric_statuses"
+
+
+def apply() -> bool:
+    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    try:
+        from localstack import version
+        from localstack.services.stepfunctions.backend import execution
+    except ImportError:
+        return False
+    cls = execution.Execution
+    if version.__version__ != "4.9.2" or not hasattr(cls, "publish_execution_status_change_event"):
+        LOG.warning(
+            "sfn-patterns AWS/States metrics not applied (localstack %s)", version.__version__
+        )
+        return False
+    original = cls.publish_execution_status_change_event
+    if getattr(original, "_sfnp_patched", False):
+        return True
+
+    @functools.wraps(original)
+    def publish(self: Any) -> None:
+        original(self)
+        data = status_data(self)
+        if data:
+            SINK.put(self.account_id, self.region_name, data)
+
+    publish._sfnp_patched = True
+    cls.publish_execution_status_change_event = publish
+    return True
+
+
+def status_data(execution: Any) -> list[Datum]:
+    """The metrics of an execution's current status, [] if already emitted for it."""
+    status = str(execution.exec_status) if execution.exec_status is not None else None
+    metric = STATUS_METRICS.get(status)
+    emitted: set[str] = execution.__dict__.setdefault(_EMITTED, set())
+    if metric is None or status in emitted:
+        return []
+    emitted.add(status)
+    dims = dimensions(StateMachineArn=execution.state_machine_arn)
+    data = [Datum(NAMESPACE, metric, 1, dims, "Count")]
+    if status != "RUNNING" and execution.stop_date is not None:
+        elapsed = (execution.stop_date - execution.start_date).total_seconds() * 1000
+        data.append(Datum(NAMESPACE, "ExecutionTime", max(elapsed, 0.0), dims, "Milliseconds"))
+    return data

@@ -1,0 +1,16 @@
+# CloudWatch alarms on this module's signals (README "What to watch"). Kept apart
+# from main.tf: the alarms read the names main.tf gives and change nothing there.
+
+module "alarms" {
+  source = "../alarms"
+
+  create         = var.create && var.alarms.create
+  name           = var.name
+  period_seconds = var.alarms.period_seconds
+  alarm_actions  = var.alarms.alarm_actions
+  ok_actions     = var.alarms.ok_actions
+  thresholds     = var.alarms.thresholds
+  tags           = var.tags
+
+  tables = { table = { name = var.name, operations = ["GetItem", "PutItem", "UpdateItem", "Query", "TransactWriteItems", "BatchWriteItem"] } }
+}
