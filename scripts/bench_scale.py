@@ -964,6 +964,8 @@ def dag_apply(ctx: Context, deployment: Deployment, n: int, concurrency: int) ->
     """Generate an n-task DAG, create its tables in a new workgroup, apply it."""
     from bench_dag_strategies import run_sql, scale_sql
 
+    from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
+
     sql_dir = Path(tempfile.mkdtemp(prefix=f"dag-{n}-", dir=ctx.scratch))
     deployment.cleanup.append(sql_dir)
     ddl = scale_sql(sql_dir, n, 0)
@@ -983,7 +985,9 @@ def dag_apply(ctx: Context, deployment: Deployment, n: int, concurrency: int) ->
             if deployment.variables is None
             else deployment.variables["name_prefix"],
             "strategy": "dependency",
-            "redshift_workgroup_name": workgroup,
+            # The workgroup's name and the id its ARN ends in, as the emulated Data API
+            # authorizes it (IAM is enforced).
+            **workgroup_variables(workgroup),
             "max_concurrency": concurrency,
             "sql_dir": str(sql_dir),
         }

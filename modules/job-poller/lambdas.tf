@@ -48,7 +48,7 @@ module "sample_job" {
   create        = var.create && local.sample_job
   function_name = local.sample_job_function_name
   source_path = [
-    { path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/job_poller/**", "sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"] },
+    { path = local.lambda_src, patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/metrics.py", "sfn_patterns/job_poller/**", "sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"] },
   ]
   handler                           = "sfn_patterns_samples.job_poller.sample_job.runner_handler"
   runtime                           = var.lambda_runtime

@@ -64,6 +64,8 @@ def roles(aws: Callable) -> Iterator[None]:
                 ["events:PutTargets", "events:PutRule", "events:DescribeRule"],
                 _arn("events", "rule/StepFunctionsGetEventsForStepFunctionsExecutionRule"),
             ),
+            # The aws-sdk error-name test's Task (DescribeStatement has no resource type).
+            allow("redshift-data:DescribeStatement", "*"),
         ],
     )
     service_role(

@@ -219,10 +219,18 @@ def run_under_faults(
         faults.clear(endpoint)
 
     timed_out = [arn for arn in arns if _timed_out(done[arn], acquire_timeout)]
+    # A victim may have ended on its own between being picked and the stop (a loaded
+    # machine): it ended before the StopExecution, SUCCEEDED, and counts as a survivor.
+    stopped_at = {
+        arn: at
+        for arn, at in stopped_at.items()
+        if not (done[arn]["status"] == "SUCCEEDED" and done[arn]["stopDate"].timestamp() < at)
+    }
     for arn, described in done.items():
         expected = "ABORTED" if arn in stopped_at else "SUCCEEDED"
         assert arn in timed_out or described["status"] == expected, (
             arn,
+            described["status"],
             described.get("error"),
             described.get("cause"),
             states_entered(history(sfn, arn)),

@@ -72,10 +72,18 @@ def _created(plan: dict[str, Any]) -> list[dict[str, Any]]:
 def test_patterns_are_off_unless_switched_on(workspace: Workspace) -> None:
     plan = _plan(workspace, {"status_table": {"create": True}})
     created = _created(plan)
-    assert [rc["address"] for rc in created] == [
-        "module.sfn_patterns.module.status_table[0].aws_dynamodb_table.this[0]"
+    table = "module.sfn_patterns.module.status_table[0].aws_dynamodb_table.this[0]"
+    # The table, and the alarms every module ships on by default (issue 29): its
+    # throttles and system errors; nothing of the patterns left off.
+    alarm = "module.sfn_patterns.module.status_table[0].module.alarms.aws_cloudwatch_metric_alarm"
+    assert sorted(rc["address"] for rc in created) == [
+        table,
+        f'{alarm}.this["table-read-throttles"]',
+        f'{alarm}.this["table-system-errors"]',
+        f'{alarm}.this["table-write-throttles"]',
     ]
-    assert created[0]["change"]["after"]["name"] == f"{PREFIX}-tasks"
+    (table_change,) = [rc for rc in created if rc["address"] == table]
+    assert table_change["change"]["after"]["name"] == f"{PREFIX}-tasks"
     # Unknown parts (the table ARN) are left out of "after"; disabled patterns are null.
     outputs = plan["output_changes"]["patterns"]["after"]
     assert {p for p, value in outputs.items() if value is None} == set(ALL_ENABLED) - {
