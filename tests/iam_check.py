@@ -6,18 +6,28 @@ Registered by tests/conftest.py (``pytest_configure``). How it works:
 * each process that runs tests points ``SFNP_IAM_USAGE_FILE`` at a file of its own
   there before its LocalStack starts, so that LocalStack's IAM emulation
   (sfn_patterns_localstack.emulation.iam) records every call a role session made: the
-  statement that allowed it, or the denial;
+  statement that allowed it, or the denial. Each LocalStack writes
+  ``<stem>.<its pid>.json`` beside that name, so a process that starts a second one
+  (a test's own) keeps both;
 * when the session ends, the controller merges the files into ``build/iam-usage.json``
-  and, under ``SFNP_IAM=enforce``, fails the session when a statement of a module's
-  policy (an inline policy named ``<role>-inline``, as modules/lambda-function and
-  modules/state-machine write them)
-  granted an action that allowed no call in the whole run, unless README.md lists that
-  action under "Granted, not exercised on LocalStack" with the AWS page that requires it.
+  and, under ``SFNP_IAM=enforce`` in a whole run (not a few files or ``-k``/``-m``),
+  fails the session (``account``):
+
+  - when a call was denied that no test declared: every denial a test makes on
+    purpose is declared where it is made, with ``expect_denials(denial(principal,
+    action, resource))`` (tests/iam_denial.py, which also fails the test when the
+    declared denial did not happen); the declarations reach this process through
+    ``expected-<pid>.jsonl`` beside the usage files;
+  - when a statement of a module's policy (an inline policy named ``<role>-inline``,
+    as modules/lambda-function and modules/state-machine write them) granted an action
+    that allowed no call in the whole run, unless README.md lists that action under
+    "Granted, not exercised on LocalStack" with the AWS page that requires it.
 
 Statements are compared across deployments by their ``Sid`` (every module statement
 has one): ``LockItem``'s ``dynamodb:UpdateItem`` is used when any deployment's lock
-function used it. Calls denied are counted in the summary; with ``SFNP_IAM=enforce``
-a denied call also fails the test that made it.
+function used it. A denied call usually also fails the test that made it, through the
+pattern's own error path; the session check catches the ones a pattern absorbs (a
+retried call, a swallowed error, an EventBridge target that is never invoked).
 """
 
 from __future__ import annotations
@@ -31,6 +41,8 @@ from pathlib import Path
 import pytest
 
 from sfn_patterns_localstack.emulation.iam.usage import merge_usage, unused_actions
+
+from .iam_denial import matches
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ROOT = REPO_ROOT / "build" / "iam-usage"
@@ -71,14 +83,12 @@ def _role(principal: str) -> str | None:
 
 
 def deliberate(row: dict, expected: list[dict]) -> bool:
-    """True when a denied call is one a denial test asked for (tests/iam_denial.py)."""
-    role = _role(row["principal"])
-    return any(
-        (entry["role"] is None or entry["role"] == role)
-        and (not entry["actions"] or row["action"].lower() in entry["actions"])
-        and (entry["resource"] is None or entry["resource"] in str(row["resource"]))
-        for entry in expected
-    )
+    """True when a denied call is one a denial test declared (tests/iam_denial.py).
+
+    ``expected``: the ``denial(...)`` entries ``expect_denials`` wrote, each naming the
+    principal, the action and the resource it expects refused.
+    """
+    return any(matches(entry, row) for entry in expected)
 
 
 def _sid(statement: str) -> str:
@@ -109,6 +119,84 @@ def module_grants_unused(usage: dict) -> list[dict[str, str]]:
     return sorted(found.values(), key=lambda r: (r["sid"], r["action"]))
 
 
+def account(
+    usage: dict, expected: list[dict], mode: str, whole: bool, exempt: set[tuple[str, str]]
+) -> tuple[list[str], bool]:
+    """The session's IAM summary lines, and whether they fail the run.
+
+    Under ``SFNP_IAM=enforce`` a whole run fails when a call was denied that no denial
+    test declared (a missing grant, or a denial test that does not say what it
+    provokes), naming each, and when a module grant allowed no call and README.md does
+    not list it. A partial run only reports: it makes part of the calls. Under
+    ``audit`` the account is a report.
+    """
+    lines: list[str] = []
+    calls = sum(row["calls"] for row in usage["allowed"])
+    meant = [row for row in usage["denied"] if deliberate(row, expected)]
+    unexpected = [row for row in usage["denied"] if row not in meant]
+    lines.append(
+        f"SFNP_IAM={mode}: {calls} calls allowed by {len(usage['policies'])} roles' "
+        f"policies, {sum(r['calls'] for r in unexpected)} denied unexpectedly, and "
+        f"{sum(r['calls'] for r in meant)} denied on purpose by the denial tests "
+        "(declared with tests/iam_denial.py expect_denials; all in build/iam-usage.json)"
+    )
+    for row in unexpected:
+        lines.append(
+            f"  denied {row['calls']}x, declared by no test: {row['principal']} "
+            f"{row['action']} {row['resource']} ({row['reason']})"
+        )
+    enforce = mode == "enforce"
+    if not whole:
+        lines.append("unexpected denials and unused grants fail only a whole run: a partial run")
+        return lines, False
+    failed = False
+    if unexpected and enforce:
+        lines.append(
+            f"{len(unexpected)} kinds of call denied that no test declared: grant what the "
+            "call needs, or, for a denial made on purpose, declare it where the test makes it "
+            "(tests/iam_denial.py expect_denials)"
+        )
+        failed = True
+    unused = [
+        row
+        for row in module_grants_unused(usage)
+        if (row["sid"], row["action"].lower()) not in exempt
+    ]
+    if unused:
+        lines.append(
+            f"{len(unused)} module grants allowed no call in the whole run (remove them, or "
+            f'list them in README.md "{EXEMPT_HEADING}" with the AWS page that needs them):'
+        )
+        for row in unused:
+            lines.append(f"  {row['sid']}: {row['action']} (e.g. role {row['role']})")
+        failed = failed or enforce
+    else:
+        lines.append("every module grant allowed a call (or is listed in README.md)")
+    return lines, failed
+
+
+def _remove_finished_sessions() -> None:
+    """Remove the usage of earlier sessions, never of one still running.
+
+    Another pytest in the same checkout (a unit-test run during an integration run)
+    must not delete the files that session's LocalStacks and declarations are writing.
+    """
+    for directory in ROOT.glob("session-*"):
+        pid = directory.name.removeprefix("session-")
+        if not (pid.isdigit() and _running(int(pid))):
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class IamCheck:
     """Points each LocalStack at a usage file; merges and checks them at the end."""
 
@@ -117,7 +205,7 @@ class IamCheck:
         self.external = bool(os.environ.get("LOCALSTACK_ENDPOINT"))
         if self.worker is None:
             self.session = ROOT / f"session-{os.getpid()}"
-            shutil.rmtree(ROOT, ignore_errors=True)
+            _remove_finished_sessions()
             self.session.mkdir(parents=True)
             own = self.session / "main.json"
         else:
@@ -127,7 +215,7 @@ class IamCheck:
         self.summary: list[str] = []
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Merge the usage files; fail on a module grant that allowed nothing."""
+        """Merge the usage files; fail on an undeclared denial or a grant that allowed nothing."""
         if self.worker is not None or session.exitstatus == pytest.ExitCode.INTERRUPTED:
             return
         files = sorted(self.session.glob("*.json"))
@@ -145,46 +233,15 @@ class IamCheck:
             return
         usage = merge_usage(files)
         REPORT.write_text(json.dumps(usage, indent=1) + "\n")
-        calls = sum(row["calls"] for row in usage["allowed"])
-        meant = [row for row in usage["denied"] if deliberate(row, expected)]
-        unexpected = [row for row in usage["denied"] if row not in meant]
-        self.summary.append(
-            f"SFNP_IAM={mode}: {calls} calls allowed by {len(usage['policies'])} roles' "
-            f"policies, {sum(r['calls'] for r in unexpected)} denied, and "
-            f"{sum(r['calls'] for r in meant)} denied on purpose by the denial tests "
-            "(tests/iam_denial.py; all in build/iam-usage.json)"
-        )
-        for row in unexpected:
-            self.summary.append(
-                f"  denied {row['calls']}x: {row['principal']} {row['action']} "
-                f"{row['resource']} ({row['reason']})"
-            )
-        # Partial runs (a few files, -k) exercise part of the modules: the check of
-        # grants that allowed nothing is about the whole suite.
+        # Partial runs (a few files, -k) exercise part of the modules and make part of
+        # the denial tests' calls: both checks are about the whole suite.
         options = session.config.option
         whole = session.config.args in ([], ["tests"]) and not options.keyword
-        if not whole or options.markexpr:
-            self.summary.append("unused grants not checked: a partial run")
-            return
-        exempt = exempt_actions()
-        unused = [
-            row
-            for row in module_grants_unused(usage)
-            if (row["sid"], row["action"].lower()) not in exempt
-        ]
-        if unused:
-            self.summary.append(
-                f"{len(unused)} module grants allowed no call in the whole run (remove them, or "
-                f'list them in README.md "{EXEMPT_HEADING}" with the AWS page that needs them):'
-            )
-            for row in unused:
-                self.summary.append(f"  {row['sid']}: {row['action']} (e.g. role {row['role']})")
-            # Under audit the account is a report; once enforcement is the suite's mode,
-            # a grant nothing needed fails the run.
-            if mode == "enforce":
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        else:
-            self.summary.append("every module grant allowed a call (or is listed in README.md)")
+        whole = whole and not options.markexpr
+        lines, failed = account(usage, expected, mode, whole, exempt_actions())
+        self.summary += lines
+        if failed:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """Print the account after the test summary."""

@@ -6,6 +6,13 @@ grant back in a ``finally`` so the rest of the file runs on the module as deploy
 they act as a consumer: a role created here with nothing but a policy output, assumed
 with ``sts:AssumeRole``, whose session's credentials sign the calls.
 
+Every denial such a test provokes is declared where it is provoked, exactly:
+``with expect_denials(denial(role_arn, "states:SendTaskSuccess", "*")):``. The
+declaration fails the test when the denial was not recorded, and lets the session's
+account (tests/iam_check.py) tell it from a denial nothing asked for, which fails a
+whole ``SFNP_IAM=enforce`` run. The helpers that revoke a grant or make a role declare
+nothing themselves: a role made with one policy is refused only what the test says.
+
 Both only mean something on a LocalStack that enforces IAM (``SFNP_IAM=enforce``, the
 harness's emulation). ``require_enforcement`` asks the LocalStack itself, with a role
 that has no policy at all, and fails the test (never skips it) when that role is let
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -42,24 +50,103 @@ USAGE_ENV = "SFNP_IAM_USAGE_FILE"  # tests/iam_check.py points each LocalStack a
 _enforcing: dict[str, bool] = {}
 
 
-def expect_denials(
-    role: str | None = None, actions: tuple[str, ...] = (), resource: str | None = None
-) -> None:
-    """Tell the session's IAM account (tests/iam_check.py) that these denials are meant.
+def denial(who: str, action: str, resource: str) -> dict[str, str]:
+    """One denial a test means to provoke: ``who`` refused ``action`` on ``resource``.
 
-    A denial test revokes a grant on purpose, so the calls it makes are denied on
-    purpose; the account reports them apart and does not count them against the
-    suite's "0 denied calls". A denial matches when its role is ``role`` (any role when
-    None), its action is one of ``actions`` (any when empty) and its resource contains
-    ``resource`` (any when None).
+    ``who`` is a role (its ARN or name: any session of it, in any account) or a service
+    principal (``events.amazonaws.com``); ``resource`` may use IAM's ``*`` and ``?``
+    wildcards (``*`` alone for the actions that have no resource, such as
+    ``states:SendTaskSuccess``). Pass it to ``expect_denials``.
+    """
+    if who.endswith(".amazonaws.com"):
+        principal = who
+    else:
+        principal = f"arn:aws:sts::*:assumed-role/{role_name(who)}/*"
+    return {"principal": principal, "action": action.lower(), "resource": resource}
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    return re.compile(
+        "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    )
+
+
+def matches(expected: dict[str, str], row: dict[str, Any]) -> bool:
+    """True when the recorded denial ``row`` (build/iam-usage.json) is the ``expected`` one."""
+    return (
+        row["action"].lower() == expected["action"]
+        and _glob(expected["principal"]).fullmatch(row["principal"]) is not None
+        and _glob(expected["resource"]).fullmatch(str(row["resource"])) is not None
+    )
+
+
+def _usage_files() -> list[Path] | None:
+    """The usage files of the LocalStacks this process started (None: none records here).
+
+    Each LocalStack writes ``<SFNP_IAM_USAGE_FILE's stem>.<its pid>.json`` (the IAM
+    emulation's handler), so a test that starts a LocalStack of its own keeps its counts
+    apart. An external LocalStack (``LOCALSTACK_ENDPOINT``) writes no file here, and
+    ``SFNP_IAM=off`` records nothing.
+    """
+    from sfn_patterns_localstack.server import ENVIRONMENT
+
+    usage_file = os.environ.get(USAGE_ENV)
+    if not usage_file or os.environ.get("LOCALSTACK_ENDPOINT") or ENVIRONMENT["SFNP_IAM"] == "off":
+        return None
+    path = Path(usage_file)
+    return sorted(path.parent.glob(f"{path.stem}.*{path.suffix}"))
+
+
+def _denied_rows(files: list[Path]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for path in files:
+        try:
+            rows += json.loads(path.read_text()).get("denied", [])
+        except (OSError, ValueError):  # written atomically; absent until the first flush
+            continue
+    return rows
+
+
+def _calls(expected: dict[str, str], rows: list[dict[str, Any]]) -> int:
+    return sum(int(row["calls"]) for row in rows if matches(expected, row))
+
+
+@contextmanager
+def expect_denials(*expected: dict[str, str], timeout: float = 30.0) -> Iterator[None]:
+    """The body provokes each ``expected`` denial (``denial(...)``) at least once.
+
+    Declares them to the session's IAM account (tests/iam_check.py), which counts them
+    apart from the denials nothing asked for (those fail a full run under
+    ``SFNP_IAM=enforce``), and, when the body returns, fails the test unless every one
+    of them was recorded meanwhile by this process's LocalStack(s): a declaration is a
+    claim that the call was refused, checked on the emulation's record, and never a
+    licence for a denial that did not happen. The record is flushed every few seconds,
+    so the check waits up to ``timeout`` for it. Not checked where nothing records
+    (``_usage_files``); the test's own oracles (the AccessDenied error) still hold there.
     """
     usage_file = os.environ.get(USAGE_ENV)
-    if not usage_file:
+    if usage_file:
+        declared = Path(usage_file).with_name(f"expected-{os.getpid()}.jsonl")
+        with declared.open("a") as stream:
+            stream.writelines(json.dumps(entry) + "\n" for entry in expected)
+    files = _usage_files()
+    before = _denied_rows(files) if files is not None else []
+    yield
+    if files is None:
         return
-    expected = Path(usage_file).with_name(f"expected-{os.getpid()}.jsonl")
-    with expected.open("a") as stream:
-        entry = {"role": role, "actions": [a.lower() for a in actions], "resource": resource}
-        stream.write(json.dumps(entry) + "\n")
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = _denied_rows(_usage_files() or [])
+        missing = [e for e in expected if _calls(e, rows) <= _calls(e, before)]
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            seen = [r for r in rows if r not in before]
+            raise AssertionError(
+                f"declared denials that did not happen: {missing}; denials recorded meanwhile: "
+                f"{seen}"
+            )
+        time.sleep(0.5)
 
 
 def account_root_trust(account: str = ACCOUNT) -> dict[str, Any]:
@@ -127,7 +214,6 @@ def temporary_role(
     arn = iam.create_role(
         RoleName=name, AssumeRolePolicyDocument=json.dumps(trust or account_root_trust())
     )["Role"]["Arn"]
-    expect_denials(role=name)  # a role made to hold one policy, or none, is refused the rest
     if policy is not None:
         document = policy if isinstance(policy, str) else json.dumps(policy)
         iam.put_role_policy(RoleName=name, PolicyName="only", PolicyDocument=document)
@@ -142,12 +228,22 @@ def temporary_role(
 def require_enforcement(aws: Callable[[str], Any], endpoint: str) -> None:
     """Fail (not skip) unless this LocalStack denies a role session that has no policy."""
     if endpoint not in _enforcing:
-        with temporary_role(aws, "enforcement-probe") as role:
+        with (
+            temporary_role(aws, "enforcement-probe") as role,
+            expect_denials(denial(role, "dynamodb:ListTables", "*")),
+        ):
             try:
                 session_clients(endpoint, role, "probe")("dynamodb").list_tables()
                 _enforcing[endpoint] = False
             except ClientError as error:
                 _enforcing[endpoint] = error.response["Error"]["Code"] in DENIED_CODES
+            # Inside the block: a LocalStack that let the probe through fails here, with
+            # this message, before the check that its refusal was recorded.
+            _fail_unless_enforcing(endpoint)
+    _fail_unless_enforcing(endpoint)
+
+
+def _fail_unless_enforcing(endpoint: str) -> None:
     if not _enforcing[endpoint]:
         pytest.fail(
             f"the LocalStack at {endpoint} does not enforce IAM: a role with no policy listed "
@@ -219,7 +315,6 @@ def without_actions(aws: Callable[[str], Any], role_arn: str, *actions: str) -> 
         kept = [a for a in listed if a.lower() not in removed]
         return {**statement, "Action": kept} if kept else None
 
-    expect_denials(role=role_name(role_arn), actions=actions)
     with revised_policies(aws, role_arn, revise):
         assert found == removed, f"{role_arn} grants {found}, not all of {removed}"
         yield
@@ -239,7 +334,6 @@ def without_resource(aws: Callable[[str], Any], role_arn: str, resource: str) ->
         found.append(statement.get("Sid"))
         return {**statement, "Resource": kept} if kept else None
 
-    expect_denials(role=role_name(role_arn), resource=resource)
     with revised_policies(aws, role_arn, revise):
         assert found, f"{role_arn} grants nothing on {resource}"
         yield
@@ -257,7 +351,6 @@ def without_function_permission(
     lam = aws("lambda")
     policy = json.loads(lam.get_policy(FunctionName=function_name)["Policy"])
     (statement,) = [s for s in policy["Statement"] if s["Sid"] == statement_id]
-    expect_denials(resource=f":function:{function_name}")
     lam.remove_permission(FunctionName=function_name, StatementId=statement_id)
     try:
         yield statement

@@ -37,7 +37,13 @@ from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, Workspace
 
-from ..iam_denial import assert_denial_text, require_enforcement, without_actions
+from ..iam_denial import (
+    assert_denial_text,
+    denial,
+    expect_denials,
+    require_enforcement,
+    without_actions,
+)
 from ..tooling.pythons import venv_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.slow]
@@ -209,7 +215,11 @@ def test_the_target_role_outputs_are_needed(
         response = aws("lambda").invoke(FunctionName=starter, Payload=b"{}", LogType="Tail")
         return response, json.loads(response["Payload"].read())
 
-    with without_actions(theirs, target_role, "states:StartExecution"):
+    report_machine = team["report_state_machine_arn"]
+    with (
+        without_actions(theirs, target_role, "states:StartExecution"),
+        expect_denials(denial(target_role, "states:StartExecution", report_machine)),
+    ):
         response, report = run_starter()
     assert "FunctionError" not in response, report
     assert report["started"] == [] and len(report["failed"]) == 1, report
@@ -232,7 +242,8 @@ def test_the_target_role_outputs_are_needed(
     }
     iam.update_assume_role_policy(RoleName=name, PolicyDocument=json.dumps(nobody))
     try:
-        response, error = run_starter()
+        with expect_denials(denial(starter_role, "sts:AssumeRole", target_role)):
+            response, error = run_starter()
     finally:
         iam.update_assume_role_policy(RoleName=name, PolicyDocument=json.dumps(trust))
     assert response.get("FunctionError") == "Unhandled", error

@@ -14,7 +14,13 @@ from typing import Any
 import pytest
 
 from sfn_patterns_cli.dag_aggregate import runs
-from tests.iam_denial import assert_denial_text, require_enforcement, without_actions
+from tests.iam_denial import (
+    assert_denial_text,
+    denial,
+    expect_denials,
+    require_enforcement,
+    without_actions,
+)
 
 from .dependency_deployment import Deployment, deploy, write_sql_dir
 
@@ -179,7 +185,14 @@ def test_without_run_statements_on_the_target_a_task_fails_with_access_denied(
     role = sfn.describe_state_machine(stateMachineArn=deployment.outputs["task_state_machine_arn"])[
         "roleArn"
     ]
-    with without_actions(aws, role, "redshift-data:ExecuteStatement"):
+    with (
+        without_actions(aws, role, "redshift-data:ExecuteStatement"),
+        expect_denials(
+            denial(
+                role, "redshift-data:ExecuteStatement", "arn:aws:redshift-serverless:*:workgroup/*"
+            )
+        ),
+    ):
         deployment.cli("run", "--run-id", "iam-denied", "--select", "x", "--wait")
     tasks = [e for e in deployment.task_executions() if e["name"].startswith("iam-denied-")]
     assert len(tasks) == 1, tasks

@@ -30,7 +30,13 @@ from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.alarm_check import PERIOD, Inbox, alarm, prove_alarm
-from tests.iam_denial import assert_denial_text, require_enforcement, without_actions
+from tests.iam_denial import (
+    assert_denial_text,
+    denial,
+    expect_denials,
+    require_enforcement,
+    without_actions,
+)
 from tests.sfn_history import states_entered
 
 from . import helpers
@@ -410,11 +416,14 @@ def test_without_invoke_job_lambdas_the_poller_fails_with_access_denied(
     sfn = aws("stepfunctions")
     machine = example["outputs"]["lambda_state_machine_arn"]
     role = sfn.describe_state_machine(stateMachineArn=machine)["roleArn"]
-    with without_actions(aws, role, "lambda:InvokeFunction"):
+    run_job = example["outputs"]["lambda_function_names"][0]  # run_job_function_name
+    with (
+        without_actions(aws, role, "lambda:InvokeFunction"),
+        expect_denials(denial(role, "lambda:InvokeFunction", f"*:function:{run_job}")),
+    ):
         arn = helpers.start(sfn, machine, {"job": {"duration_seconds": 0}})
         run = helpers.wait_all(sfn, {"denied": arn}, timeout=60)["denied"]
     assert run["status"] == "FAILED", run
-    run_job = example["outputs"]["lambda_function_names"][0]  # run_job_function_name
     text = f"{run.get('error')} {run.get('cause')}"
     print(f"\ndenied execution: {text}")
     assert_denial_text(text, role, "lambda:InvokeFunction", code="AccessDenied")

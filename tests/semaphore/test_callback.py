@@ -18,6 +18,8 @@ import pytest
 from sfn_patterns_localstack.executions import history
 from tests.iam_denial import (
     assert_denial_text,
+    denial,
+    expect_denials,
     require_enforcement,
     temporary_role,
     without_actions,
@@ -525,7 +527,10 @@ def test_without_send_task_success_the_callback_function_cannot_admit(
     role = aws("lambda").get_function(FunctionName=deployed["callback_function_name"])[
         "Configuration"
     ]["Role"]
-    with without_actions(aws, role, "states:SendTaskSuccess"):
+    with (
+        without_actions(aws, role, "states:SendTaskSuccess"),
+        expect_denials(denial(role, "states:SendTaskSuccess", "*")),
+    ):
         arn = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 0})
         failure = first_task_failure(sfn, arn)
         # Stopped before the grant comes back (the Acquire task's Retry would then pass).
@@ -578,8 +583,12 @@ def test_without_its_function_permission_eventbridge_cannot_run_the_cleanup(
     events.put_targets(Rule=rule, Targets=[{"Id": "witness", "Arn": queue_arn}])
     holder = None
     try:
-        with without_function_permission(
-            aws, deployed["cleanup_function_name"], "AllowHolderEndedEvents"
+        cleanup = deployed["cleanup_function_name"]
+        with (
+            without_function_permission(aws, cleanup, "AllowHolderEndedEvents"),
+            expect_denials(
+                denial("events.amazonaws.com", "lambda:InvokeFunction", f"*:function:{cleanup}")
+            ),
         ):
             holder = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 20})
             blocked_and_held(aws, deployed, 1, 0)
@@ -641,6 +650,11 @@ def test_caller_policy_json_is_all_a_machine_needs_to_run_the_fragments(
     with (
         temporary_role(aws, f"{prefix}-caller", deployed["caller_policy_json"], STATES_TRUST) as ok,
         temporary_role(aws, f"{prefix}-stranger", None, STATES_TRUST) as bare,
+        expect_denials(
+            denial(
+                bare, "lambda:InvokeFunction", f"*:function:{deployed['callback_function_name']}"
+            )
+        ),
     ):
         machines = {
             role: sfn.create_state_machine(

@@ -18,6 +18,7 @@ import pytest
 
 from sfn_patterns_localstack.roles import allow, delete_role
 from sfn_patterns_localstack.server import ENVIRONMENT
+from tests.iam_denial import denial, expect_denials
 
 from .support import deploy, start, wait_done
 
@@ -169,9 +170,14 @@ def test_without_credentials_the_other_account_is_not_reached(
     machine = sfn.create_state_machine(
         name=f"{deployed['prefix']}-nocreds", definition=json.dumps(definition), roleArn=role["Arn"]
     )["stateMachineArn"]
+    # Under enforcement (or audit, which records it) the wrapper role's start is refused.
+    refused = denial(
+        deployed["wrapper_role_arn"], "states:StartExecution", other_account["target_arn"]
+    )
     try:
-        arn = start(sfn, machine, {})
-        described = wait_done(sfn, [arn], timeout=60)[arn]
+        with expect_denials(refused):  # not checked under SFNP_IAM=off: nothing records
+            arn = start(sfn, machine, {})
+            described = wait_done(sfn, [arn], timeout=60)[arn]
         assert described["status"] == "FAILED"
         reported = described.get("cause", "") + described.get("error", "")
         if ENVIRONMENT["SFNP_IAM"] == "enforce":

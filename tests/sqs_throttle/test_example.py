@@ -29,7 +29,9 @@ from tests.alarm_check import PERIOD, Inbox, alarm, prove_alarm
 from tests.dashboard_check import problems
 from tests.iam_denial import (
     assert_denial_text,
+    denial,
     denied,
+    expect_denials,
     require_enforcement,
     session_clients,
     temporary_role,
@@ -497,7 +499,10 @@ def test_without_receive_message_the_starter_fails_and_keeps_the_request(
     queue_arn = aws("sqs").get_queue_attributes(
         QueueUrl=deployed["queue_url"], AttributeNames=["QueueArn"]
     )["Attributes"]["QueueArn"]
-    with without_actions(aws, deployed["starter_role_arn"], "sqs:ReceiveMessage"):
+    with (
+        without_actions(aws, deployed["starter_role_arn"], "sqs:ReceiveMessage"),
+        expect_denials(denial(deployed["starter_role_arn"], "sqs:ReceiveMessage", queue_arn)),
+    ):
         response = aws("lambda").invoke(
             FunctionName=deployed["starter_function_name"], Payload=b"{}", LogType="Tail"
         )
@@ -531,9 +536,14 @@ def test_producer_policy_json_lets_a_producer_enqueue_and_nothing_more(
     queue = deployed["queue_url"]
     request_id = f"producer-{uuid.uuid4().hex[:6]}"
     prefix = deployed["prefix"]
+    queue_arn = f"arn:aws:sqs:*:{queue.rsplit('/', 1)[1]}"  # any region and account
     with (
         temporary_role(aws, f"{prefix}-producer", deployed["producer_policy_json"]) as producer,
         temporary_role(aws, f"{prefix}-stranger") as stranger,
+        expect_denials(
+            denial(producer, "sqs:ReceiveMessage", queue_arn),
+            denial(stranger, "sqs:SendMessage", queue_arn),
+        ),
     ):
         as_producer = session_clients(localstack_endpoint, producer)("sqs")
         enqueue(queue, {"seconds": 1}, request_id=request_id, client=as_producer)

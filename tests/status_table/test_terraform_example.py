@@ -23,6 +23,8 @@ from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.iam_denial import (
     assert_denial_text,
+    denial,
+    expect_denials,
     require_enforcement,
     session_credentials,
     temporary_role,
@@ -182,6 +184,9 @@ def test_read_write_policy_is_all_the_tracker_needs(
     with (
         temporary_role(aws, f"{prefix}-rw", example["iam_policy_read_write_json"]) as writer,
         temporary_role(aws, f"{prefix}-stranger") as stranger,
+        expect_denials(  # create_tasks reads first (BatchGetItem), refused at once
+            denial(stranger, "dynamodb:BatchGetItem", f"*:table/{example['table_name']}")
+        ),
     ):
         as_role(monkeypatch, localstack_endpoint, writer)
         worker = tracker(example, localstack_endpoint, "rw-consumer")
@@ -211,7 +216,10 @@ def test_read_only_policy_reads_the_table_and_index_but_cannot_write(
     seeded = tracker(example, localstack_endpoint, "ro-consumer")
     seeded.create_tasks(["r-1"])
     prefix = example["variables"]["name_prefix"]
-    with temporary_role(aws, f"{prefix}-ro", example["iam_policy_read_only_json"]) as reader:
+    with (
+        temporary_role(aws, f"{prefix}-ro", example["iam_policy_read_only_json"]) as reader,
+        expect_denials(denial(reader, "dynamodb:PutItem", f"*:table/{example['table_name']}")),
+    ):
         as_role(monkeypatch, localstack_endpoint, reader)
         dashboard = tracker(example, localstack_endpoint, "ro-consumer")
         assert dashboard.get("r-1").status == Status.PENDING
@@ -232,7 +240,10 @@ def test_without_its_grant_on_the_status_index_the_worker_cannot_query(
     require_enforcement(aws, localstack_endpoint)
     worker_role = example["worker_role_arn"]
     index_arn = example["table_index_arn"]
-    with without_resource(aws, worker_role, index_arn):
+    with (
+        without_resource(aws, worker_role, index_arn),
+        expect_denials(denial(worker_role, "dynamodb:Query", index_arn)),
+    ):
         as_role(monkeypatch, localstack_endpoint, worker_role)
         worker = tracker(example, localstack_endpoint, "index-denial")
         worker.create_tasks(["i-1"])

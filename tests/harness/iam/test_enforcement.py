@@ -23,6 +23,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sfn_patterns_localstack.clients import client_factory
+from tests.iam_denial import denial, expect_denials
 
 pytestmark = pytest.mark.integration
 
@@ -139,7 +140,9 @@ def test_query_on_index_needs_a_grant_on_the_index(endpoint, admin):
         KeyConditionExpression="pk = :p",
         ExpressionAttributeValues={":p": {"S": "a"}},
     )
-    error = denied(lambda: ddb.query(**by_status))
+    index_arn = f"{table_arn}/index/by-status"
+    with expect_denials(denial(role_name, "dynamodb:Query", index_arn)):
+        error = denied(lambda: ddb.query(**by_status))
     assert error.response["Error"]["Code"] == "AccessDeniedException"
     assert error.response["ResponseMetadata"]["HTTPStatusCode"] == 400
     assert error.response["Error"]["Message"] == (
@@ -157,7 +160,8 @@ def test_query_on_index_needs_a_grant_on_the_index(endpoint, admin):
         {**grant, "Resource": [table_arn, f"{table_arn}/index/*"]},
         {"Effect": "Deny", "Action": "dynamodb:*", "Resource": f"{table_arn}/index/by-status"},
     )
-    error = denied(lambda: ddb.query(**by_status))
+    with expect_denials(denial(role_name, "dynamodb:Query", index_arn)):
+        error = denied(lambda: ddb.query(**by_status))
     assert "with an explicit deny in an identity-based policy" in error.response["Error"]["Message"]
 
 
@@ -185,7 +189,8 @@ def test_describe_execution_needs_the_execution_arn_not_the_machine(endpoint, ad
         },
     )
     states = session(endpoint, caller)("stepfunctions")
-    error = denied(lambda: states.describe_execution(executionArn=execution))
+    with expect_denials(denial(caller, "states:DescribeExecution", execution)):
+        error = denied(lambda: states.describe_execution(executionArn=execution))
     assert error.response["Error"]["Code"] == "AccessDeniedException"
     assert f"on resource: {execution} because" in error.response["Error"]["Message"]
     executions = f"arn:aws:states:{REGION}:{ACCOUNT}:execution:{name}:*"
@@ -240,7 +245,8 @@ def test_a_task_runs_with_the_state_machine_roles_permissions(endpoint, admin):
             time.sleep(0.3)
         raise AssertionError(f"{execution} still running after 60 s")
 
-    failed = run()
+    with expect_denials(denial(machine_role, "dynamodb:GetItem", f"*:table/{table}")):
+        failed = run()
     assert failed["status"] == "FAILED"
     assert "AccessDenied" in failed.get("error", "") + failed.get("cause", "")
     assert "dynamodb:GetItem" in failed.get("cause", "")
@@ -320,7 +326,10 @@ def test_eventbridge_invokes_a_function_only_with_its_permission(endpoint, admin
             Entries=[{"Source": source, "DetailType": "t", "Detail": json.dumps({"m": marker})}]
         )
 
-    send("before-permission")
+    # EventBridge's invocations are asynchronous: each refusal is awaited in the record
+    # (expect_denials), so the next step starts after it.
+    with expect_denials(denial("events.amazonaws.com", "lambda:InvokeFunction", function_arn)):
+        send("before-permission")
     # The permission aws_lambda_permission writes, naming another rule: still denied.
     lam.add_permission(
         FunctionName=function,
@@ -329,7 +338,8 @@ def test_eventbridge_invokes_a_function_only_with_its_permission(endpoint, admin
         Principal="events.amazonaws.com",
         SourceArn=rule_arn + "-other",
     )
-    send("wrong-source-arn")
+    with expect_denials(denial("events.amazonaws.com", "lambda:InvokeFunction", function_arn)):
+        send("wrong-source-arn")
     lam.add_permission(
         FunctionName=function,
         StatementId="this-rule",
@@ -368,7 +378,8 @@ def test_assume_role_without_the_targets_trust_is_denied(endpoint, admin):
     )
     target = make_role(admin, {"Service": "lambda.amazonaws.com"})
     as_caller = session(endpoint, caller)
-    error = denied(lambda: as_caller("sts").assume_role(RoleArn=target, RoleSessionName="hop"))
+    with expect_denials(denial(caller, "sts:AssumeRole", target)):
+        error = denied(lambda: as_caller("sts").assume_role(RoleArn=target, RoleSessionName="hop"))
     assert error.response["Error"]["Code"] == "AccessDenied"
     assert error.response["ResponseMetadata"]["HTTPStatusCode"] == 403
     assert error.response["Error"]["Message"] == (
@@ -386,7 +397,8 @@ def test_assume_role_without_the_targets_trust_is_denied(endpoint, admin):
     )
     hop = session(endpoint, target, credentials_from=as_caller)
     # The hop's own session has no identity policy at all: implicit deny, on its own name.
-    error = denied(lambda: hop("sqs").list_queues())
+    with expect_denials(denial(target, "sqs:ListQueues", "*")):
+        error = denied(lambda: hop("sqs").list_queues())
     assert (
         "/tester is not authorized to perform: sqs:ListQueues" in error.response["Error"]["Message"]
     )

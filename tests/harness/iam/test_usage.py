@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from sfn_patterns_localstack.emulation.iam.policy import NamedPolicy, StatementRef
 from sfn_patterns_localstack.emulation.iam.usage import UsageRecorder, merge_usage, unused_actions
@@ -113,3 +114,13 @@ def test_unused_actions_lists_granted_actions_that_allowed_nothing():
             "action": "dynamodb:DeleteItem",
         }
     ]
+
+
+def test_each_localstack_process_writes_its_own_file(tmp_path):
+    """Two LocalStacks a test process starts (its session's, a test's own) never share a file."""
+    from sfn_patterns_localstack.emulation.iam.handler import usage_path
+
+    name = str(tmp_path / "gw0.json")
+    assert usage_path(name, 101) == tmp_path / "gw0.101.json"
+    assert usage_path(name, 101) != usage_path(name, 102)
+    assert usage_path(name).name == f"gw0.{os.getpid()}.json"

@@ -375,10 +375,23 @@ def access_denied(service: str, message: str) -> Exception:
 _installed: Enforcer | None = None
 
 
+def usage_path(usage_file: str, pid: int | None = None) -> Path:
+    """``SFNP_IAM_USAGE_FILE`` made this LocalStack process's own: ``<stem>.<pid><suffix>``.
+
+    A test process may start more than one LocalStack, one after another (its session's,
+    one of its own for a test); they inherit the same variable, and each recorder
+    rewrites its whole file, so one path would keep only the last writer's counts (a
+    whole worker's usage was once lost that way). Readers glob ``<stem>.*<suffix>``.
+    """
+    path = Path(usage_file)
+    return path.with_name(f"{path.stem}.{pid or os.getpid()}{path.suffix}")
+
+
 def install() -> Enforcer | None:
     """Add the handlers to LocalStack's chain once (LocalStack start-up imports the plugins).
 
-    ``SFNP_IAM=off`` installs nothing. ``SFNP_IAM_USAGE_FILE`` names the usage file.
+    ``SFNP_IAM=off`` installs nothing. ``SFNP_IAM_USAGE_FILE`` names the usage file
+    (``usage_path``: one per LocalStack process).
     """
     global _installed  # noqa: PLW0603 - one enforcer per LocalStack process
     if _installed is not None:
@@ -389,7 +402,7 @@ def install() -> Enforcer | None:
     from localstack.aws import handlers
 
     usage_file = os.environ.get("SFNP_IAM_USAGE_FILE")
-    recorder = UsageRecorder(Path(usage_file) if usage_file else None)
+    recorder = UsageRecorder(usage_path(usage_file) if usage_file else None)
     recorder.start()
     enforcer = Enforcer(mode, Directory(moto_session, moto_role), recorder)
     handlers.serve_custom_service_request_handlers.append(enforcer)
