@@ -175,7 +175,7 @@ def account(
     return lines, failed
 
 
-def _remove_finished_sessions() -> None:
+def remove_finished_sessions() -> None:
     """Remove the usage of earlier sessions, never of one still running.
 
     Another pytest in the same checkout (a unit-test run during an integration run)
@@ -205,7 +205,7 @@ class IamCheck:
         self.external = bool(os.environ.get("LOCALSTACK_ENDPOINT"))
         if self.worker is None:
             self.session = ROOT / f"session-{os.getpid()}"
-            _remove_finished_sessions()
+            remove_finished_sessions()
             self.session.mkdir(parents=True)
             own = self.session / "main.json"
         else:

@@ -250,3 +250,26 @@ def test_every_declared_denial_must_happen(usage_dir: Path) -> None:
 def test_a_failing_body_is_not_masked_by_the_check(usage_dir: Path) -> None:
     with pytest.raises(KeyError), expect_denials(*DECLARED, timeout=0.1):
         raise KeyError("the test's own failure")
+
+
+def test_a_new_session_removes_finished_sessions_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unit-test run during an integration run must not delete that run's usage files."""
+    import subprocess
+    import sys
+
+    from tests import iam_check
+
+    finished = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    monkeypatch.setattr(iam_check, "ROOT", tmp_path)
+    for pid in (os.getpid(), int(finished.stdout)):
+        (tmp_path / f"session-{pid}").mkdir()
+        (tmp_path / f"session-{pid}" / "gw0.1.json").write_text("{}")
+    iam_check.remove_finished_sessions()
+    assert [p.name for p in tmp_path.iterdir()] == [f"session-{os.getpid()}"]
