@@ -124,6 +124,8 @@ def expect_denials(*expected: dict[str, str], timeout: float = 30.0) -> Iterator
     so the check waits up to ``timeout`` for it. Not checked where nothing records
     (``_usage_files``); the test's own oracles (the AccessDenied error) still hold there.
     """
+    if not expected:
+        raise ValueError("expect_denials needs at least one denial(...)")
     usage_file = os.environ.get(USAGE_ENV)
     if usage_file:
         declared = Path(usage_file).with_name(f"expected-{os.getpid()}.jsonl")
