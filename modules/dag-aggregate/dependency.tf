@@ -320,6 +320,10 @@ resource "aws_cloudwatch_event_target" "task_ended" {
     maximum_event_age_in_seconds = 3600
     maximum_retry_attempts       = 20
   }
+
+  # EventBridge invokes the function only once it may: the permission exists before
+  # the target, and outlives it on destroy (a schedule firing in between is denied).
+  depends_on = [aws_lambda_permission.task_ended]
 }
 
 resource "aws_lambda_permission" "task_ended" {

@@ -123,6 +123,10 @@ resource "aws_cloudwatch_event_target" "completion" {
     maximum_event_age_in_seconds = 3600
     maximum_retry_attempts       = 20
   }
+
+  # EventBridge invokes the function only once it may: the permission exists before
+  # the target, and outlives it on destroy (a schedule firing in between is denied).
+  depends_on = [aws_lambda_permission.completion]
 }
 
 resource "aws_lambda_permission" "completion" {

@@ -429,6 +429,10 @@ resource "aws_cloudwatch_event_target" "reconcile" {
   rule      = aws_cloudwatch_event_rule.reconcile[0].name
   target_id = "semaphore-reconciler"
   arn       = module.reconciler.function_arn
+
+  # EventBridge invokes the function only once it may: the permission exists before
+  # the target, and outlives it on destroy (a schedule firing in between is denied).
+  depends_on = [aws_lambda_permission.reconcile]
 }
 
 resource "aws_lambda_permission" "reconcile" {
@@ -488,6 +492,10 @@ resource "aws_cloudwatch_event_target" "ended" {
     maximum_event_age_in_seconds = 3600
     maximum_retry_attempts       = 20
   }
+
+  # EventBridge invokes the function only once it may: the permission exists before
+  # the target, and outlives it on destroy (a schedule firing in between is denied).
+  depends_on = [aws_lambda_permission.ended]
 }
 
 resource "aws_lambda_permission" "ended" {

@@ -190,6 +190,10 @@ resource "aws_cloudwatch_event_target" "starter" {
   rule      = aws_cloudwatch_event_rule.starter[0].name
   target_id = "starter"
   arn       = module.starter.function_arn
+
+  # EventBridge invokes the function only once it may: the permission exists before
+  # the target, and outlives it on destroy (a schedule firing in between is denied).
+  depends_on = [aws_lambda_permission.schedule]
 }
 
 resource "aws_lambda_permission" "schedule" {
