@@ -53,7 +53,14 @@ def tracker(localstack_endpoint: str, aws_env: dict[str, str]) -> Tracker:
     return tracker
 
 
-def spawn(tracker: Tracker, env: dict[str, str], ids_file: Path, effects: Path, *extra: str):
+def spawn(
+    tracker: Tracker,
+    env: dict[str, str],
+    ids_file: Path,
+    effects: Path,
+    *extra: str,
+    stdout: int | None = None,
+) -> subprocess.Popen:
     return subprocess.Popen(
         [
             sys.executable,
@@ -71,6 +78,8 @@ def spawn(tracker: Tracker, env: dict[str, str], ids_file: Path, effects: Path, 
             *extra,
         ],
         env=env,
+        stdout=stdout,
+        text=True,
     )
 
 
@@ -98,25 +107,36 @@ def test_eight_processes_run_every_task_exactly_once(
     effects = tmp_path / "effects.log"
     ready = tmp_path / "ready"
     ready.mkdir()
-    workers = [
-        spawn(tracker, aws_env, ids_file, effects, "--ready-dir", str(ready), "--wait-locked", "60")
-        for _ in range(8)
-    ]
+    # Eight worker processes, forked after one import of the library (--processes).
+    launcher = spawn(
+        tracker,
+        aws_env,
+        ids_file,
+        effects,
+        "--ready-dir",
+        str(ready),
+        "--wait-locked",
+        "60",
+        "--processes",
+        "8",
+        stdout=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while len(list(ready.glob("ready-*"))) < 8:
             assert time.monotonic() < deadline, "workers did not start"
-            assert all(w.poll() is None for w in workers), "a worker died during start-up"
+            assert launcher.poll() is None, "a worker died during start-up"
             time.sleep(0.1)
         started = time.monotonic()
         (ready / "go").touch()
-        codes = [w.wait(timeout=90) for w in workers]
+        out, _ = launcher.communicate(timeout=90)
         elapsed = time.monotonic() - started
     finally:
-        for w in workers:
-            if w.poll() is None:
-                w.kill()
+        if launcher.poll() is None:
+            launcher.kill()
+    codes = json.loads(out.splitlines()[-1])
     assert codes == [0] * 8
+    assert launcher.returncode == 0
     pids = assert_each_ran_once(tracker, ids, effects)
     assert len(pids) > 1, "the work was not actually shared"
     print(f"200 tasks, 8 processes: {elapsed:.1f} s, {200 / elapsed:.0f} tasks/s, {len(pids)} pids")
