@@ -63,7 +63,8 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[
         venvs = {v: pool.submit(venv_for, v, dirs[v][0]) for v in VERSIONS}
 
         def step(version: str, *args: object, cwd: Path = REPO) -> subprocess.CompletedProcess:
-            return run(venvs[version].result(), *args, cwd=cwd)
+            # The pytest's 900 s: both interpreters' runs share the machine at once.
+            return run(venvs[version].result(), *args, cwd=cwd, timeout=900)
 
         runs: dict[str, dict[str, Future]] = {}
         for version in VERSIONS:
