@@ -96,7 +96,7 @@ def stale_tasks(effects: Path) -> set[str]:
     return {line.split()[1] for line in lines if line.startswith("STALE ")}
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, func_only=True)  # not the session LocalStack start
 def test_eight_processes_run_every_task_exactly_once(
     tracker: Tracker, aws_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -160,7 +160,7 @@ def assert_each_ran_once(tracker: Tracker, ids: list[str], effects: Path) -> set
     }
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, func_only=True)  # not the session LocalStack start
 def test_eight_threads_run_two_hundred_tasks_exactly_once(
     localstack_endpoint: str, aws_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -202,7 +202,7 @@ def test_eight_threads_run_two_hundred_tasks_exactly_once(
     assert len(runners) > 1, "the work was not actually shared"
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(90, func_only=True)  # not the session LocalStack start
 def test_killed_worker_is_reclaimed_after_its_lease(
     tracker: Tracker, aws_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -240,7 +240,7 @@ def test_killed_worker_is_reclaimed_after_its_lease(
     assert line.split()[2] == "2"  # the side effect came from attempt 2
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(180, func_only=True)  # not the session LocalStack start
 def test_eight_threads_under_dynamodb_throttling_do_each_task_once(
     localstack_endpoint: str, aws_env: dict[str, str], tmp_path: Path
 ) -> None:
