@@ -10,8 +10,9 @@ modules' plan-time Python is the team's own interpreter (Python 3.9, the oldest
 supported, with the planner's documented dependencies), not the project's venv.
 
 Then: init, plan, apply to LocalStack, a clean second plan, one execution of each
-pattern, and destroy, whose leftover check looks every created resource up in its
-own account; a name-prefix sweep of both accounts follows.
+pattern (the three workflows started together after the apply), and destroy, whose
+leftover check looks every created resource up in its own account; a name-prefix
+sweep of both accounts follows.
 
 The clone is of the committed HEAD: uncommitted changes are not in it.
 """
@@ -127,12 +128,25 @@ def team(
         workspace.init()
         assert (base / "scratch/.terraform/modules").is_dir()
         workspace.apply(variables)
+        outputs = workspace.outputs()
+        # The three workflow runs start here, at once, and run while the tests before
+        # theirs (the second plan) do: each test below waits for its own execution.
+        sfn = aws("stepfunctions")
+        started = {
+            key: sfn.start_execution(stateMachineArn=outputs[arn], input=payload)["executionArn"]
+            for key, arn, payload in (
+                ("export", "export_poller_arn", '{"seconds": 2}'),
+                ("warehouse", "warehouse_wrapper_arn", "{}"),
+                ("aggregates", "aggregates_state_machine_arn", "{}"),
+            )
+        }
         yield {
             "workspace": workspace,
             "variables": variables,
             "prefix": prefix,
             "workgroup": workgroup,
-            **workspace.outputs(),
+            "started": started,
+            **outputs,
         }
     finally:
         try:
@@ -160,15 +174,17 @@ def test_second_plan_is_empty(team: dict) -> None:
 
 def test_job_poller_runs_our_export_job(team: dict, aws: Callable) -> None:
     sfn = aws("stepfunctions")
-    arn = sfn.start_execution(stateMachineArn=team["export_poller_arn"], input='{"seconds": 2}')
-    described = wait(sfn, arn["executionArn"])
+    arn = team["started"]["export"]
+    assert arn.startswith(team["export_poller_arn"].replace(":stateMachine:", ":execution:"))
+    described = wait(sfn, arn)
     assert described["status"] == "SUCCEEDED", described
 
 
 def test_semaphore_wraps_our_load_workflow(team: dict, aws: Callable) -> None:
     sfn = aws("stepfunctions")
-    arn = sfn.start_execution(stateMachineArn=team["warehouse_wrapper_arn"], input="{}")
-    assert wait(sfn, arn["executionArn"])["status"] == "SUCCEEDED"
+    arn = team["started"]["warehouse"]
+    assert arn.startswith(team["warehouse_wrapper_arn"].replace(":stateMachine:", ":execution:"))
+    assert wait(sfn, arn)["status"] == "SUCCEEDED"
     loads = sfn.list_executions(stateMachineArn=team["load_state_machine_arn"])["executions"]
     assert [e["status"] for e in loads] == ["SUCCEEDED"]
 
@@ -254,8 +270,11 @@ def test_the_target_role_outputs_are_needed(
 
 def test_dag_aggregate_runs_our_sql(team: dict, aws: Callable) -> None:
     sfn = aws("stepfunctions")
-    arn = sfn.start_execution(stateMachineArn=team["aggregates_state_machine_arn"], input="{}")
-    assert wait(sfn, arn["executionArn"])["status"] == "SUCCEEDED"
+    arn = team["started"]["aggregates"]
+    assert arn.startswith(
+        team["aggregates_state_machine_arn"].replace(":stateMachine:", ":execution:")
+    )
+    assert wait(sfn, arn)["status"] == "SUCCEEDED"
     result = run_sql(aws, team["workgroup"], "SELECT n_orders, revenue FROM agg.orders_total")
     [[n_orders, revenue]] = [[next(iter(v.values())) for v in row] for row in result["Records"]]
     assert (int(n_orders), float(revenue)) == (3, 22.0)  # three orders: 10.50 + 4.50 + 7.00

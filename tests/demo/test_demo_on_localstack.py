@@ -53,10 +53,25 @@ def planned_changes(workspace: Any, variables: dict[str, Any]) -> tuple[list[str
     ``dynamic`` in the state and ``string`` in the plan (``try(x, null)``); Terraform
     then prints "No changes." yet ``-detailed-exitcode`` exits 2. Both lists must be
     empty; keeping them apart makes a failure say which kind it is.
+
+    ``-detailed-exitcode`` exits 0 only when the plan has neither kind (Terraform's own
+    verdict), so the plan is rendered as JSON (``terraform show``, several CPU-seconds
+    for examples/complete's plan) only when there is something to sort.
     """
     saved = workspace.scratch_dir / "replan.tfplan"
     var_args = [f"-var={k}={v}" for k, v in variables.items()]
-    workspace.run("plan", "-input=false", "-no-color", f"-out={saved}", *var_args)
+    proc = workspace.run(
+        "plan",
+        "-input=false",
+        "-no-color",
+        "-detailed-exitcode",
+        f"-out={saved}",
+        *var_args,
+        check=False,
+    )
+    if proc.returncode == 0:
+        return [], []
+    assert proc.returncode == 2, f"plan failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     plan = json.loads(workspace.run("show", "-json", str(saved)).stdout)
     changes = [
         f"{change['address']}: {'/'.join(change['change']['actions'])}"

@@ -69,10 +69,15 @@ def test_concurrent_conditional_updates_of_one_item_are_atomic(aws) -> None:
         BillingMode="PAY_PER_REQUEST",
     )
     items = [f"item-{i}" for i in range(300)]
-    for pk in items:
-        ddb.put_item(
-            TableName=table, Item={"pk": {"S": pk}, "status": {"S": "pending"}, "n": {"N": "0"}}
-        )
+    # Seeded 25 to a request (BatchWriteItem's maximum): the setup is not the race.
+    for first in range(0, len(items), 25):
+        requests = [
+            {"PutRequest": {"Item": {"pk": {"S": pk}, "status": {"S": "pending"}, "n": {"N": "0"}}}}
+            for pk in items[first : first + 25]
+        ]
+        unprocessed = {table: requests}
+        while unprocessed:
+            unprocessed = ddb.batch_write_item(RequestItems=unprocessed)["UnprocessedItems"]
     start_together = threading.Barrier(8)
 
     def take(worker: int) -> list[str]:

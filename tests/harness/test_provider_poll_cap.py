@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.terraform.workspace import PROVIDER_POLL_CAP, Workspace
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -40,19 +41,32 @@ def creation_seconds(apply_output: str, address: str) -> int:
 def test_capped_creation_is_fast_and_uncapped_keeps_upstream_pauses(
     localstack_endpoint: str, aws: Callable, tmp_path: Path
 ) -> None:
+    """The two applies run at once, each in a workspace (state) of its own, so the
+    uncapped run's 25 s overlap the capped one instead of following it."""
     prefix = f"pollcap-{int(time.time()) % 100000}"
-    workspace = Workspace(FIXTURE, localstack_endpoint, tmp_path)
-    try:
-        workspace.init()
-        capped = workspace.apply({"name_prefix": prefix, "queues": ["capped"]})
-        assert creation_seconds(capped.stdout, 'aws_sqs_queue.this["capped"]') < CAPPED_CEILING_S
+    capped_ws = Workspace(FIXTURE, localstack_endpoint, tmp_path / "capped")
+    upstream_ws = Workspace(FIXTURE, localstack_endpoint, tmp_path / "upstream")
+    upstream_ws.provider_poll_cap = None
 
-        workspace.provider_poll_cap = None
-        upstream = workspace.apply({"name_prefix": prefix, "queues": ["capped", "upstream"]})
-        seconds = creation_seconds(upstream.stdout, 'aws_sqs_queue.this["upstream"]')
+    def apply(workspace: Workspace, queue: str) -> str:
+        workspace.init()
+        return workspace.apply({"name_prefix": prefix, "queues": [queue]}).stdout
+
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            capped = pool.submit(apply, capped_ws, "capped")
+            upstream = pool.submit(apply, upstream_ws, "upstream")
+            capped_out, upstream_out = capped.result(), upstream.result()
+        assert creation_seconds(capped_out, 'aws_sqs_queue.this["capped"]') < CAPPED_CEILING_S
+        seconds = creation_seconds(upstream_out, 'aws_sqs_queue.this["upstream"]')
         assert seconds >= UPSTREAM_FLOOR_S
     finally:
-        workspace.provider_poll_cap = PROVIDER_POLL_CAP
-        workspace.destroy({"name_prefix": prefix, "queues": []})
-        workspace.close()
+        try:
+            capped_ws.destroy({"name_prefix": prefix, "queues": []})
+        finally:
+            try:
+                upstream_ws.destroy({"name_prefix": prefix, "queues": []})
+            finally:
+                capped_ws.close()
+                upstream_ws.close()
     assert not [url for url in aws("sqs").list_queues(QueueNamePrefix=prefix).get("QueueUrls", [])]

@@ -53,7 +53,14 @@ def tracker(localstack_endpoint: str, aws_env: dict[str, str]) -> Tracker:
     return tracker
 
 
-def spawn(tracker: Tracker, env: dict[str, str], ids_file: Path, effects: Path, *extra: str):
+def spawn(
+    tracker: Tracker,
+    env: dict[str, str],
+    ids_file: Path,
+    effects: Path,
+    *extra: str,
+    stdout: int | None = None,
+) -> subprocess.Popen:
     return subprocess.Popen(
         [
             sys.executable,
@@ -71,6 +78,8 @@ def spawn(tracker: Tracker, env: dict[str, str], ids_file: Path, effects: Path, 
             *extra,
         ],
         env=env,
+        stdout=stdout,
+        text=True,
     )
 
 
@@ -87,7 +96,7 @@ def stale_tasks(effects: Path) -> set[str]:
     return {line.split()[1] for line in lines if line.startswith("STALE ")}
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, func_only=True)  # not the session LocalStack start
 def test_eight_processes_run_every_task_exactly_once(
     tracker: Tracker, aws_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -98,25 +107,36 @@ def test_eight_processes_run_every_task_exactly_once(
     effects = tmp_path / "effects.log"
     ready = tmp_path / "ready"
     ready.mkdir()
-    workers = [
-        spawn(tracker, aws_env, ids_file, effects, "--ready-dir", str(ready), "--wait-locked", "60")
-        for _ in range(8)
-    ]
+    # Eight worker processes, forked after one import of the library (--processes).
+    launcher = spawn(
+        tracker,
+        aws_env,
+        ids_file,
+        effects,
+        "--ready-dir",
+        str(ready),
+        "--wait-locked",
+        "60",
+        "--processes",
+        "8",
+        stdout=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while len(list(ready.glob("ready-*"))) < 8:
             assert time.monotonic() < deadline, "workers did not start"
-            assert all(w.poll() is None for w in workers), "a worker died during start-up"
+            assert launcher.poll() is None, "a worker died during start-up"
             time.sleep(0.1)
         started = time.monotonic()
         (ready / "go").touch()
-        codes = [w.wait(timeout=90) for w in workers]
+        out, _ = launcher.communicate(timeout=90)
         elapsed = time.monotonic() - started
     finally:
-        for w in workers:
-            if w.poll() is None:
-                w.kill()
+        if launcher.poll() is None:
+            launcher.kill()
+    codes = json.loads(out.splitlines()[-1])
     assert codes == [0] * 8
+    assert launcher.returncode == 0
     pids = assert_each_ran_once(tracker, ids, effects)
     assert len(pids) > 1, "the work was not actually shared"
     print(f"200 tasks, 8 processes: {elapsed:.1f} s, {200 / elapsed:.0f} tasks/s, {len(pids)} pids")
@@ -140,7 +160,7 @@ def assert_each_ran_once(tracker: Tracker, ids: list[str], effects: Path) -> set
     }
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, func_only=True)  # not the session LocalStack start
 def test_eight_threads_run_two_hundred_tasks_exactly_once(
     localstack_endpoint: str, aws_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -182,7 +202,7 @@ def test_eight_threads_run_two_hundred_tasks_exactly_once(
     assert len(runners) > 1, "the work was not actually shared"
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(90, func_only=True)  # not the session LocalStack start
 def test_killed_worker_is_reclaimed_after_its_lease(
     tracker: Tracker, aws_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -220,7 +240,7 @@ def test_killed_worker_is_reclaimed_after_its_lease(
     assert line.split()[2] == "2"  # the side effect came from attempt 2
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(180, func_only=True)  # not the session LocalStack start
 def test_eight_threads_under_dynamodb_throttling_do_each_task_once(
     localstack_endpoint: str, aws_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -12,6 +12,12 @@ Python 3.9 and 3.13 (pyenv interpreters on this machine kind) this test:
   on the example SQL, as Terraform does.
 
 The venvs are cached under ``$SFN_PATTERNS_CACHE/pyvenv/`` keyed by the inputs' hash.
+
+Every process of the matrix (per version: the import check, the runtime tests, the
+planner) starts at once, from a module-scoped fixture, and each test reads its own
+process's result: the two interpreters' test runs, most of this file's time, overlap
+instead of following one another. Nothing is run on behalf of another check: each
+check still has its own process, and a failing one fails only its own test.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -36,40 +44,88 @@ RUNTIME_TEST_FILES = [
 ]
 
 
-@pytest.mark.parametrize("version", ["3.9", "3.13"])
-def test_runtime_library_installs_and_its_tests_pass(version: str, tmp_path: Path) -> None:
-    python = venv_for(version, tmp_path)
+VERSIONS = ["3.9", "3.13"]
+STEPS = ("where", "tests", "plan")  # the import check, the runtime tests, the planner
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Future]]]:
+    """Per version, per step, the future of that step's finished process (see the docstring).
+
+    A step's future raises what ``run`` raises: an AssertionError naming the command and
+    its output when the process fails, which the step's own test then reports.
+    """
+    dirs = {
+        v: (tmp_path_factory.mktemp(f"py{v}"), tmp_path_factory.mktemp(f"out{v}")) for v in VERSIONS
+    }
+    # One thread per venv and per step: a step's thread waits for its venv's future.
+    with ThreadPoolExecutor(max_workers=len(VERSIONS) * (1 + len(STEPS))) as pool:
+        venvs = {v: pool.submit(venv_for, v, dirs[v][0]) for v in VERSIONS}
+
+        def step(version: str, *args: object, cwd: Path = REPO) -> subprocess.CompletedProcess:
+            # The pytest's 900 s: both interpreters' runs share the machine at once.
+            return run(venvs[version].result(), *args, cwd=cwd, timeout=900)
+
+        runs: dict[str, dict[str, Future]] = {}
+        for version in VERSIONS:
+            outside = dirs[version][1]  # a directory outside the checkout
+            runs[version] = {
+                "where": pool.submit(
+                    step,
+                    version,
+                    "-c",
+                    "import sfn_patterns.status_table as m; print(m.__file__)",
+                    cwd=outside,
+                ),
+                "tests": pool.submit(
+                    step,
+                    version,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    # The installed wheel, not lambda_src/ (pyproject's pythonpath), is
+                    # what the tests import; and tests/conftest.py stays out: the two
+                    # runs at once must not write the session's build/test-*.json.
+                    "-o",
+                    "pythonpath=",
+                    "--confcutdir",
+                    "tests/status_table",
+                    "-m",
+                    "runtime and not integration",
+                    *RUNTIME_TEST_FILES,
+                ),
+                "plan": pool.submit(
+                    step,
+                    version,
+                    REPO / "modules/dag-aggregate/planner.py",
+                    "plan",
+                    "--sql-dir",
+                    REPO / "examples/dag-aggregate/sql",
+                    cwd=outside,
+                ),
+            }
+        yield runs
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_runtime_library_installs_and_its_tests_pass(
+    version: str, matrix: dict[str, dict[str, Future]]
+) -> None:
     # Installed from the wheel: importable from outside the checkout.
-    where = run(
-        python, "-c", "import sfn_patterns.status_table as m; print(m.__file__)", cwd=tmp_path
-    )
+    where = matrix[version]["where"].result()
     assert "site-packages" in where.stdout
-    proc = run(
-        python,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-m",
-        "runtime and not integration",
-        *RUNTIME_TEST_FILES,
-    )
+    proc = matrix[version]["tests"].result()
     summary = proc.stdout.strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary and "error" not in summary, summary
 
 
-@pytest.mark.parametrize("version", ["3.9", "3.13"])
-def test_planner_runs_at_plan_time_on_this_python(version: str, tmp_path: Path) -> None:
-    python = venv_for(version, tmp_path)
-    proc = run(
-        python,
-        REPO / "modules/dag-aggregate/planner.py",
-        "plan",
-        "--sql-dir",
-        REPO / "examples/dag-aggregate/sql",
-        cwd=tmp_path,
-    )
+@pytest.mark.parametrize("version", VERSIONS)
+def test_planner_runs_at_plan_time_on_this_python(
+    version: str, matrix: dict[str, dict[str, Future]]
+) -> None:
+    proc = matrix[version]["plan"].result()
     plan = json.loads(proc.stdout)
     expected = sorted(p.stem for p in (REPO / "examples/dag-aggregate/sql").glob("*.sql"))
     assert sorted(plan["tasks"]) == expected

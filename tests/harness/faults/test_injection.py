@@ -7,11 +7,13 @@ Clients retry nothing (``total_max_attempts=1``): the tests see each answer.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import boto3
@@ -430,9 +432,11 @@ def test_sqs_message_delivered_twice(plan, raw, queue) -> None:
     assert third == []  # first=1: the second receive's visibility timeout holds
 
 
-@pytest.fixture
-def rule_to_queue(aws: Callable, queue: str) -> Iterator[tuple[str, str]]:
+@contextlib.contextmanager
+def _rule_to_queue(aws: Callable) -> Iterator[tuple[str, str, str]]:
+    """A queue and a rule that sends it the events of a source of its own: (rule, source, url)."""
     events, sqs = aws("events"), aws("sqs")
+    queue = sqs.create_queue(QueueName=_name("faults"))["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
@@ -442,9 +446,12 @@ def rule_to_queue(aws: Callable, queue: str) -> Iterator[tuple[str, str]]:
         QueueUrl=queue, Attributes={"Policy": events_to_queue_policy(arn, [rule_arn])}
     )
     events.put_targets(Rule=rule, Targets=[{"Id": "queue", "Arn": arn}])
-    yield rule, source
-    events.remove_targets(Rule=rule, Ids=["queue"])
-    events.delete_rule(Name=rule)
+    try:
+        yield rule, source, queue
+    finally:
+        events.remove_targets(Rule=rule, Ids=["queue"])
+        events.delete_rule(Name=rule)
+        sqs.delete_queue(QueueUrl=queue)
 
 
 def _drain(sqs: Any, queue: str, seconds: float) -> list[str]:
@@ -460,35 +467,57 @@ def _drain(sqs: Any, queue: str, seconds: float) -> list[str]:
     return ids
 
 
-@pytest.mark.parametrize("kind", ["event_duplicate", "event_drop", "event_delay"])
-def test_eventbridge_delivery_faults(plan, raw, queue, rule_to_queue, kind: str) -> None:
-    events, sqs = raw("events"), raw("sqs")
-    rule, source = rule_to_queue
-    fault = {
-        "service": "events",
-        "operation": "PutEvents",
-        "kind": kind,
-        "resource": rule,
-        "first": 1,
-    }
-    if kind == "event_delay":
-        fault["seconds"] = 4
-    plan(fault)
+EVENT_KINDS = ("event_duplicate", "event_drop", "event_delay")
 
-    def put() -> str:
-        answer = events.put_events(Entries=[{"Source": source, "DetailType": "t", "Detail": "{}"}])
-        return answer["Entries"][0]["EventId"]
 
-    faulted = put()
-    early = _drain(sqs, queue, 2.5)
-    if kind == "event_duplicate":
-        assert early == [faulted, faulted]
-    else:
-        assert early == []
-    later = _drain(sqs, queue, 4)
-    assert later == ([faulted] if kind == "event_delay" else [])
-    normal = put()  # first=1: the next event is delivered once, at once
-    assert _drain(sqs, queue, 2.5) == [normal]
+def test_eventbridge_delivery_faults(plan, raw, aws) -> None:
+    """Each kind on a rule and queue of its own; the three run at once (one plan holds
+    the three faults, each matching its own rule only), so their windows overlap."""
+    with contextlib.ExitStack() as stack:
+        routes = {kind: stack.enter_context(_rule_to_queue(aws)) for kind in EVENT_KINDS}
+        faults_by_kind = {
+            kind: {
+                "service": "events",
+                "operation": "PutEvents",
+                "kind": kind,
+                "resource": routes[kind][0],
+                "first": 1,
+            }
+            for kind in EVENT_KINDS
+        }
+        faults_by_kind["event_delay"]["seconds"] = 4
+        plan(*faults_by_kind.values())
+
+        # Clients made here: creating boto3 clients is not thread-safe.
+        clients = {kind: (raw("events"), raw("sqs")) for kind in EVENT_KINDS}
+
+        def scenario(kind: str) -> dict[str, Any]:
+            events, sqs = clients[kind]
+            _, source, queue = routes[kind]
+
+            def put() -> str:
+                answer = events.put_events(
+                    Entries=[{"Source": source, "DetailType": "t", "Detail": "{}"}]
+                )
+                return answer["Entries"][0]["EventId"]
+
+            seen: dict[str, Any] = {"faulted": put()}
+            seen["early"] = _drain(sqs, queue, 2.5)
+            seen["later"] = _drain(sqs, queue, 4)
+            seen["normal"] = put()  # first=1: the next event is delivered once, at once
+            seen["normal_drain"] = _drain(sqs, queue, 2.5)
+            return seen
+
+        with ThreadPoolExecutor(max_workers=len(EVENT_KINDS)) as pool:
+            outcomes = dict(zip(EVENT_KINDS, pool.map(scenario, EVENT_KINDS), strict=True))
+    for kind, seen in outcomes.items():
+        faulted = seen["faulted"]
+        if kind == "event_duplicate":
+            assert seen["early"] == [faulted, faulted], kind
+        else:
+            assert seen["early"] == [], kind
+        assert seen["later"] == ([faulted] if kind == "event_delay" else []), kind
+        assert seen["normal_drain"] == [seen["normal"]], kind
 
 
 def test_caller_role_matches_calls_signed_by_the_roles_session(plan, raw, tables, aws) -> None:

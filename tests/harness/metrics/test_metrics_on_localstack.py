@@ -14,7 +14,7 @@ import json
 import time
 import uuid
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -150,13 +150,14 @@ def test_step_functions_execution_metrics(aws: Callable, names: str) -> None:
         "ok": {"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 1, "End": True}}},
         "fail": {"StartAt": "F", "States": {"F": {"Type": "Fail", "Error": "E", "Cause": "c"}}},
     }
-    arns = {}
-    for kind, definition in definitions.items():
+    arns, executions = {}, []
+    for kind, definition in definitions.items():  # both run at once
         arn = sfn.create_state_machine(
             name=f"{names}-{kind}", definition=json.dumps(definition), roleArn=role
         )["stateMachineArn"]
         arns[kind] = arn
-        execution = sfn.start_execution(stateMachineArn=arn)["executionArn"]
+        executions.append(sfn.start_execution(stateMachineArn=arn)["executionArn"])
+    for execution in executions:
         _wait_for(
             lambda e=execution: sfn.describe_execution(executionArn=e)["status"] != "RUNNING",
             30,
@@ -177,19 +178,30 @@ def test_step_functions_execution_metrics(aws: Callable, names: str) -> None:
         sfn.delete_state_machine(stateMachineArn=arn)
 
 
-def test_age_of_the_oldest_message(aws: Callable, names: str) -> None:
+@pytest.fixture(scope="module", autouse=True)
+def waiting_message(aws: Callable, names: str) -> Iterator[float]:
+    """A queue holding one message, sent before this module's first test.
+
+    Why here: the age test needs the message to have waited through two gauge reports
+    (11 s); sent first, it ages while the tests before that one run.
+    """
     url = aws("sqs").create_queue(QueueName=f"{names}-age")["QueueUrl"]
     sent = time.time()
     aws("sqs").send_message(QueueUrl=url, MessageBody="waiting")
+    yield sent
+    aws("sqs").delete_queue(QueueUrl=url)
+
+
+def test_age_of_the_oldest_message(aws: Callable, names: str, waiting_message: float) -> None:
+    sent = waiting_message
     dims = {"QueueName": f"{names}-age"}
     # The gauges come every 5 s (server.ENVIRONMENT): two reports, ages growing.
-    time.sleep(11)
+    time.sleep(max(0.0, sent + 11 - time.time()))
     ages = _datapoints(aws, "AWS/SQS", "ApproximateAgeOfOldestMessage", dims, "Maximum")
     assert ages and 4.0 <= ages[0] <= time.time() - sent + 1
     assert _datapoints(aws, "AWS/SQS", "ApproximateNumberOfMessagesVisible", dims, "Maximum") == [
         1.0
     ]
-    aws("sqs").delete_queue(QueueUrl=url)
 
 
 def test_an_alarm_fires_notifies_and_recovers(aws: Callable, function: str, inbox: Inbox) -> None:
