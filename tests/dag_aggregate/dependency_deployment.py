@@ -58,7 +58,20 @@ class Deployment:
     def document(self, run_id: str) -> dict[str, Any]:
         return runs.read_run_results(self.aws("s3"), self.outputs["run_results_uri"], run_id)
 
-    def apply(self, sql_dir: Path, max_concurrency: int) -> None:
+    def apply(
+        self,
+        sql_dir: Path | None,
+        max_concurrency: int,
+        external_tables: tuple[str, ...] = ("raw.*",),
+        workgroup: str | None = None,
+    ) -> None:
+        """Apply (first) or update the deployment in place: its SQL, limit and workgroup.
+
+        ``sql_dir`` None is the example's own SQL; ``workgroup`` switches the target
+        (a run that lists its statements by workgroup sees only its own).
+        """
+        if workgroup is not None:
+            self.workgroup = workgroup
         self.variables = {
             "name_prefix": f"dep-{uuid.uuid4().hex[:6]}"
             if not self.variables
@@ -66,9 +79,10 @@ class Deployment:
             "strategy": "dependency",
             **workgroup_variables(self.workgroup),
             "max_concurrency": max_concurrency,
-            "sql_dir": str(sql_dir),
-            "external_tables": ["raw.*"],
+            "external_tables": list(external_tables),
         }
+        if sql_dir is not None:
+            self.variables["sql_dir"] = str(sql_dir)
         self.workspace.apply(self.variables)
         self.outputs = self.workspace.outputs()
 
@@ -106,12 +120,20 @@ class Deployment:
             time.sleep(1)
         return described
 
-    def task_executions(self) -> list[dict[str, Any]]:
+    def task_executions(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """The task machine's executions; with ``run_id``, only that run's.
+
+        A task execution's name starts with its run id (``execution_name``): one
+        deployment serves several runs, and each test looks at its own.
+        """
         sfn = self.aws("stepfunctions")
         pages = sfn.get_paginator("list_executions").paginate(
             stateMachineArn=self.outputs["task_state_machine_arn"]
         )
-        return [e for page in pages for e in page["executions"]]
+        found = [e for page in pages for e in page["executions"]]
+        if run_id is None:
+            return found
+        return [e for e in found if e["name"].startswith(f"{run_id}-")]
 
     def task_of(self, execution: dict[str, Any]) -> tuple[str, int]:
         described = self.aws("stepfunctions").describe_execution(

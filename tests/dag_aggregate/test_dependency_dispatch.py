@@ -61,7 +61,9 @@ def test_priority_follows_estimated_durations(ddb: Any) -> None:
 
 
 def test_children_start_only_after_all_parents_and_the_limit_holds(ddb: Any) -> None:
-    parents = random_dag(50, seed=7, max_parents=3, window=10)
+    # 30 tasks at a limit of 4: every state of the run item is checked after each report,
+    # so the size only has to keep the limit full for several rounds (50 proved no more).
+    parents = random_dag(30, seed=7, max_parents=3, window=10)
     launcher = FakeLauncher()
     sched = scheduler(ddb, make_plan(parents), 4, launcher)
     start(sched, "big", "e", "t")

@@ -6,10 +6,12 @@
   itself: the EventBridge rule on its end tells the runtime, which fails the task,
   skips its descendants, lets the other branches finish and fails the run.
 
-One deployment of examples/dag-aggregate serves the three tests (one SQL directory,
-one DAG per test, selected by run id prefix). Expected sets are written by hand
-from the DAG below. The SQL runs on the DuckDB-backed Redshift Data API; a
-``/* sfnp:sleep=N */`` comment keeps a statement running N seconds.
+One deployment of examples/dag-aggregate serves every test (one SQL directory, one
+DAG per test, selected by tag; each run's executions told apart by its run id). The
+four scenarios run at once (the ``scenarios`` fixture); the faults test runs alone.
+Expected sets are written by hand from the DAG below. The SQL runs on the
+DuckDB-backed Redshift Data API; a ``/* sfnp:sleep=N */`` comment keeps a statement
+running N seconds.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +78,11 @@ class Deployment:
         self.aws = aws
         self.outputs = outputs
         self.workgroup = workgroup
+        # Made once, here: the scenarios run in threads, and boto3 clients may be
+        # shared by threads where making them from one session may not.
         self.sfn = aws("stepfunctions")
+        self.s3 = aws("s3")
+        self.redshift = aws("redshift-data")
 
     def start(self, run_id: str, **data: Any) -> str:
         return self.sfn.start_execution(
@@ -93,6 +100,10 @@ class Deployment:
             stateMachineArn=self.outputs["task_state_machine_arn"]
         )
         for execution in (e for page in pages for e in page["executions"]):
+            # A task execution's name starts with its run id (execution_name): only
+            # this run's are described (the input below still decides).
+            if not execution["name"].startswith(f"{run_id}-"):
+                continue
             described = self.sfn.describe_execution(executionArn=execution["executionArn"])
             payload = json.loads(described["input"])
             if payload["run_id"] == run_id:
@@ -109,7 +120,7 @@ class Deployment:
         raise AssertionError(f"{task} of {run_id} never ran")
 
     def document(self, run_id: str) -> dict[str, Any]:
-        return runs.read_run_results(self.aws("s3"), self.outputs["run_results_uri"], run_id)
+        return runs.read_run_results(self.s3, self.outputs["run_results_uri"], run_id)
 
     def failure(self, described: dict[str, Any]) -> dict[str, Any]:
         events = self.sfn.get_execution_history(
@@ -152,6 +163,9 @@ def deployment(
         # Tasks poll every second: a task's own timeout (overrun's 3 s) is then checked
         # within a second and cancels the statement (with events, only at a fallback).
         "completion": "poll",
+        # No alarms: no test here reads one (test_dependency_on_localstack.py's
+        # deployment of the example keeps them), and they were a third of this apply.
+        "alarms": {"create": False},
     }
     try:
         workspace.init()
@@ -164,9 +178,7 @@ def deployment(
             workspace.close()
 
 
-def test_a_stopped_coordinator_is_taken_over_and_every_task_runs_once(
-    deployment: Deployment,
-) -> None:
+def _takeover(deployment: Deployment) -> None:
     run_id = f"takeover-{uuid.uuid4().hex[:6]}"
     first = deployment.start(run_id, select="tag:takeover")
     deployment.wait_running(run_id, "slow")
@@ -191,9 +203,7 @@ def test_a_stopped_coordinator_is_taken_over_and_every_task_runs_once(
     assert {r["status"] for r in document["results"]} == {"success"}
 
 
-def test_a_task_execution_aborted_by_hand_fails_its_task_and_skips_its_descendants(
-    deployment: Deployment,
-) -> None:
+def _abort(deployment: Deployment) -> None:
     run_id = f"abort-{uuid.uuid4().hex[:6]}"
     coordinator = deployment.start(run_id, select="tag:abort")
     held = deployment.wait_running(run_id, "held")
@@ -217,9 +227,7 @@ def test_a_task_execution_aborted_by_hand_fails_its_task_and_skips_its_descendan
     }
 
 
-def test_a_task_execution_past_its_timeout_fails_its_task_and_the_run(
-    deployment: Deployment,
-) -> None:
+def _timeout(deployment: Deployment) -> None:
     run_id = f"timeout-{uuid.uuid4().hex[:6]}"
     coordinator = deployment.start(run_id, select="tag:timeout")
     begin = time.monotonic()
@@ -237,9 +245,7 @@ def test_a_task_execution_past_its_timeout_fails_its_task_and_the_run(
     assert statuses == {"stuck": "error", "s1": "skipped", "fine": "success", "f2": "success"}
 
 
-def test_a_statement_past_its_own_timeout_is_cancelled_by_its_task(
-    deployment: Deployment,
-) -> None:
+def _cancel(deployment: Deployment) -> None:
     """The task machine's poll loop gives up at the task's timeout and cancels the statement.
 
     CancelStatement is made by the task machine's role (the module's FollowOwnStatements
@@ -253,11 +259,59 @@ def test_a_statement_past_its_own_timeout_is_cancelled_by_its_task(
     assert json.loads(failure["cause"])["task"] == "overrun"
     statuses = {r["task"]: r["status"] for r in deployment.document(run_id)["results"]}
     assert statuses == {"overrun": "error"}
-    statements = deployment.aws("redshift-data").list_statements(
+    statements = deployment.redshift.list_statements(
         Status="ALL", WorkgroupName=deployment.workgroup
     )["Statements"]
     overrun = [s for s in statements if "INSERT INTO agg.overrun" in s.get("QueryString", "")]
     assert overrun and all(s["Status"] == "ABORTED" for s in overrun), overrun
+
+
+SCENARIOS = {"takeover": _takeover, "abort": _abort, "timeout": _timeout, "cancel": _cancel}
+
+
+@pytest.fixture(scope="module")
+def scenarios(deployment: Deployment) -> dict[str, BaseException | None]:
+    """The four scenarios at once, each in its own thread; what each raised (None: held).
+
+    Each selects its own DAG (its tag) under its own run id, and max_concurrency
+    limits a run, not the deployment: they do not meet. In a row they waited for one
+    another's slow statements (10, 30, 20 and 3 s). The faults test runs alone after
+    them: its fault plan would reach every run.
+    """
+    with ThreadPoolExecutor(max_workers=len(SCENARIOS)) as pool:
+        futures = {name: pool.submit(run, deployment) for name, run in SCENARIOS.items()}
+    return {name: future.exception() for name, future in futures.items()}
+
+
+def _held(scenarios: dict[str, BaseException | None], name: str) -> None:
+    error = scenarios[name]
+    if error is not None:
+        raise error
+
+
+def test_a_stopped_coordinator_is_taken_over_and_every_task_runs_once(
+    scenarios: dict[str, BaseException | None],
+) -> None:
+    _held(scenarios, "takeover")
+
+
+def test_a_task_execution_aborted_by_hand_fails_its_task_and_skips_its_descendants(
+    scenarios: dict[str, BaseException | None],
+) -> None:
+    _held(scenarios, "abort")
+
+
+def test_a_task_execution_past_its_timeout_fails_its_task_and_the_run(
+    scenarios: dict[str, BaseException | None],
+) -> None:
+    _held(scenarios, "timeout")
+
+
+def test_a_statement_past_its_own_timeout_is_cancelled_by_its_task(
+    scenarios: dict[str, BaseException | None],
+) -> None:
+    """See _cancel: the task's poll loop gives up at the task's timeout and cancels."""
+    _held(scenarios, "cancel")
 
 
 def _rows(client: Any, workgroup: str, table: str) -> int:

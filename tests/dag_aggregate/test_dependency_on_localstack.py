@@ -1,40 +1,59 @@
-"""strategy = "dependency" on LocalStack: a 200-task DAG runs to completion.
+"""strategy = "dependency" on LocalStack: a 50-task DAG, then a failure, a retry, a selection.
 
-examples/dag-aggregate applied with a synthetic DAG (each task reads up to three
-earlier ones); the SQL really runs on the DuckDB-backed Redshift Data API. Failures,
-retry and selection are in test_dependency_retry_on_localstack.py, crashes in
-test_dependency_failures_on_localstack.py, the 2,000-task scale run in
-scripts/bench_dag_strategies.py. 200 tasks at max_concurrency 20 is ten waves of
-dispatch, enough to show that no history grows with the DAG; the 500 tasks this
-file used to run cost the suite 170 CPU-seconds of a 2-core machine and proved
-nothing more (tests/cpu_account.py measured it).
+One deployment of examples/dag-aggregate (``external_tables = ["raw.*"]``) serves
+every test of this file: it is applied with the synthetic DAG first, then applied
+again with FAILURE_DAG's ``sql_dir`` (an in-place update of the definitions, not a
+second deployment: each deployment is an init, an apply, a plan and a destroy of
+the whole example). The SQL really runs on the DuckDB-backed Redshift Data API.
+``sfn-patterns dag run | retry | status`` are driven through click, against
+LocalStack. Expected sets are written by hand from FAILURE_DAG; each run's task
+executions are told apart by their names, which start with the run id.
+
+Crashes and timeouts are in test_dependency_failures_on_localstack.py (its
+deployment polls), the 2,000-task scale run in scripts/bench_dag_strategies.py.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sfn_patterns_cli.dag_aggregate import runs
 from sfn_patterns_cli.dag_aggregate.synthetic import random_dag
+from tests.iam_denial import (
+    assert_denial_text,
+    denial,
+    expect_denials,
+    require_enforcement,
+    without_actions,
+)
 
 from .dependency_deployment import Deployment, deploy, history_length, write_sql_dir
+from .example_run import prepare, run_and_check
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 MAX_HISTORY_EVENTS = 25_000
-TASKS = 200
+# The size only has to prove the dependency strategy on LocalStack: one execution per
+# task, several waves of dispatch through the concurrency limit, no history growing
+# with the DAG. 50 tasks at max_concurrency 10 are five waves; the 200 this file ran
+# cost the suite 104 CPU-seconds for the same proof, and the 2,000-task scale run is
+# scripts/bench_dag_strategies.py's.
+TASKS = 50
+MAX_CONCURRENCY = 10
 
 
 @pytest.fixture(scope="module")
 def deployment(
     localstack_endpoint: str, aws: Callable[[str], Any], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Deployment]:
-    yield from deploy(localstack_endpoint, aws, tmp_path_factory.mktemp("dependency-200"))
+    yield from deploy(localstack_endpoint, aws, tmp_path_factory.mktemp("dependency"))
 
 
 def _synthetic_dir(directory: Path, n: int, seed: int) -> Path:
@@ -47,8 +66,7 @@ def _synthetic_dir(directory: Path, n: int, seed: int) -> Path:
     return write_sql_dir(directory, files)
 
 
-@pytest.mark.slow
-def test_a_200_task_dag_runs_to_completion_without_long_histories(
+def test_a_synthetic_dag_runs_to_completion_without_long_histories(
     deployment: Deployment, tmp_path: Path
 ) -> None:
     sql_dir = _synthetic_dir(tmp_path / "sql", TASKS, seed=11)
@@ -56,7 +74,7 @@ def test_a_200_task_dag_runs_to_completion_without_long_histories(
         f"CREATE TABLE agg.{path.stem} (n BIGINT)" for path in sorted(sql_dir.glob("*.sql"))
     ]:
         deployment.sql(statement)
-    deployment.apply(sql_dir, max_concurrency=20)
+    deployment.apply(sql_dir, max_concurrency=MAX_CONCURRENCY)
     assert len(deployment.outputs["priorities"]) == TASKS
 
     begin = time.monotonic()
@@ -65,13 +83,209 @@ def test_a_200_task_dag_runs_to_completion_without_long_histories(
     assert result["status"] == "SUCCEEDED", result
     output = json.loads(result["output"])
     assert output["tasks"]["succeeded"] == TASKS, output
-    executions = [e for e in deployment.task_executions() if "synthetic" in e["name"]]
+    executions = deployment.task_executions(f"synthetic-{TASKS}")
     assert len(executions) == TASKS
     assert all(e["status"] == "SUCCEEDED" for e in executions)
     # The point of one execution per task: no history grows with the DAG.
+    coordinator = history_length(deployment.aws, result["executionArn"])
     longest = max(
-        history_length(deployment.aws, arn)
-        for arn in [result["executionArn"]] + [e["executionArn"] for e in executions[:20]]
+        [coordinator] + [history_length(deployment.aws, e["executionArn"]) for e in executions[:20]]
     )
     assert longest < MAX_HISTORY_EVENTS
-    print(f"{TASKS} tasks, max_concurrency 20: {elapsed:.0f} s, longest history {longest} events")
+    # Sharper at this size: the coordinator's history holds fewer events than the DAG
+    # has tasks (one event per task would already fail this).
+    assert coordinator < TASKS, coordinator
+    print(
+        f"{TASKS} tasks, max_concurrency {MAX_CONCURRENCY}: {elapsed:.0f} s, coordinator "
+        f"history {coordinator} events, longest history {longest} events"
+    )
+
+
+# b fails while raw.flag holds 'bad'; y is slow, so it is still running when b fails.
+# z needs both branches: it must never start while b has not succeeded.
+FAILURE_DAG = {
+    "a": "-- sfn: mode=append wait=0\nSELECT 1 AS x",
+    "b": "-- sfn: mode=append wait=0\nSELECT CAST(f.v AS INTEGER) AS x FROM raw.flag AS f, agg.a",
+    "c": "-- sfn: mode=append wait=0\nSELECT x FROM agg.b",
+    "x": "-- sfn: mode=append wait=0\nSELECT 2 AS x",
+    "y": "-- sfn: mode=append wait=2\n/* sfnp:sleep=4 */ SELECT x FROM agg.x",
+    "z": "-- sfn: mode=append wait=0\nSELECT x FROM agg.y UNION ALL SELECT x FROM agg.b",
+}
+
+
+@pytest.fixture(scope="module")
+def failure_dag(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
+    """The deployment applied with FAILURE_DAG (its tables created, raw.flag 'bad')."""
+    for statement in (
+        "CREATE SCHEMA IF NOT EXISTS raw",
+        "CREATE SCHEMA IF NOT EXISTS agg",
+        "CREATE TABLE raw.flag (v VARCHAR)",
+        "INSERT INTO raw.flag VALUES ('bad')",
+        *(f"CREATE TABLE agg.{name} (x INTEGER)" for name in FAILURE_DAG),
+    ):
+        deployment.sql(statement)
+    deployment.apply(write_sql_dir(tmp_path_factory.mktemp("failure") / "sql", FAILURE_DAG), 2)
+    return deployment
+
+
+def test_a_failure_skips_only_its_descendants_and_a_retry_reruns_just_them(
+    failure_dag: Deployment,
+) -> None:
+    deployment = failure_dag
+    deployment.sql("UPDATE raw.flag SET v = 'bad'")
+    first = deployment.run("nightly-1", timeout=150)
+    assert first["status"] == "FAILED", first
+    sfn = deployment.aws("stepfunctions")
+    history = sfn.get_execution_history(executionArn=first["executionArn"], reverseOrder=True)
+    failed = next(e for e in history["events"] if e["type"] == "ExecutionFailed")
+    details = failed["executionFailedEventDetails"]
+    assert details["error"] == "DagAggregate.StatementFailed"
+    assert '"task": "b"' in details["cause"]
+
+    started = [deployment.task_of(e) for e in deployment.task_executions("nightly-1")]
+    assert sorted(started) == [("a", 1), ("b", 1), ("x", 1), ("y", 1)]
+    assert deployment.statuses("nightly-1") == {
+        "run": "FAILED",
+        "task#a": "succeeded",
+        "task#b": "failed",
+        "task#c": "pending",
+        "task#x": "succeeded",
+        "task#y": "succeeded",  # the independent branch finished after b failed
+        "task#z": "pending",
+    }
+    assert deployment.count("agg.y") == 1 and deployment.count("agg.z") == 0
+
+    document = deployment.document("nightly-1")
+    results = {r["task"]: r for r in document["results"]}
+    assert {t: r["status"] for t, r in results.items()} == {
+        "a": "success",
+        "b": "error",
+        "c": "skipped",
+        "x": "success",
+        "y": "success",
+        "z": "skipped",
+    }
+    assert results["b"]["error"] == "DagAggregate.StatementFailed"
+    assert results["z"]["waiting_on"] == ["b"]
+    assert results["a"]["rows_affected"] == 1 and results["a"]["statement_id"]
+    assert document["failure"]["task"] == "b"
+    code, out, _ = deployment.cli("status", "nightly-1")
+    assert code == 0
+    assert out.startswith("run nightly-1: FAILED")
+    assert any(line.split()[:2] == ["c", "skipped"] for line in out.splitlines())
+
+    deployment.sql("UPDATE raw.flag SET v = '7'")
+    code, out, err = deployment.cli("retry", "nightly-1", "--wait")
+    assert code == 0, err
+    assert "retrying 3 task(s): b, c, z" in err
+    rerun = sorted(deployment.task_of(e) for e in deployment.task_executions("nightly-1"))
+    assert sorted(set(rerun) - set(started)) == [("b", 2), ("c", 1), ("z", 1)]
+    assert set(deployment.statuses("nightly-1").values()) == {"SUCCEEDED", "succeeded"}
+    retried = deployment.document("nightly-1")
+    assert retried["status"] == "SUCCEEDED" and retried["invocation"] == 2
+    assert {r["task"]: r["invocation"] for r in retried["results"]} == {
+        "a": 1,
+        "b": 2,
+        "c": 2,
+        "x": 1,
+        "y": 1,
+        "z": 2,
+    }
+    # Each task wrote exactly once over both runs: a and y were not re-run.
+    assert [deployment.count(f"agg.{t}") for t in ("a", "b", "c", "x", "y", "z")] == [
+        1,
+        1,
+        1,
+        1,
+        1,
+        2,
+    ]
+    code, _, err = deployment.cli("retry", "nightly-1")
+    assert code == 0 and "nothing to retry" in err
+
+
+def test_a_selection_runs_only_the_chosen_tasks_in_dag_order(failure_dag: Deployment) -> None:
+    deployment = failure_dag
+    deployment.sql("UPDATE raw.flag SET v = '7'")
+    # +z is a, b, x, y, z; without x and y: a, b and z, z waiting for b (y is left out).
+    code, out, err = deployment.cli(
+        "run", "--run-id", "partial-1", "--select", "+z", "--exclude", "x y", "--wait"
+    )
+    assert code == 0, err
+    ran = sorted(deployment.task_of(e) for e in deployment.task_executions("partial-1"))
+    assert ran == [("a", 1), ("b", 1), ("z", 1)]
+    document = deployment.document("partial-1")
+    assert document["selection"] == {"select": ["+z"], "exclude": ["x", "y"]}
+    assert sorted(r["task"] for r in document["results"]) == ["a", "b", "z"]
+    times = {r["task"]: (r["started_at"], r["finished_at"]) for r in document["results"]}
+    assert times["b"][1] <= times["z"][0]  # z started after b reported
+    assert "run partial-1: SUCCEEDED" in out
+    # A selector that matches nothing fails the execution at once, saying why.
+    code, arn, err = deployment.cli("run", "--select", "+nope")
+    assert code == 0, err
+    described = runs.wait(deployment.aws("stepfunctions"), arn.strip(), timeout=60, interval=0.5)
+    assert described["status"] == "FAILED"
+    assert described["error"] == "InvalidRunInputError", described
+    assert "matches no task" in described["cause"]
+
+
+@pytest.mark.iam_denial
+def test_without_run_statements_on_the_target_a_task_fails_with_access_denied(
+    failure_dag: Deployment, localstack_endpoint: str
+) -> None:
+    """RunStatementsOnTheTarget is needed: without redshift-data:ExecuteStatement the task
+    machine's Execute state is refused; the task execution fails with AWS's AccessDenied
+    sentence naming its role and the action, and the run document reports that error.
+
+    The error name is the aws-sdk integration's: ``RedshiftData.`` and the SDK's exception
+    (the Data API's model has no AccessDeniedException, so AWS reports the SDK's base
+    ``RedshiftDataException``); the cause carries the sentence and the 400 status. The
+    same selection, run again with the grant back, succeeds: the revocation was the cause.
+    """
+    deployment = failure_dag
+    aws = deployment.aws
+    require_enforcement(aws, localstack_endpoint)
+    sfn = aws("stepfunctions")
+    role = sfn.describe_state_machine(stateMachineArn=deployment.outputs["task_state_machine_arn"])[
+        "roleArn"
+    ]
+    with (
+        without_actions(aws, role, "redshift-data:ExecuteStatement"),
+        expect_denials(
+            denial(
+                role, "redshift-data:ExecuteStatement", "arn:aws:redshift-serverless:*:workgroup/*"
+            )
+        ),
+    ):
+        deployment.cli("run", "--run-id", "iam-denied", "--select", "x", "--wait")
+    tasks = deployment.task_executions("iam-denied")
+    assert len(tasks) == 1, tasks
+    described = sfn.describe_execution(executionArn=tasks[0]["executionArn"])
+    assert described["status"] == "FAILED", described
+    assert described["error"].startswith("RedshiftData."), described
+    print(f"\ndenied task: {described['error']}: {described['cause']}")
+    assert_denial_text(described["cause"], role, "redshift-data:ExecuteStatement")
+    assert "Status Code: 400" in described["cause"], described["cause"]
+    (result,) = deployment.document("iam-denied")["results"]
+    assert (result["task"], result["status"]) == ("x", "error"), result
+    assert result["error"] == described["error"], result
+    assert deployment.statuses("iam-denied")["task#x"] == "failed"
+
+    code, _, err = deployment.cli("run", "--run-id", "iam-allowed", "--select", "x", "--wait")
+    assert code == 0, err
+    assert deployment.statuses("iam-allowed")["task#x"] == "succeeded"
+
+
+def test_the_example_matches_a_sequential_run_and_plans_no_change(deployment: Deployment) -> None:
+    """examples/dag-aggregate as shipped (its own SQL, its own external_tables default),
+    strategy dependency, on a workgroup of its own: the oracles of example_run.py (as
+    test_example_on_localstack.py checks the level strategies), the run document; then
+    the second plan of this deployment shows no change. Last in this file: the update
+    from FAILURE_DAG's configuration to the example's is itself an apply to plan after.
+    """
+    workgroup = f"wg-example-{uuid.uuid4().hex[:6]}"
+    plan = prepare(deployment.aws, workgroup)
+    deployment.apply(None, max_concurrency=3, external_tables=(), workgroup=workgroup)
+    run_and_check(deployment.aws, deployment.outputs, workgroup, "dependency", plan)
+    code, output = deployment.workspace.plan_exit_code(deployment.variables)
+    assert code == 0, f"second plan is not empty:\n{output}"

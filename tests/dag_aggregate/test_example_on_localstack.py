@@ -2,195 +2,48 @@
 
 The SQL really runs: the harness serves the Redshift Data API from DuckDB. Each
 strategy's state machine runs the 12 tasks through executeStatement /
-batchExecuteStatement and a describeStatement poll loop. The oracles are independent
-of the planner: ``example_edges.json`` lists, by hand, what each SQL file reads; every
-statement must start after the statements of the tables it reads have finished, and
-every agg table must equal a sequential run in that order in a fresh DuckDB.
+batchExecuteStatement and a describeStatement poll loop; the oracles are in
+example_run.py (the hand-declared edges of ``example_edges.json``, a sequential run
+in a fresh DuckDB). The level strategies each apply the example here; the dependency
+strategy runs on the deployment test_dependency_on_localstack.py shares among its
+tests (test_the_example_matches_a_sequential_run there), which also keeps the
+example's alarms: no test here reads alarms, so these two deployments apply none.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
-from decimal import Decimal
 from pathlib import Path
 
-import duckdb
-import networkx as nx
 import pytest
 
-from sfn_patterns_cli.dag_aggregate import ddl
-from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
+from .example_run import EXAMPLE, prepare, run_and_check
+
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
-DATABASE = "dev"
-DECLARED = json.loads((Path(__file__).with_name("example_edges.json")).read_text())
-EDGES = [tuple(edge) for edge in DECLARED["edges"]]
 
-
-def _setup(plan: Plan) -> list[str]:
-    return ddl.setup_statements((EXAMPLE / "setup.sql").read_text(), plan)
-
-
-def _normalize(rows: list[tuple]) -> list[tuple]:
-    # The Data API returns DECIMAL, DATE and TIMESTAMP as text (as Redshift does):
-    # compare those as text, doubles rounded.
-    def value(v: object) -> object:
-        if isinstance(v, float):
-            return round(v, 6)
-        if isinstance(v, Decimal):
-            return str(v)
-        return v if v is None or isinstance(v, int | str) else str(v)
-
-    return sorted((tuple(value(v) for v in row) for row in rows), key=repr)
-
-
-def _declared_order(tasks: list[str]) -> list[str]:
-    graph = nx.DiGraph(EDGES)
-    graph.add_nodes_from(tasks)
-    return list(nx.lexicographical_topological_sort(graph))
-
-
-def _reference(plan: Plan) -> dict[str, list[tuple]]:
-    """Each task's table after running the SQL once, in the hand-declared order."""
-    con = duckdb.connect()
-    for statement in _setup(plan):
-        con.execute(statement)
-    for name in _declared_order(sorted(plan.tasks)):
-        con.execute(f"INSERT INTO {plan.schema}.{name} {plan.tasks[name].select_sql}")
-    return {n: _normalize(con.execute(f"SELECT * FROM agg.{n}").fetchall()) for n in plan.tasks}
-
-
-def _statement_windows(client, workgroup: str) -> dict[str, tuple]:
-    """Task -> (created, finished) of its Data API statement (named 'sfn-dag <task>')."""
-    windows = {}
-    for page in client.get_paginator("list_statements").paginate(
-        StatementName="sfn-dag ", Status="ALL", WorkgroupName=workgroup
-    ):
-        for statement in page["Statements"]:
-            assert statement["Status"] == "FINISHED", statement
-            task = statement["StatementName"][len("sfn-dag ") :]
-            assert task not in windows, f"{task} ran twice"
-            windows[task] = (statement["CreatedAt"], statement["UpdatedAt"])
-    return windows
-
-
-def _run_sql(client, workgroup: str, sql: str) -> dict:
-    statement = client.execute_statement(WorkgroupName=workgroup, Database=DATABASE, Sql=sql)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        described = client.describe_statement(Id=statement["Id"])
-        if described["Status"] in ("FINISHED", "FAILED", "ABORTED"):
-            assert described["Status"] == "FINISHED", described
-            return described
-        time.sleep(0.1)
-    raise AssertionError(f"statement did not finish: {sql}")
-
-
-def _check_run_results(
-    aws: Callable, outputs: dict, described: dict, redshift, workgroup, *, plan
-) -> None:
-    """The run document: every task a success, with its statement and its rows written.
-
-    The example waits for status-change events (its default completion): an append
-    task's event counts its INSERT's rows; a reload task runs DELETE and INSERT as one
-    batch, whose event counts both, so its rows stay unknown (None) rather than wrong.
-    """
-    from sfn_patterns_cli.dag_aggregate import runs
-
-    run_id = described["name"]
-    location = runs.run_results_location(aws("stepfunctions"), outputs["state_machine_arn"])
-    document = runs.read_run_results(aws("s3"), location, run_id)
-    assert document["status"] == "SUCCEEDED" and document["run_id"] == run_id
-    by_task = {r["task"]: r for r in document["results"]}
-    assert sorted(by_task) == sorted(p.stem for p in (EXAMPLE / "sql").glob("*.sql"))
-    statements = {
-        s["StatementName"][len("sfn-dag ") :]: s["Id"]
-        for page in redshift.get_paginator("list_statements").paginate(
-            StatementName="sfn-dag ", Status="ALL", WorkgroupName=workgroup
-        )
-        for s in page["Statements"]
-    }
-    for task, result in by_task.items():
-        assert result["status"] == "success", result
-        assert result["statement_id"] == statements[task], result
-        assert result["execution_time"] is not None and result["execution_time"] >= 0, result
-        rows = _run_sql(redshift, workgroup, f"SELECT COUNT(*) FROM agg.{task}")
-        counted = redshift.get_statement_result(Id=rows["Id"])["Records"][0][0]["longValue"]
-        expected = counted if plan.tasks[task].mode == "append" else None
-        assert result["rows_affected"] == expected, (task, result["rows_affected"], counted)
-
-
-def _field(field: dict) -> object:
-    if field.get("isNull"):
-        return None
-    return next(iter(field.values()))
-
-
-def _table(client, workgroup: str, table: str) -> list[tuple]:
-    described = _run_sql(client, workgroup, f"SELECT * FROM agg.{table}")
-    result = client.get_statement_result(Id=described["Id"])
-    return _normalize([tuple(_field(f) for f in record) for record in result["Records"]])
-
-
-@pytest.mark.parametrize("strategy", ["simple-level", "parent-level", "dependency"])
+@pytest.mark.parametrize("strategy", ["simple-level", "parent-level"])
 def test_example_matches_a_sequential_run(
     strategy: str, localstack_endpoint: str, aws: Callable, tmp_path: Path
 ) -> None:
-    plan = plan_from_dir(EXAMPLE / "sql")
     workgroup = f"wg-{strategy}-{int(time.time()) % 100000}"
-    redshift = aws("redshift-data")
-    for statement in _setup(plan):
-        _run_sql(redshift, workgroup, statement)
-
+    plan = prepare(aws, workgroup)
     variables = {
         "name_prefix": f"dag-{int(time.time()) % 100000}",
         "strategy": strategy,
         **workgroup_variables(workgroup),
         "max_concurrency": 3,
+        "alarms": {"create": False},
     }
     workspace = Workspace(EXAMPLE, localstack_endpoint, tmp_path / "tf")
     try:
         workspace.init()
         workspace.apply(variables)
-        outputs = workspace.outputs()
-        assert sorted(outputs["tasks"]) == sorted(plan.tasks)
-        sfn = aws("stepfunctions")
-        execution = sfn.start_execution(stateMachineArn=outputs["state_machine_arn"], input="{}")
-        deadline = time.monotonic() + 240
-        while (described := sfn.describe_execution(executionArn=execution["executionArn"]))[
-            "status"
-        ] == "RUNNING":
-            assert time.monotonic() < deadline, "the DAG did not finish in time"
-            time.sleep(1)
-        assert described["status"] == "SUCCEEDED", json.dumps(described, default=str)
-
-        windows = _statement_windows(redshift, workgroup)
-        assert sorted(windows) == sorted(plan.tasks)
-        for parent, child in EDGES:  # a child starts only after what it reads is written
-            assert windows[parent][1] <= windows[child][0], (parent, child, windows)
-
-        expected = _reference(plan)
-        for table in sorted(plan.tasks):
-            assert _table(redshift, workgroup, table) == expected[table], table
-        if strategy == "dependency":
-            _check_run_results(aws, outputs, described, redshift, workgroup, plan=plan)
-        else:  # the level strategies run every task: a selection is refused, not ignored
-            refused = sfn.start_execution(
-                stateMachineArn=outputs["state_machine_arn"], input='{"select": ["+kpi_overview"]}'
-            )["executionArn"]
-            while (ended := sfn.describe_execution(executionArn=refused))["status"] == "RUNNING":
-                time.sleep(0.2)
-            assert (ended["status"], ended.get("error")) == (
-                "FAILED",
-                "DagAggregate.SelectionUnsupported",
-            )
-
+        run_and_check(aws, workspace.outputs(), workgroup, strategy, plan)
         code, output = workspace.plan_exit_code(variables)
         assert code == 0, f"second plan is not empty:\n{output}"
     finally:

@@ -17,9 +17,11 @@ length and billed transitions must equal what the model predicts for that count.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +52,37 @@ TIMEOUT = 8
 FALLBACK = 10
 
 
+def _per_thread(aws: Callable) -> Callable:
+    """``aws`` for several threads: one client per thread and service, made under a lock.
+
+    boto3 does not make clients from one session safely in two threads at once.
+    """
+    lock, made = threading.Lock(), {}
+
+    def client(service: str, **kwargs: Any) -> Any:
+        key = (threading.get_ident(), service, tuple(sorted(kwargs.items())))
+        with lock:
+            if key not in made:
+                made[key] = aws(service, **kwargs)
+            return made[key]
+
+    return client
+
+
+# The two alarm proofs (each waits whole alarm periods for ALARM and for OK again) run
+# at the same time, each reading notices from its own inbox.
+PROOFS = ("failed-executions", "lost-events")
+
+
 @pytest.fixture(scope="module")
-def inbox(aws: Callable) -> Iterator[Inbox]:
-    """Where the alarms notify: an SNS topic read through an SQS subscription."""
-    created = Inbox.create(aws, f"inbox-jpex-{int(time.time()) % 100000}")
+def inboxes(aws: Callable) -> Iterator[dict[str, Inbox]]:
+    """Where the alarms notify: an SNS topic read through an SQS subscription, per proof."""
+    stamp = int(time.time()) % 100000
+    threaded = _per_thread(aws)
+    created = {proof: Inbox.create(threaded, f"inbox-jpex-{proof}-{stamp}") for proof in PROOFS}
     yield created
-    created.delete()
+    for inbox in created.values():
+        inbox.delete()
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +90,7 @@ def example(
     localstack_endpoint: str,
     aws: Callable,
     tmp_path_factory: pytest.TempPathFactory,
-    inbox: Inbox,
+    inboxes: dict[str, Inbox],
 ) -> Iterator[dict[str, Any]]:
     prefix = f"jpex-{int(time.time()) % 100000}"
     variables = {
@@ -75,8 +102,8 @@ def example(
         "force_destroy": True,
         "alarms": {
             "period_seconds": PERIOD,
-            "alarm_actions": [inbox.topic_arn],
-            "ok_actions": [inbox.topic_arn],
+            "alarm_actions": [inbox.topic_arn for inbox in inboxes.values()],
+            "ok_actions": [inbox.topic_arn for inbox in inboxes.values()],
         },
     }
     workspace = Workspace(
@@ -665,49 +692,81 @@ def test_every_poller_has_its_alarms(aws: Callable, example: dict[str, Any]) -> 
     ]
 
 
+@pytest.fixture(scope="module")
+def alarm_proofs(
+    aws: Callable, example: dict[str, Any], runs: dict[str, dict], inboxes: dict[str, Inbox]
+) -> dict[str, BaseException | None]:
+    """Both alarm proofs, at once; what each raised (None: it held).
+
+    They touch different machines and alarms: failures on the lambda poller, the
+    completion rule of the events poller. `runs` failed executions on purpose a while
+    ago; each proof lets its alarm settle first.
+    """
+    threaded = _per_thread(aws)
+    outputs = example["outputs"]
+
+    def failed_executions() -> None:
+        sfn = threaded("stepfunctions")
+        arn = outputs["lambda_state_machine_arn"]
+
+        def fail_one() -> None:
+            started = helpers.start(sfn, arn, {"job": {"duration_seconds": 0, "outcome": "fail"}})
+            (run,) = helpers.wait_all(sfn, {"fail": started}, timeout=60).values()
+            assert run["status"] == "FAILED"
+
+        prove_alarm(
+            threaded,
+            inboxes["failed-executions"],
+            outputs["alarms"]["lambda"]["state-machine-executions-failed"]["name"],
+            inject=fail_one,
+            clear=lambda: None,  # no further failure: the alarm returns to OK by itself
+        )
+
+    def lost_events() -> None:
+        # With the rule off, the job's completion event resumes nothing: the park's
+        # fallback check finds the job finished and reports a lost event.
+        sfn, events = threaded("stepfunctions"), threaded("events")
+        rule = outputs["events_completion_rule_name"]
+        arn = outputs["events_state_machine_arn"]
+
+        def disable_and_run() -> None:
+            events.disable_rule(Name=rule)
+            started = helpers.start(sfn, arn, {"job": {"duration_seconds": 2}})
+            (run,) = helpers.wait_all(sfn, {"job": started}, timeout=4 * FALLBACK).values()
+            assert run["status"] == "SUCCEEDED"
+
+        try:
+            prove_alarm(
+                threaded,
+                inboxes["lost-events"],
+                outputs["alarms"]["events"]["lost-completion-events"]["name"],
+                inject=disable_and_run,
+                clear=lambda: events.enable_rule(Name=rule),
+            )
+        finally:
+            events.enable_rule(Name=rule)
+
+    with ThreadPoolExecutor(max_workers=len(PROOFS)) as pool:
+        futures = {
+            "failed-executions": pool.submit(failed_executions),
+            "lost-events": pool.submit(lost_events),
+        }
+    return {proof: future.exception() for proof, future in futures.items()}
+
+
+def _proved(alarm_proofs: dict[str, BaseException | None], proof: str) -> None:
+    error = alarm_proofs[proof]
+    if error is not None:
+        raise error
+
+
 def test_a_failing_execution_fires_the_failed_executions_alarm(
-    aws: Callable, example: dict[str, Any], runs: dict[str, dict], inbox: Inbox
+    alarm_proofs: dict[str, BaseException | None],
 ) -> None:
-    # `runs` failed executions on purpose a while ago; the alarm has to settle first.
-    sfn = aws("stepfunctions")
-    arn = example["outputs"]["lambda_state_machine_arn"]
-
-    def fail_one() -> None:
-        started = helpers.start(sfn, arn, {"job": {"duration_seconds": 0, "outcome": "fail"}})
-        (run,) = helpers.wait_all(sfn, {"fail": started}, timeout=60).values()
-        assert run["status"] == "FAILED"
-
-    prove_alarm(
-        aws,
-        inbox,
-        example["outputs"]["alarms"]["lambda"]["state-machine-executions-failed"]["name"],
-        inject=fail_one,
-        clear=lambda: None,  # no further failure: the alarm returns to OK by itself
-    )
+    _proved(alarm_proofs, "failed-executions")
 
 
 def test_a_disabled_completion_rule_fires_the_lost_events_alarm(
-    aws: Callable, example: dict[str, Any], runs: dict[str, dict], inbox: Inbox
+    alarm_proofs: dict[str, BaseException | None],
 ) -> None:
-    # With the rule off, the job's completion event resumes nothing: the park's
-    # fallback check finds the job finished and reports a lost event.
-    sfn, events = aws("stepfunctions"), aws("events")
-    rule = example["outputs"]["events_completion_rule_name"]
-    arn = example["outputs"]["events_state_machine_arn"]
-
-    def disable_and_run() -> None:
-        events.disable_rule(Name=rule)
-        started = helpers.start(sfn, arn, {"job": {"duration_seconds": 2}})
-        (run,) = helpers.wait_all(sfn, {"job": started}, timeout=4 * FALLBACK).values()
-        assert run["status"] == "SUCCEEDED"
-
-    try:
-        prove_alarm(
-            aws,
-            inbox,
-            example["outputs"]["alarms"]["events"]["lost-completion-events"]["name"],
-            inject=disable_and_run,
-            clear=lambda: events.enable_rule(Name=rule),
-        )
-    finally:
-        events.enable_rule(Name=rule)
+    _proved(alarm_proofs, "lost-events")

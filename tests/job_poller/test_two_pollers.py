@@ -50,7 +50,10 @@ def deployed(
 
 CASES = {
     "own-ok": ("state_machine_arn", {"job": {"duration_seconds": 3}}),
-    "own-slow": ("state_machine_arn", {"job": {"duration_seconds": OWN_TIMEOUT + 5}}),
+    # The wait-count jobs run 3 timeouts: a counter counts polls, and on a loaded
+    # machine each poll takes longer than its interval (a job 5 s over the timeout
+    # ended before the 7th poll at a load of 28 on 2 cores).
+    "own-slow": ("state_machine_arn", {"job": {"duration_seconds": 3 * OWN_TIMEOUT}}),
     # An 8-s slow job would time out in the fast loop (6 s) but not in the slow one (12 s).
     "via-lambda": ("via_lambda_arn", {"job": {"duration_seconds": 2, "status_errors": 1}}),
     "two-ok": (
@@ -63,7 +66,7 @@ CASES = {
     ),
     "two-slow-timeout": (
         "two_pollers_arn",
-        {"jobs": {"fast": {"duration_seconds": 1}, "slow": {"duration_seconds": SLOW_TIMEOUT + 5}}},
+        {"jobs": {"fast": {"duration_seconds": 1}, "slow": {"duration_seconds": 3 * SLOW_TIMEOUT}}},
     ),
 }
 
@@ -225,7 +228,7 @@ def test_history_budget_is_checked_at_plan_time_with_the_numbers(
         "poll_interval_seconds": 1,
         "timeout_seconds": 100000,
     }
-    code, plan = deployed["workspace"].plan_exit_code(variables)
+    code, plan = helpers.plan_without_refresh(deployed["workspace"], variables)
     assert code == 1, plan
     flat = " ".join(plan.split())
     assert "exceeds the 25,000-event limit" in flat

@@ -11,6 +11,10 @@ provider "aws" {
 module "poller" {
   source = "../../../modules/job-poller"
 
+  # No alarms: this configuration's tests read none (examples/job-poller's test proves
+  # them), and each module instance's alarms were most of what it applied.
+  alarms = { create = false }
+
   name                  = var.name_prefix
   poller_name           = "job"
   initial_wait_seconds  = var.initial_wait_seconds
@@ -130,6 +134,10 @@ module "adapter" {
 
 module "via_lambda" {
   source = "../../../modules/job-poller"
+
+  # No alarms: this configuration's tests read none (examples/job-poller's test proves
+  # them), and each module instance's alarms were most of what it applied.
+  alarms = { create = false }
 
   name                  = "${var.name_prefix}-via"
   poller_name           = "job"
