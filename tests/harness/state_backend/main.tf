@@ -1,0 +1,15 @@
+# A configuration with no cloud resource, for the harness's state backend tests.
+variable "names" {
+  description = "One terraform_data resource per name."
+  type        = list(string)
+}
+
+resource "terraform_data" "this" {
+  for_each = toset(var.names)
+  input    = each.key
+}
+
+output "inputs" {
+  description = "Each resource's input, by name."
+  value       = { for name, item in terraform_data.this : name => item.output }
+}
