@@ -1,12 +1,14 @@
 """Terraform's state goes through the harness's state server to the workspace's file.
 
-The harness selects Terraform's ``http`` backend (state_server.py): Terraform keeps the
-state in memory during a command and sends it at the end, instead of rewriting the file
-after each resource change. What must hold: the server keeps the same file the local
-backend would (``Workspace.state()`` reads it), Terraform's own view (``terraform state
-pull``) is that file, a second Workspace on the same scratch directory (even in another
-process, whose server has another port) runs without a new ``init``, and the local
-backend is still one switch away.
+Under the test suite the harness selects Terraform's ``http`` backend (state_server.py;
+tests/conftest.py sets SFN_PATTERNS_TF_BACKEND): Terraform keeps the state in memory
+during a command and sends it at the end, instead of rewriting the file after each
+resource change. What must hold: the server keeps the same file the local backend would
+(``Workspace.state()`` reads it), Terraform's own view (``terraform state pull``,
+``terraform output``) is that file, a second Workspace on the same scratch directory
+(even in another process, whose server has another port) runs without a new ``init``,
+and without the variable the local backend stays the default (running Terraform by
+hand in the staged directory after the Workspace's process has ended needs it).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def test_server_reads_writes_and_deletes_only_registered_files(tmp_path: Path) -
 
 @pytest.mark.terraform
 def test_state_round_trips_through_the_http_backend(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv(STATE_BACKEND_ENV, raising=False)
+    monkeypatch.setenv(STATE_BACKEND_ENV, "http")
     workspace = Workspace(FIXTURE, NO_ENDPOINT, tmp_path)
     assert workspace.backend == "http"
     assert 'backend "http"' in (workspace.config_dir / OVERRIDE_NAME).read_text()
@@ -79,7 +81,9 @@ def test_state_round_trips_through_the_http_backend(tmp_path: Path, monkeypatch)
             "b",
             "c",
         ]
-        assert workspace.outputs() == {"inputs": {"a": "a", "b": "b", "c": "c"}}
+        shown = json.loads(workspace.run("output", "-json").stdout)
+        assert workspace.outputs() == {name: spec["value"] for name, spec in shown.items()}
+        assert workspace.outputs() == {"inputs": {"a": "a", "b": "b", "c": "c"}, "secret": "a,b,c"}
         pulled = json.loads(workspace.run("state", "pull").stdout)
         assert (pulled["lineage"], pulled["serial"]) == (state["lineage"], state["serial"])
         assert workspace.plan_exit_code({"names": ["a", "b", "c"]})[0] == 0
@@ -89,7 +93,7 @@ def test_state_round_trips_through_the_http_backend(tmp_path: Path, monkeypatch)
             "import sys; from pathlib import Path;"
             "from sfn_patterns_localstack.terraform.workspace import Workspace;"
             "w = Workspace(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]));"
-            "w.apply({'names': ['a', 'b']}); print(w.outputs())"
+            "w.apply({'names': ['a', 'b']}); print(w.outputs()['inputs'])"
         )
         other = subprocess.run(
             [sys.executable, "-c", script, str(FIXTURE), NO_ENDPOINT, str(tmp_path)],
@@ -98,7 +102,7 @@ def test_state_round_trips_through_the_http_backend(tmp_path: Path, monkeypatch)
             check=False,
         )
         assert other.returncode == 0, other.stderr[-3000:]
-        assert workspace.outputs() == {"inputs": {"a": "a", "b": "b"}}
+        assert workspace.outputs()["inputs"] == {"a": "a", "b": "b"}
         assert workspace.state()["serial"] > state["serial"]
 
         workspace.run("destroy", "-input=false", "-no-color", "-auto-approve", "-var=names=[]")
@@ -109,16 +113,17 @@ def test_state_round_trips_through_the_http_backend(tmp_path: Path, monkeypatch)
 
 
 @pytest.mark.terraform
-def test_local_backend_is_one_switch_away(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv(STATE_BACKEND_ENV, "local")
+def test_local_backend_is_the_default_outside_the_suite(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv(STATE_BACKEND_ENV, raising=False)
     workspace = Workspace(FIXTURE, NO_ENDPOINT, tmp_path)
+    assert workspace.backend == "local"
     try:
         assert (
             f'path = "{workspace.state_path}"' in (workspace.config_dir / OVERRIDE_NAME).read_text()
         )
         workspace.init()
         workspace.apply({"names": ["x"]})
-        assert workspace.outputs() == {"inputs": {"x": "x"}}
+        assert workspace.outputs() == {"inputs": {"x": "x"}, "secret": "x"}
         assert workspace.state()["resources"][0]["instances"][0]["index_key"] == "x"
     finally:
         workspace.close()

@@ -39,12 +39,17 @@ PROVIDER_POLL_CAP = "200ms"
 # without), and Terraform starts the provider three or four times per command.
 ENDPOINT_ENV = "AWS_ENDPOINT_URL"
 
-# Where Terraform keeps the state while it runs: "http" (default) keeps it in memory
+# Where Terraform keeps the state while it runs. "local" (the default) rewrites the
+# state file after every resource change: a third of an apply's or destroy's CPU for a
+# 500 KB state, growing with the square of its size. "http" keeps the state in memory
 # and sends it to this process's state server (state_server.py) at the end of each
-# command, which writes the same file the "local" backend would; "local" rewrites the
-# file after every resource change (a third of an apply's CPU for a 500 KB state).
-# The address reaches the backend as TF_HTTP_ADDRESS, per command, so the override
-# (and the backend's hash in .terraform/) stays the same from one process to the next.
+# command (and every 20 s of a long one); the server writes the same file. The test
+# suite selects "http" (tests/conftest.py). It is not the default because the state is
+# then only reachable while the process that made the Workspace runs: running
+# Terraform by hand in the staged directory afterwards (the examples' READMEs) needs
+# the local backend. The address reaches the backend as TF_HTTP_ADDRESS, per command,
+# so the override (and the backend's hash in .terraform/) is the same from one
+# process to the next.
 STATE_BACKEND_ENV = "SFN_PATTERNS_TF_BACKEND"
 STATE_BACKENDS = ("http", "local")
 
@@ -123,8 +128,8 @@ def terraform_binary() -> str:
 
 
 def state_backend() -> str:
-    """The state backend the harness selects (:data:`STATE_BACKEND_ENV`, default http)."""
-    backend = os.environ.get(STATE_BACKEND_ENV) or "http"
+    """The state backend the harness selects (:data:`STATE_BACKEND_ENV`, default local)."""
+    backend = os.environ.get(STATE_BACKEND_ENV) or "local"
     if backend not in STATE_BACKENDS:
         raise TerraformError(
             f"{STATE_BACKEND_ENV}={backend!r}: use one of {', '.join(STATE_BACKENDS)}"
