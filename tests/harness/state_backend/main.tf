@@ -1,26 +1,5 @@
 # A configuration with no cloud resource, for the harness's state backend tests.
-variable "names" {
-  description = "One terraform_data resource per name."
-  type        = list(string)
-}
-
 resource "terraform_data" "this" {
   for_each = toset(var.names)
   input    = each.key
-}
-
-output "inputs" {
-  description = "Each resource's input, by name."
-  value       = { for name, item in terraform_data.this : name => item.output }
-}
-
-output "nothing" {
-  description = "Always null: Terraform leaves null outputs out."
-  value       = null
-}
-
-output "secret" {
-  description = "A sensitive output (its value is still in the state and in output -json)."
-  value       = join(",", var.names)
-  sensitive   = true
 }
