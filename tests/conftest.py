@@ -16,6 +16,12 @@ import pytest
 from . import cpu_account, scheduling
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Terraform's state through the http backend and the harness's in-process state server
+# (sfn_patterns_localstack/terraform/state_server.py): a destroy costs about 40 % less
+# Terraform CPU than with the local backend, which rewrites the whole state file after
+# every resource change. Subprocesses (benchmark smokes, the demo) inherit it.
+os.environ.setdefault("SFN_PATTERNS_TF_BACKEND", "http")
 DURATIONS_OUT = REPO_ROOT / "build" / "test-durations.json"
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sfn_patterns_localstack.clients import client_factory
+from sfn_patterns_localstack.terraform import state_server
 from sfn_patterns_localstack.terraform.leftovers import created_resources, still_there
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -37,6 +38,20 @@ PROVIDER_POLL_CAP = "200ms"
 # framework's path strings (a minimal plan: 3.6 CPU-seconds with the block, 0.6
 # without), and Terraform starts the provider three or four times per command.
 ENDPOINT_ENV = "AWS_ENDPOINT_URL"
+
+# Where Terraform keeps the state while it runs. "local" (the default) rewrites the
+# state file after every resource change: a third of an apply's or destroy's CPU for a
+# 500 KB state, growing with the square of its size. "http" keeps the state in memory
+# and sends it to this process's state server (state_server.py) at the end of each
+# command (and every 20 s of a long one); the server writes the same file. The test
+# suite selects "http" (tests/conftest.py). It is not the default because the state is
+# then only reachable while the process that made the Workspace runs: running
+# Terraform by hand in the staged directory afterwards (the examples' READMEs) needs
+# the local backend. The address reaches the backend as TF_HTTP_ADDRESS, per command,
+# so the override (and the backend's hash in .terraform/) is the same from one
+# process to the next.
+STATE_BACKEND_ENV = "SFN_PATTERNS_TF_BACKEND"
+STATE_BACKENDS = ("http", "local")
 
 
 def _checkout_root(path: Path) -> Path | None:
@@ -112,14 +127,28 @@ def terraform_binary() -> str:
     return found
 
 
-def override_text(state_path: Path, aliases: dict[str, str] | None = None) -> str:
+def state_backend() -> str:
+    """The state backend the harness selects (:data:`STATE_BACKEND_ENV`, default local)."""
+    backend = os.environ.get(STATE_BACKEND_ENV) or "local"
+    if backend not in STATE_BACKENDS:
+        raise TerraformError(
+            f"{STATE_BACKEND_ENV}={backend!r}: use one of {', '.join(STATE_BACKENDS)}"
+        )
+    return backend
+
+
+def override_text(
+    state_path: Path, aliases: dict[str, str] | None = None, backend: str = "local"
+) -> str:
     """The override file that points a configuration at LocalStack.
 
     Endpoints are not in it: the harness sets ``AWS_ENDPOINT_URL`` for every command
     (:data:`ENDPOINT_ENV`); export it to run Terraform by hand in the staged directory.
     ``aliases`` maps an ``aws`` provider alias of the configuration to the account it
     acts in (LocalStack takes the account from a 12-digit access key), so a
-    configuration that spans accounts runs unchanged.
+    configuration that spans accounts runs unchanged. ``backend`` "local" keeps the
+    state in ``state_path``; "http" in Terraform's http backend, whose address (the
+    harness's state server, which writes ``state_path``) comes from ``TF_HTTP_ADDRESS``.
     """
     providers = [
         ("", "test"),
@@ -137,12 +166,17 @@ def override_text(state_path: Path, aliases: dict[str, str] | None = None) -> st
 """
         for alias, key in providers
     )
+    if backend == "http":
+        backend_block = f"""  # {state_path}, through the harness's state server (TF_HTTP_ADDRESS)
+  backend "http" {{}}"""
+    else:
+        backend_block = f"""  backend "local" {{
+    path = "{state_path}"
+  }}"""
     return f"""# Written by the sfn-patterns LocalStack harness (never committed; see .gitignore).
 # The provider's endpoints come from {ENDPOINT_ENV}, which the harness sets.
 terraform {{
-  backend "local" {{
-    path = "{state_path}"
-  }}
+{backend_block}
 }}
 
 {blocks}"""
@@ -170,10 +204,13 @@ class Workspace:
         # None runs the provider with upstream's pauses (tests of the cap itself).
         self.provider_poll_cap: str | None = PROVIDER_POLL_CAP
         self.aws = client_factory(endpoint)
-        (self.config_dir / OVERRIDE_NAME).write_text(override_text(self.state_path, aliases))
+        self.backend = state_backend()
+        (self.config_dir / OVERRIDE_NAME).write_text(
+            override_text(self.state_path, aliases, self.backend)
+        )
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "TF_HTTP_"))}
         env.update(
             TF_DATA_DIR=str(self.scratch_dir / ".terraform"),
             TF_IN_AUTOMATION="1",
@@ -185,6 +222,8 @@ class Workspace:
             PATH=interpreter_first_path(),
         )
         env[ENDPOINT_ENV] = self.endpoint
+        if self.backend == "http":
+            env["TF_HTTP_ADDRESS"] = state_server.address_for(self.state_path)
         # LocalStack is consistent at once: cap the provider's AWS-sized pauses between
         # consistency checks (a build-time addition, scripts/aws_provider_trim.py).
         if self.provider_poll_cap:
@@ -268,8 +307,13 @@ class Workspace:
             raise TerraformError(f"destroy left resources behind: {', '.join(left)}")
 
     def outputs(self) -> dict[str, object]:
-        """Every output's value."""
-        raw = json.loads(self.run("output", "-json").stdout)
+        """Every root output's value, as ``terraform output -json`` gives it.
+
+        Read from the state, where that command reads them too (the root module's
+        outputs are saved with each snapshot): a Terraform start saved, 0.3-0.5
+        CPU-seconds per deployment.
+        """
+        raw = self.state().get("outputs") or {}
         return {name: spec["value"] for name, spec in raw.items()}
 
     def close(self) -> None:

@@ -1,0 +1,4 @@
+variable "names" {
+  description = "One terraform_data resource per name."
+  type        = list(string)
+}
