@@ -206,8 +206,12 @@ def start(
     )
     env.update(extra_env or {})
     log = log_path.open("ab")
+    command = [sys.executable, "-m", "localstack.runtime.main"]
+    if env.get("SFNP_PROFILE"):
+        # Sampled from its first import on (emulation/profiler.py): the start-up too.
+        command[2:2] = ["sfn_patterns_localstack.emulation.profiler", "run"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "localstack.runtime.main"],
+        command,
         cwd=workdir,
         env=env,
         stdin=subprocess.DEVNULL,

@@ -1,0 +1,169 @@
+"""A sampling CPU profiler for the in-process LocalStack (``SFNP_PROFILE=<file>``).
+
+Why: LocalStack runs on Python 3.11 (no ``-X perf``) and the test suite is CPU-bound;
+to see where LocalStack's CPU goes while a test file runs, a thread inside its process
+samples every thread's stack every few milliseconds. Only threads the kernel reports
+as running (state ``R`` in ``/proc/self/task/<tid>/stat``) are counted: a thread
+blocked on a socket, a lock or the GIL sleeps (state ``S``), so the counts are CPU
+samples, not wall-clock ones. Stacks are aggregated as folded lines
+(``outer;inner;leaf count``, the input of flamegraph.pl / speedscope) and the file is
+rewritten every few seconds, because the harness kills LocalStack with SIGKILL
+(server.LocalStack.stop) and no exit hook would run.
+
+Use: ``SFNP_PROFILE=/tmp/ls.folded pytest tests/x.py`` (server.start launches LocalStack
+through :func:`main` when the variable is set), then
+``python -m sfn_patterns_localstack.emulation.profiler report /tmp/ls.folded``.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import runpy
+import sys
+import threading
+import time
+from pathlib import Path
+
+INTERVAL = float(os.environ.get("SFNP_PROFILE_INTERVAL", "0.005"))
+FLUSH_SECONDS = 2.0
+
+
+def _running_tids() -> set[int] | None:
+    """Native ids of this process's threads the kernel has running or runnable now."""
+    running = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as stat:
+                raw = stat.read()
+        except OSError:
+            continue
+        # The state follows the command name, which may hold spaces: after the last ')'.
+        if raw[raw.rindex(b")") + 2 : raw.rindex(b")") + 3] == b"R":
+            running.add(int(tid))
+    return running
+
+
+def _frame_label(code) -> str:
+    path = code.co_filename
+    for marker in ("site-packages/", "lib/python3"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+            break
+    return f"{code.co_name} ({path}:{code.co_firstlineno})"
+
+
+def folded(frame, limit: int = 200) -> str:
+    """One stack as a folded line's key: outermost frame first, ';' between frames."""
+    labels = []
+    while frame is not None and len(labels) < limit:
+        labels.append(_frame_label(frame.f_code))
+        frame = frame.f_back
+    return ";".join(reversed(labels))
+
+
+class Sampler:
+    """Counts the stacks of this process's running threads until the process ends."""
+
+    def __init__(self, out: Path, interval: float = INTERVAL) -> None:
+        self.out = out
+        self.interval = interval
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.samples = 0
+        self._thread = threading.Thread(target=self._run, name="sfnp-profiler", daemon=True)
+
+    def start(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def sample(self) -> None:
+        """Add the stack of every running thread (other than this one) to the counts."""
+        running = _running_tids()
+        native = {t.ident: t.native_id for t in threading.enumerate()}
+        me = threading.get_ident()
+        self.samples += 1
+        for ident, frame in sys._current_frames().items():
+            if ident == me:
+                continue
+            tid = native.get(ident)
+            # A thread LocalStack started without threading (none seen) counts always.
+            if running is not None and tid is not None and tid not in running:
+                continue
+            thread_name = _thread_name(ident)
+            self.counts[f"[{thread_name}];{folded(frame)}"] += 1
+
+    def flush(self) -> None:
+        """Write the counts (atomically: a reader never sees half a file)."""
+        lines = [f"{stack} {count}\n" for stack, count in self.counts.most_common()]
+        tmp = self.out.with_name(self.out.name + f".{os.getpid()}.tmp")
+        tmp.write_text("".join(lines))
+        os.replace(tmp, self.out)
+
+    def _run(self) -> None:
+        next_flush = time.monotonic() + FLUSH_SECONDS
+        while True:
+            time.sleep(self.interval)
+            try:
+                self.sample()
+                if time.monotonic() >= next_flush:
+                    self.flush()
+                    next_flush = time.monotonic() + FLUSH_SECONDS
+            except Exception:  # noqa: BLE001 - a profiler must never break what it measures
+                continue
+
+
+def _thread_name(ident: int) -> str:
+    thread = threading._active.get(ident)  # noqa: SLF001 - the cheap lookup by ident
+    name = thread.name if thread is not None else "?"
+    # Numbered names (Thread-12, asgi_gw_3) fold together.
+    return name.rstrip("0123456789").rstrip("-_ ") or name
+
+
+def start_from_env() -> Sampler | None:
+    """Start sampling when ``SFNP_PROFILE`` names the output file; None otherwise."""
+    target = os.environ.get("SFNP_PROFILE")
+    if not target:
+        return None
+    return Sampler(Path(target)).start()
+
+
+def report(path: Path, top: int = 40) -> str:
+    """The functions with the most samples, self and inclusive, as text."""
+    self_counts: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        n = int(count)
+        total += n
+        frames = stack.split(";")
+        self_counts[frames[-1]] += n
+        for frame in set(frames):
+            inclusive[frame] += n
+    out = [f"{total} samples"]
+    out.append("-- self --")
+    out += [f"{n:7d} {n / total:6.1%} {f}" for f, n in self_counts.most_common(top)]
+    out.append("-- inclusive --")
+    out += [f"{n:7d} {n / total:6.1%} {f}" for f, n in inclusive.most_common(top)]
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> None:
+    """``report FILE [TOP]`` prints a profile; ``run MODULE ...`` runs a module sampled."""
+    if argv[:1] == ["report"]:
+        print(report(Path(argv[1]), int(argv[2]) if len(argv) > 2 else 40))
+        return
+    if argv[:1] == ["run"]:
+        start_from_env()
+        sys.argv = argv[1:]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        return
+    raise SystemExit("usage: profiler report FILE [TOP] | profiler run MODULE [ARGS...]")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
