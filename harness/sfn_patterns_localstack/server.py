@@ -206,12 +206,10 @@ def start(
     )
     env.update(extra_env or {})
     log = log_path.open("ab")
-    command = [sys.executable, "-m", "localstack.runtime.main"]
-    if env.get("SFNP_PROFILE"):
-        # Sampled from its first import on (emulation/profiler.py): the start-up too.
-        command[2:2] = ["sfn_patterns_localstack.emulation.profiler", "run"]
     process = subprocess.Popen(
-        command,
+        # localstack.runtime.main, without imports it never uses, and sampled from its
+        # first import on when SFNP_PROFILE names a file (emulation/startup.py).
+        [sys.executable, "-m", "sfn_patterns_localstack.emulation.startup"],
         cwd=workdir,
         env=env,
         stdin=subprocess.DEVNULL,

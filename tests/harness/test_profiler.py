@@ -34,7 +34,7 @@ def test_samples_the_busy_thread_and_not_the_sleeping_one(tmp_path: Path) -> Non
     while time.monotonic() < deadline:
         time.sleep(0.1)
         busy = sum(n for stack, n in list(sampler.counts.items()) if "_spin" in stack)
-        if busy >= 50:
+        if busy >= 200_000:
             break
     stop.set()
     for thread in threads:
@@ -43,9 +43,9 @@ def test_samples_the_busy_thread_and_not_the_sleeping_one(tmp_path: Path) -> Non
     lines = out.read_text().splitlines()
     spin = sum(int(line.rpartition(" ")[2]) for line in lines if "_spin (" in line)
     sleeping = sum(int(line.rpartition(" ")[2]) for line in lines if "_sleep (" in line)
-    assert spin >= 50
+    assert spin >= 200_000  # CPU microseconds
     # The idle thread never runs until it is told to stop (its last wake-up may be caught).
-    assert sleeping <= 1
+    assert sleeping < 5_000
     busy_line = next(line for line in lines if "_spin (" in line)
     assert busy_line.startswith("[busy];")
     text = profiler.report(out, top=5)

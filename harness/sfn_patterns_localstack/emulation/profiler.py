@@ -2,16 +2,17 @@
 
 Why: LocalStack runs on Python 3.11 (no ``-X perf``) and the test suite is CPU-bound;
 to see where LocalStack's CPU goes while a test file runs, a thread inside its process
-samples every thread's stack every few milliseconds. Only threads the kernel reports
-as running (state ``R`` in ``/proc/self/task/<tid>/stat``) are counted: a thread
-blocked on a socket, a lock or the GIL sleeps (state ``S``), so the counts are CPU
-samples, not wall-clock ones. Stacks are aggregated as folded lines
-(``outer;inner;leaf count``, the input of flamegraph.pl / speedscope) and the file is
+samples every thread's stack every few milliseconds and charges the CPU time the
+thread used since the previous sample (its own CPU clock, ``pthread_getcpuclockid``)
+to the stack it is in now: a thread blocked on a socket, a lock or the GIL used none
+and is not counted, so the figures are CPU microseconds, not wall-clock samples.
+Stacks are aggregated as folded lines (``outer;inner;leaf microseconds``, the input
+of flamegraph.pl / speedscope) and the file is
 rewritten every few seconds, because the harness kills LocalStack with SIGKILL
 (server.LocalStack.stop) and no exit hook would run.
 
-Use: ``SFNP_PROFILE=/tmp/ls.folded pytest tests/x.py`` (server.start launches LocalStack
-through :func:`main` when the variable is set), then
+Use: ``SFNP_PROFILE=/tmp/ls.folded pytest tests/x.py`` (LocalStack's entry point,
+:mod:`.startup`, starts the sampler when the variable is set), then
 ``python -m sfn_patterns_localstack.emulation.profiler report /tmp/ls.folded``.
 """
 
@@ -19,33 +20,21 @@ from __future__ import annotations
 
 import collections
 import os
-import runpy
 import sys
 import threading
 import time
 from pathlib import Path
 
-INTERVAL = float(os.environ.get("SFNP_PROFILE_INTERVAL", "0.005"))
+INTERVAL = float(os.environ.get("SFNP_PROFILE_INTERVAL", "0.01"))
 FLUSH_SECONDS = 2.0
 
 
-def _running_tids() -> set[int] | None:
-    """Native ids of this process's threads the kernel has running or runnable now."""
-    running = set()
+def _thread_cpu_ns(ident: int) -> int | None:
+    """CPU time a thread (by its ``threading`` ident, a pthread id) has used, in ns."""
     try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
+        return time.clock_gettime_ns(time.pthread_getcpuclockid(ident))
+    except (OSError, OverflowError):  # the thread ended meanwhile
         return None
-    for tid in tasks:
-        try:
-            with open(f"/proc/self/task/{tid}/stat", "rb") as stat:
-                raw = stat.read()
-        except OSError:
-            continue
-        # The state follows the command name, which may hold spaces: after the last ')'.
-        if raw[raw.rindex(b")") + 2 : raw.rindex(b")") + 3] == b"R":
-            running.add(int(tid))
-    return running
 
 
 def _frame_label(code) -> str:
@@ -74,6 +63,8 @@ class Sampler:
         self.interval = interval
         self.counts: collections.Counter[str] = collections.Counter()
         self.samples = 0
+        self._last: dict[int, int] = {}
+        self._started = False
         self._thread = threading.Thread(target=self._run, name="sfnp-profiler", daemon=True)
 
     def start(self) -> Sampler:
@@ -81,20 +72,25 @@ class Sampler:
         return self
 
     def sample(self) -> None:
-        """Add the stack of every running thread (other than this one) to the counts."""
-        running = _running_tids()
-        native = {t.ident: t.native_id for t in threading.enumerate()}
+        """Charge each thread's CPU since the last sample to the stack it is in now."""
         me = threading.get_ident()
         self.samples += 1
+        seen = {}
         for ident, frame in sys._current_frames().items():
             if ident == me:
                 continue
-            tid = native.get(ident)
-            # A thread LocalStack started without threading (none seen) counts always.
-            if running is not None and tid is not None and tid not in running:
+            used = _thread_cpu_ns(ident)
+            if used is None:
                 continue
-            thread_name = _thread_name(ident)
-            self.counts[f"[{thread_name}];{folded(frame)}"] += 1
+            seen[ident] = used
+            # A thread born since the last sample is charged all its CPU; at the first
+            # sample, what ran before the profiler started is not counted.
+            delta = used - self._last.get(ident, 0 if self._started else used)
+            if delta < 1000:  # asleep since the last sample (below 1 us)
+                continue
+            self.counts[f"[{_thread_name(ident)}];{folded(frame)}"] += delta // 1000
+        self._last = seen
+        self._started = True
 
     def flush(self) -> None:
         """Write the counts (atomically: a reader never sees half a file)."""
@@ -144,25 +140,19 @@ def report(path: Path, top: int = 40) -> str:
         self_counts[frames[-1]] += n
         for frame in set(frames):
             inclusive[frame] += n
-    out = [f"{total} samples"]
+    out = [f"{total / 1e6:.1f} CPU-seconds sampled"]
     out.append("-- self --")
-    out += [f"{n:7d} {n / total:6.1%} {f}" for f, n in self_counts.most_common(top)]
+    out += [f"{n / 1e6:7.2f} {n / total:6.1%} {f}" for f, n in self_counts.most_common(top)]
     out.append("-- inclusive --")
-    out += [f"{n:7d} {n / total:6.1%} {f}" for f, n in inclusive.most_common(top)]
+    out += [f"{n / 1e6:7.2f} {n / total:6.1%} {f}" for f, n in inclusive.most_common(top)]
     return "\n".join(out)
 
 
 def main(argv: list[str]) -> None:
-    """``report FILE [TOP]`` prints a profile; ``run MODULE ...`` runs a module sampled."""
-    if argv[:1] == ["report"]:
-        print(report(Path(argv[1]), int(argv[2]) if len(argv) > 2 else 40))
-        return
-    if argv[:1] == ["run"]:
-        start_from_env()
-        sys.argv = argv[1:]
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
-        return
-    raise SystemExit("usage: profiler report FILE [TOP] | profiler run MODULE [ARGS...]")
+    """``report FILE [TOP]``: print a profile's top functions."""
+    if argv[:1] != ["report"] or len(argv) < 2:
+        raise SystemExit("usage: python -m sfn_patterns_localstack.emulation.profiler report FILE [TOP]")
+    print(report(Path(argv[1]), int(argv[2]) if len(argv) > 2 else 40))
 
 
 if __name__ == "__main__":
