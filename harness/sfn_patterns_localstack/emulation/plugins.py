@@ -16,6 +16,8 @@ from sfn_patterns_localstack.emulation.fixes import (
     events_rule_state,
     lambda_async,
     moto_update_copy,
+    region_lookup,
+    service_catalog,
     sfn_client_cache,
     sfn_parse_cache,
     sfn_sdk_error_names,
@@ -34,7 +36,12 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # nothing (see fixes.events_rule_state), and to name an aws-sdk Task's error after the
 # service's error code, as AWS does (see fixes.sfn_sdk_error_names). Under the test
 # suite, every definition Step Functions accepts is also recorded for asl-validator
-# (see asl_recorder).
+# (see asl_recorder). Two cut LocalStack's own first requests: the service catalog
+# index is built once per LocalStack/botocore version, not once per LocalStack (see
+# fixes.service_catalog), and a service's regions come from one botocore session (see
+# fixes.region_lookup).
+service_catalog.apply()
+region_lookup.apply()
 sfn_stop.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
