@@ -17,6 +17,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     lambda_async,
     moto_update_copy,
     region_lookup,
+    request_log,
     service_catalog,
     sfn_client_cache,
     sfn_parse_cache,
@@ -39,8 +40,9 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # (see asl_recorder). Two cut LocalStack's own first requests: the service catalog
 # index is built once per LocalStack/botocore version, not once per LocalStack (see
 # fixes.service_catalog), and a service's regions come from one botocore session (see
-# fixes.region_lookup).
+# fixes.region_lookup). A log nobody keeps gets no line per request (fixes.request_log).
 service_catalog.apply()
+request_log.apply()
 region_lookup.apply()
 sfn_stop.apply()
 sfn_parse_cache.apply()
