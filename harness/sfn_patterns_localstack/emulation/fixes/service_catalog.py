@@ -54,6 +54,7 @@ def keep(built: Path, shared: Path) -> None:
     os.close(fd)
     try:
         shutil.copyfile(built, tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; it is a cache like any other
         os.replace(tmp, shared / built.name)
     finally:
         with contextlib.suppress(FileNotFoundError):
