@@ -15,6 +15,7 @@ from sfn_patterns_localstack.emulation.faults import install as faults_install
 from sfn_patterns_localstack.emulation.fixes import (
     events_rule_state,
     lambda_async,
+    moto_transaction_copy,
     moto_update_copy,
     region_lookup,
     request_log,
@@ -33,7 +34,8 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # execution parked on a task token (see fixes.sfn_stop), to parse each definition
 # once rather than once per execution (see sfn_parse_cache), to reuse a task's
 # client per role (see sfn_client_cache), to spare moto's UpdateItem a copy of the
-# whole item (see moto_update_copy), to make a disabled EventBridge rule deliver
+# whole item (see moto_update_copy) and its TransactWriteItems a copy of whole tables
+# (see moto_transaction_copy), to make a disabled EventBridge rule deliver
 # nothing (see fixes.events_rule_state), and to name an aws-sdk Task's error after the
 # service's error code, as AWS does (see fixes.sfn_sdk_error_names). Under the test
 # suite, every definition Step Functions accepts is also recorded for asl-validator
@@ -48,6 +50,7 @@ sfn_stop.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
 moto_update_copy.apply()
+moto_transaction_copy.apply()
 lambda_async.apply()
 events_rule_state.apply()
 sfn_sdk_error_names.apply()
