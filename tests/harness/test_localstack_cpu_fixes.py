@@ -21,8 +21,23 @@ def test_both_apply_to_the_pinned_versions(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "service",
-    ["dynamodb", "sqs", "s3", "stepfunctions", "lambda", "cloudwatch", "logs", "events", "sns",
-     "kms", "iam", "sts", "scheduler", "redshift-data", "no-such-service"],
+    [
+        "dynamodb",
+        "sqs",
+        "s3",
+        "stepfunctions",
+        "lambda",
+        "cloudwatch",
+        "logs",
+        "events",
+        "sns",
+        "kms",
+        "iam",
+        "sts",
+        "scheduler",
+        "redshift-data",
+        "no-such-service",
+    ],
 )
 def test_regions_are_localstack_s_own(service: str) -> None:
     from localstack.utils.aws import aws_stack

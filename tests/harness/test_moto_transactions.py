@@ -40,8 +40,12 @@ def _tables(ddb: Any) -> None:
     for i in range(20):
         ddb.put_item(
             TableName="ranged",
-            Item={"pk": {"S": f"p{i % 4}"}, "sk": {"S": f"s{i}"}, "n": {"N": "0"},
-                  "m": {"M": {"x": {"L": [{"N": str(i)}]}}}},
+            Item={
+                "pk": {"S": f"p{i % 4}"},
+                "sk": {"S": f"s{i}"},
+                "n": {"N": "0"},
+                "m": {"M": {"x": {"L": [{"N": str(i)}]}}},
+            },
         )
         ddb.put_item(TableName="plain", Item={"pk": {"S": f"k{i}"}, "n": {"N": "0"}})
 
@@ -62,16 +66,25 @@ def _update(table: str, key: dict, expr: str, cond: str | None = None) -> dict:
 STEPS: list[list[dict]] = [
     # Committed: an update of each table, a put, a delete and a check.
     [
-        _update("ranged", {"pk": {"S": "p1"}, "sk": {"S": "s1"}}, "SET n = n + :one, m.x[0] = :one"),
+        _update(
+            "ranged", {"pk": {"S": "p1"}, "sk": {"S": "s1"}}, "SET n = n + :one, m.x[0] = :one"
+        ),
         _update("plain", {"pk": {"S": "k3"}}, "SET n = n + :one"),
         {"Put": {"TableName": "plain", "Item": {"pk": {"S": "new"}, "n": {"N": "5"}}}},
         {"Delete": {"TableName": "ranged", "Key": {"pk": {"S": "p2"}, "sk": {"S": "s2"}}}},
-        {"ConditionCheck": {"TableName": "plain", "Key": {"pk": {"S": "k4"}},
-                            "ConditionExpression": "attribute_exists(pk)"}},
+        {
+            "ConditionCheck": {
+                "TableName": "plain",
+                "Key": {"pk": {"S": "k4"}},
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        },
     ],
     # Cancelled by its last item: every earlier write is rolled back.
     [
-        _update("ranged", {"pk": {"S": "p1"}, "sk": {"S": "s5"}}, "SET n = n + :one, m.x[0] = :one"),
+        _update(
+            "ranged", {"pk": {"S": "p1"}, "sk": {"S": "s5"}}, "SET n = n + :one, m.x[0] = :one"
+        ),
         {"Put": {"TableName": "plain", "Item": {"pk": {"S": "k5"}, "n": {"N": "9"}}}},
         {"Delete": {"TableName": "ranged", "Key": {"pk": {"S": "p3"}, "sk": {"S": "s3"}}}},
         _update("plain", {"pk": {"S": "k3"}}, "SET n = n + :one", cond="n < :cap"),
@@ -80,8 +93,13 @@ STEPS: list[list[dict]] = [
     [
         _update("plain", {"pk": {"S": "fresh"}}, "SET n = :one"),
         _update("ranged", {"pk": {"S": "p0"}, "sk": {"S": "s0"}}, "SET n = n + :one"),
-        {"ConditionCheck": {"TableName": "plain", "Key": {"pk": {"S": "missing"}},
-                            "ConditionExpression": "attribute_exists(pk)"}},
+        {
+            "ConditionCheck": {
+                "TableName": "plain",
+                "Key": {"pk": {"S": "missing"}},
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        },
     ],
     # Committed again, on items a cancelled step touched.
     [
@@ -138,7 +156,9 @@ def test_the_image_copies_only_updated_items() -> None:
         image = moto_transaction_copy.image(backend, table, step)
         hash_key, range_key = backend.get_keys_value(table, {"pk": {"S": "p1"}, "sk": {"S": "s1"}})
         assert image.items[hash_key][range_key] is not table.items[hash_key][range_key]
-        assert image.items[hash_key][range_key].to_json() == table.items[hash_key][range_key].to_json()
+        assert (
+            image.items[hash_key][range_key].to_json() == table.items[hash_key][range_key].to_json()
+        )
         other, other_range = backend.get_keys_value(table, {"pk": {"S": "p0"}, "sk": {"S": "s0"}})
         assert image.items[other][other_range] is table.items[other][other_range]
         assert image.items is not table.items and image.items[hash_key] is not table.items[hash_key]

@@ -31,8 +31,10 @@ def test_localstack_gateway_and_sfn_batch_import_without_openapi_core_or_moto_ba
         print(startup.lean_imports())
         import localstack.aws.app
         from localstack.aws import handlers
-        from localstack.services.stepfunctions.asl.component.state.state_execution.state_task.service import (
-            state_task_service_batch as batch,
+        import importlib
+        batch = importlib.import_module(
+            "localstack.services.stepfunctions.asl.component.state.state_execution"
+            ".state_task.service.state_task_service_batch"
         )
         from moto.batch.utils import JobStatus
         assert batch.JobStatus is JobStatus and JobStatus.SUCCEEDED.value == "SUCCEEDED"
@@ -71,7 +73,10 @@ def test_the_validators_do_nothing_when_off_and_validate_when_on() -> None:
                 "POST",
                 path,
                 body=body,
-                headers={"Content-Type": "application/json", "Host": "localhost.localstack.cloud:4566"},
+                headers={
+                    "Content-Type": "application/json",
+                    "Host": "localhost.localstack.cloud:4566",
+                },
             )
             context = RequestContext(request)
             response, chain = Response(), Chain()

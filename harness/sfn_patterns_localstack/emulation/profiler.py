@@ -68,6 +68,7 @@ class Sampler:
         self._thread = threading.Thread(target=self._run, name="sfnp-profiler", daemon=True)
 
     def start(self) -> Sampler:
+        """Start sampling in a daemon thread; returns self."""
         self._thread.start()
         return self
 
@@ -108,12 +109,12 @@ class Sampler:
                 if time.monotonic() >= next_flush:
                     self.flush()
                     next_flush = time.monotonic() + FLUSH_SECONDS
-            except Exception:  # noqa: BLE001 - a profiler must never break what it measures
+            except Exception:
                 continue
 
 
 def _thread_name(ident: int) -> str:
-    thread = threading._active.get(ident)  # noqa: SLF001 - the cheap lookup by ident
+    thread = threading._active.get(ident)
     name = thread.name if thread is not None else "?"
     # Numbered names (Thread-12, asgi_gw_3) fold together.
     return name.rstrip("0123456789").rstrip("-_ ") or name
@@ -151,7 +152,9 @@ def report(path: Path, top: int = 40) -> str:
 def main(argv: list[str]) -> None:
     """``report FILE [TOP]``: print a profile's top functions."""
     if argv[:1] != ["report"] or len(argv) < 2:
-        raise SystemExit("usage: python -m sfn_patterns_localstack.emulation.profiler report FILE [TOP]")
+        raise SystemExit(
+            "usage: python -m sfn_patterns_localstack.emulation.profiler report FILE [TOP]"
+        )
     print(report(Path(argv[1]), int(argv[2]) if len(argv) > 2 else 40))
 
 

@@ -57,7 +57,7 @@ def _load_file_module(name: str) -> types.ModuleType:
 
 def _real_validation() -> types.ModuleType:
     """LocalStack's own validation module, loaded apart (the stand-in keeps its name)."""
-    import localstack.aws.handlers as handlers
+    from localstack.aws import handlers
 
     spec = importlib.machinery.PathFinder.find_spec(_VALIDATION, list(handlers.__path__))
     module = importlib.util.module_from_spec(spec)

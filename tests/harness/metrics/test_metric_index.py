@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -69,8 +69,8 @@ def test_answers_are_unchanged_and_the_index_is_used(database, integers: bool) -
     plain, indexed = database("plain", False), database("indexed", True)
     _fill(plain, 7, integers)
     _fill(indexed, 7, integers)
-    start = datetime.fromtimestamp(1_700_000_000 + 300, tz=timezone.utc)
-    end = datetime.fromtimestamp(1_700_000_000 + 2700, tz=timezone.utc)
+    start = datetime.fromtimestamp(1_700_000_000 + 300, tz=UTC)
+    end = datetime.fromtimestamp(1_700_000_000 + 2700, tz=UTC)
     compared = 0
     for namespace, name in [("AWS/Lambda", "Invocations"), ("AWS/SQS", "Errors")]:
         for stat in ("Sum", "Average", "Maximum", "Minimum", "SampleCount"):

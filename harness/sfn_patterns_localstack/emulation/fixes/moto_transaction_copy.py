@@ -44,7 +44,7 @@ def image(backend: Any, table: Any, transact_items: list[dict[str, Any]]) -> Any
             continue
         try:
             hash_key, range_key = backend.get_keys_value(table, op["Key"])
-        except Exception:  # noqa: BLE001 - moto raises its validation error itself
+        except Exception:
             continue
         if table.has_range_key:
             if range_key in items.get(hash_key, {}):

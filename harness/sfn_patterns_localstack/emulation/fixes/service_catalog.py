@@ -62,7 +62,7 @@ def keep(built: Path, shared: Path) -> None:
 
 
 def _keeping(build: Callable, shared: Path) -> Callable:
-    def build_service_index_cache(file_path: str):  # noqa: ANN202 - LocalStack's signature
+    def build_service_index_cache(file_path: str):
         index = build(file_path)
         try:
             keep(Path(file_path), shared)
