@@ -93,3 +93,33 @@ def test_localstack_loads_the_seeded_index(tmp_path: Path) -> None:
     assert loaded.service_names == built.service_names
     assert loaded.operations_index == built.operations_index
     assert loaded.target_prefix_index == built.target_prefix_index
+
+
+def test_the_code_url_is_the_one_localstack_signs() -> None:
+    """Same URL as LocalStack's own method, but for the signing time (frozen here)."""
+    from unittest import mock
+
+    from localstack.services.lambda_.invocation import lambda_models
+
+    from sfn_patterns_localstack.emulation.fixes import lambda_code_url
+
+    original = lambda_models.S3Code.generate_presigned_url
+    original = getattr(original, "__wrapped__", original)
+    assert lambda_code_url.apply() is True
+    patched = lambda_models.S3Code.generate_presigned_url
+    code = mock.Mock(
+        s3_bucket="awslambda-us-east-1-tasks", s3_key="snapshots/f-1", s3_object_version=None
+    )
+    versioned = mock.Mock(s3_bucket="b", s3_key="k", s3_object_version="v3")
+    with mock.patch("botocore.auth.datetime") as clock:
+        import datetime as real
+
+        clock.datetime.utcnow.return_value = real.datetime(2026, 11, 26, 4, 0, 0)
+        clock.datetime.now.return_value = real.datetime(2026, 11, 26, 4, 0, 0)
+        for target in (code, versioned):
+            for endpoint in ("http://127.0.0.1:4566", "http://localhost:9999"):
+                expected = original(target, endpoint)
+                assert patched(target, endpoint) == expected
+                assert patched(target, endpoint) == expected  # the kept client, again
+    client = lambda_code_url.s3_client("http://127.0.0.1:4566")
+    assert lambda_code_url.s3_client("http://127.0.0.1:4566") is client

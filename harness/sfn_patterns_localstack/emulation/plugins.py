@@ -15,6 +15,7 @@ from sfn_patterns_localstack.emulation.faults import install as faults_install
 from sfn_patterns_localstack.emulation.fixes import (
     events_rule_state,
     lambda_async,
+    lambda_code_url,
     moto_transaction_copy,
     moto_update_copy,
     region_lookup,
@@ -39,13 +40,15 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # nothing (see fixes.events_rule_state), and to name an aws-sdk Task's error after the
 # service's error code, as AWS does (see fixes.sfn_sdk_error_names). Under the test
 # suite, every definition Step Functions accepts is also recorded for asl-validator
-# (see asl_recorder). Two cut LocalStack's own first requests: the service catalog
-# index is built once per LocalStack/botocore version, not once per LocalStack (see
-# fixes.service_catalog), and a service's regions come from one botocore session (see
-# fixes.region_lookup). A log nobody keeps gets no line per request (fixes.request_log).
+# (see asl_recorder). Three cut LocalStack's own work: the service catalog index is
+# built once per LocalStack/botocore version, not once per LocalStack (see
+# fixes.service_catalog), a service's regions come from one botocore session (see
+# fixes.region_lookup), and GetFunction presigns its code URL with one S3 client (see
+# fixes.lambda_code_url). A log nobody keeps gets no line per request (fixes.request_log).
 service_catalog.apply()
 request_log.apply()
 region_lookup.apply()
+lambda_code_url.apply()
 sfn_stop.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
