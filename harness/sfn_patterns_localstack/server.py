@@ -1,9 +1,9 @@
 """Start and stop LocalStack in-process on loopback, with this project's plugins.
 
-"In-process" means LocalStack's own Python runtime (``python -m
-localstack.runtime.main``) runs directly on this machine, not in Docker; its
-DynamoDB is served by moto and its Lambda functions run as local processes
-(:mod:`.emulation.plugins`, :mod:`.emulation.lambda_executor`).
+"In-process" means LocalStack's own Python runtime (``localstack.runtime.main``, run
+by :mod:`.emulation.startup`, which skips imports it never uses) runs directly on this
+machine, not in Docker; its DynamoDB is served by moto and its Lambda functions run as
+local processes (:mod:`.emulation.plugins`, :mod:`.emulation.lambda_executor`).
 """
 
 from __future__ import annotations
