@@ -1,9 +1,9 @@
 """Start and stop LocalStack in-process on loopback, with this project's plugins.
 
-"In-process" means LocalStack's own Python runtime (``python -m
-localstack.runtime.main``) runs directly on this machine, not in Docker; its
-DynamoDB is served by moto and its Lambda functions run as local processes
-(:mod:`.emulation.plugins`, :mod:`.emulation.lambda_executor`).
+"In-process" means LocalStack's own Python runtime (``localstack.runtime.main``, run
+by :mod:`.emulation.startup`, which skips imports it never uses) runs directly on this
+machine, not in Docker; its DynamoDB is served by moto and its Lambda functions run as
+local processes (:mod:`.emulation.plugins`, :mod:`.emulation.lambda_executor`).
 """
 
 from __future__ import annotations
@@ -189,6 +189,10 @@ def start(
         static_libs = workdir / "fs/usr/lib/localstack"
         static_libs.parent.mkdir(parents=True)
         static_libs.symlink_to(localstack_libs())
+    # Its request lines ("AWS sqs.ReceiveMessage => 200", one per request) go only to a
+    # log someone keeps (a daemon's, or SFNP_KEEP_LOCALSTACK_LOG=1): a test session's
+    # log is removed at stop() and only its start-up tail is ever read.
+    keep_log = log_path is not None or os.environ.get("SFNP_KEEP_LOCALSTACK_LOG") == "1"
     log_path = log_path or workdir / "localstack.log"
     env = dict(os.environ)
     # The developer's AWS settings must not leak into LocalStack or its Lambdas.
@@ -204,10 +208,13 @@ def start(
         FILESYSTEM_ROOT=str(workdir / "fs"),
         TMPDIR=str(workdir / "tmp"),
     )
+    env.setdefault("SFNP_REQUEST_LOG", "1" if keep_log else "0")
     env.update(extra_env or {})
     log = log_path.open("ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "localstack.runtime.main"],
+        # localstack.runtime.main, without imports it never uses, and sampled from its
+        # first import on when SFNP_PROFILE names a file (emulation/startup.py).
+        [sys.executable, "-m", "sfn_patterns_localstack.emulation.startup"],
         cwd=workdir,
         env=env,
         stdin=subprocess.DEVNULL,

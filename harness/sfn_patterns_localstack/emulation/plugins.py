@@ -15,7 +15,12 @@ from sfn_patterns_localstack.emulation.faults import install as faults_install
 from sfn_patterns_localstack.emulation.fixes import (
     events_rule_state,
     lambda_async,
+    lambda_code_url,
+    moto_transaction_copy,
     moto_update_copy,
+    region_lookup,
+    request_log,
+    service_catalog,
     sfn_client_cache,
     sfn_parse_cache,
     sfn_sdk_error_names,
@@ -30,15 +35,25 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # execution parked on a task token (see fixes.sfn_stop), to parse each definition
 # once rather than once per execution (see sfn_parse_cache), to reuse a task's
 # client per role (see sfn_client_cache), to spare moto's UpdateItem a copy of the
-# whole item (see moto_update_copy), to make a disabled EventBridge rule deliver
+# whole item (see moto_update_copy) and its TransactWriteItems a copy of whole tables
+# (see moto_transaction_copy), to make a disabled EventBridge rule deliver
 # nothing (see fixes.events_rule_state), and to name an aws-sdk Task's error after the
 # service's error code, as AWS does (see fixes.sfn_sdk_error_names). Under the test
 # suite, every definition Step Functions accepts is also recorded for asl-validator
-# (see asl_recorder).
+# (see asl_recorder). Three cut LocalStack's own work: the service catalog index is
+# built once per LocalStack/botocore version, not once per LocalStack (see
+# fixes.service_catalog), a service's regions come from one botocore session (see
+# fixes.region_lookup), and GetFunction presigns its code URL with one S3 client (see
+# fixes.lambda_code_url). A log nobody keeps gets no line per request (fixes.request_log).
+service_catalog.apply()
+request_log.apply()
+region_lookup.apply()
+lambda_code_url.apply()
 sfn_stop.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
 moto_update_copy.apply()
+moto_transaction_copy.apply()
 lambda_async.apply()
 events_rule_state.apply()
 sfn_sdk_error_names.apply()

@@ -215,6 +215,49 @@ PRELOAD = (
 )
 
 
+# The botocore data a handler's first clients parse: the endpoint tables and the models
+# of the services the patterns' handlers call. Parsed once by the fork server; a forked
+# worker's loader gets the parsed file instead of parsing it again (0.16 CPU-second for
+# a worker's first client, mostly JSON decoding). Keyed by the file's full path, so a
+# worker only ever gets the data of the very file its own loader would read.
+WARM_DATA = ("endpoints", "partitions", "sdk-default-configuration", "_retry")
+WARM_SERVICES = ("dynamodb", "stepfunctions", "sqs", "sts", "lambda", "events", "s3")
+WARM_MODELS = ("service-2", "endpoint-rule-set-1")
+
+
+def warm_botocore_data() -> int:
+    """Keep every JSON file botocore loads in this process, parsed; warm the common ones.
+
+    botocore treats a loaded file as read-only (one loader hands the same dict to every
+    client of a session; merging a service's extras into it again changes nothing), so
+    the same dict may serve the loaders of every session of a worker. Returns how many
+    files were parsed here.
+    """
+    from botocore import loaders
+
+    parsed: dict[str, Any] = {}
+    original = loaders.JSONFileLoader.load_file
+
+    def load_file(self: Any, file_path: str) -> Any:
+        if file_path in parsed:
+            return parsed[file_path]
+        data = original(self, file_path)
+        if data is not None:
+            parsed[file_path] = data
+        return data
+
+    loaders.JSONFileLoader.load_file = load_file
+    loader = loaders.create_loader()
+    for name in WARM_DATA:
+        with contextlib.suppress(Exception):
+            loader.load_data(name)
+    for service in WARM_SERVICES:
+        for model in WARM_MODELS:
+            with contextlib.suppress(Exception):
+                loader.load_service_model(service, model)
+    return len(parsed)
+
+
 class _Children:
     """The fork server's live workers, reaped by one thread that reports each exit."""
 
@@ -270,6 +313,8 @@ def serve_forks() -> None:
         # An older botocore without one of them: the worker imports what it has.
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    with contextlib.suppress(ImportError):
+        warm_botocore_data()
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     send_lock = threading.Lock()
 

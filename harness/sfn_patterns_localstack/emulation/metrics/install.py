@@ -14,6 +14,7 @@ from . import (
     alarm_tags,
     dimension_search,
     lambda_metrics,
+    metric_index,
     sfn_metrics,
     sqs_metrics,
 )
@@ -40,6 +41,7 @@ def install() -> dict[str, bool]:
         "alarm_tags": alarm_tags.apply(),
         "dimension_search": dimension_search.apply(),
         "lambda": lambda_metrics.apply(),
+        "metric_index": metric_index.apply(),
         "states": sfn_metrics.apply(),
         "sqs": sqs_metrics.apply(),
     }

@@ -1,0 +1,162 @@
+"""A sampling CPU profiler for the in-process LocalStack (``SFNP_PROFILE=<file>``).
+
+Why: LocalStack runs on Python 3.11 (no ``-X perf``) and the test suite is CPU-bound;
+to see where LocalStack's CPU goes while a test file runs, a thread inside its process
+samples every thread's stack every few milliseconds and charges the CPU time the
+thread used since the previous sample (its own CPU clock, ``pthread_getcpuclockid``)
+to the stack it is in now: a thread blocked on a socket, a lock or the GIL used none
+and is not counted, so the figures are CPU microseconds, not wall-clock samples.
+Stacks are aggregated as folded lines (``outer;inner;leaf microseconds``, the input
+of flamegraph.pl / speedscope) and the file is
+rewritten every few seconds, because the harness kills LocalStack with SIGKILL
+(server.LocalStack.stop) and no exit hook would run.
+
+Use: ``SFNP_PROFILE=/tmp/ls.folded pytest tests/x.py`` (LocalStack's entry point,
+:mod:`.startup`, starts the sampler when the variable is set), then
+``python -m sfn_patterns_localstack.emulation.profiler report /tmp/ls.folded``.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+INTERVAL = float(os.environ.get("SFNP_PROFILE_INTERVAL", "0.01"))
+FLUSH_SECONDS = 2.0
+
+
+def _thread_cpu_ns(ident: int) -> int | None:
+    """CPU time a thread (by its ``threading`` ident, a pthread id) has used, in ns."""
+    try:
+        return time.clock_gettime_ns(time.pthread_getcpuclockid(ident))
+    except (OSError, OverflowError):  # the thread ended meanwhile
+        return None
+
+
+def _frame_label(code) -> str:
+    path = code.co_filename
+    for marker in ("site-packages/", "lib/python3"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+            break
+    return f"{code.co_name} ({path}:{code.co_firstlineno})"
+
+
+def folded(frame, limit: int = 200) -> str:
+    """One stack as a folded line's key: outermost frame first, ';' between frames."""
+    labels = []
+    while frame is not None and len(labels) < limit:
+        labels.append(_frame_label(frame.f_code))
+        frame = frame.f_back
+    return ";".join(reversed(labels))
+
+
+class Sampler:
+    """Counts the stacks of this process's running threads until the process ends."""
+
+    def __init__(self, out: Path, interval: float = INTERVAL) -> None:
+        self.out = out
+        self.interval = interval
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.samples = 0
+        self._last: dict[int, int] = {}
+        self._started = False
+        self._thread = threading.Thread(target=self._run, name="sfnp-profiler", daemon=True)
+
+    def start(self) -> Sampler:
+        """Start sampling in a daemon thread; returns self."""
+        self._thread.start()
+        return self
+
+    def sample(self) -> None:
+        """Charge each thread's CPU since the last sample to the stack it is in now."""
+        me = threading.get_ident()
+        self.samples += 1
+        seen = {}
+        for ident, frame in sys._current_frames().items():
+            if ident == me:
+                continue
+            used = _thread_cpu_ns(ident)
+            if used is None:
+                continue
+            seen[ident] = used
+            # A thread born since the last sample is charged all its CPU; at the first
+            # sample, what ran before the profiler started is not counted.
+            delta = used - self._last.get(ident, 0 if self._started else used)
+            if delta < 1000:  # asleep since the last sample (below 1 us)
+                continue
+            self.counts[f"[{_thread_name(ident)}];{folded(frame)}"] += delta // 1000
+        self._last = seen
+        self._started = True
+
+    def flush(self) -> None:
+        """Write the counts (atomically: a reader never sees half a file)."""
+        lines = [f"{stack} {count}\n" for stack, count in self.counts.most_common()]
+        tmp = self.out.with_name(self.out.name + f".{os.getpid()}.tmp")
+        tmp.write_text("".join(lines))
+        os.replace(tmp, self.out)
+
+    def _run(self) -> None:
+        next_flush = time.monotonic() + FLUSH_SECONDS
+        while True:
+            time.sleep(self.interval)
+            try:
+                self.sample()
+                if time.monotonic() >= next_flush:
+                    self.flush()
+                    next_flush = time.monotonic() + FLUSH_SECONDS
+            except Exception:
+                continue
+
+
+def _thread_name(ident: int) -> str:
+    thread = threading._active.get(ident)
+    name = thread.name if thread is not None else "?"
+    # Numbered names (Thread-12, asgi_gw_3) fold together.
+    return name.rstrip("0123456789").rstrip("-_ ") or name
+
+
+def start_from_env() -> Sampler | None:
+    """Start sampling when ``SFNP_PROFILE`` names the output file; None otherwise."""
+    target = os.environ.get("SFNP_PROFILE")
+    if not target:
+        return None
+    return Sampler(Path(target)).start()
+
+
+def report(path: Path, top: int = 40) -> str:
+    """The functions with the most samples, self and inclusive, as text."""
+    self_counts: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        n = int(count)
+        total += n
+        frames = stack.split(";")
+        self_counts[frames[-1]] += n
+        for frame in set(frames):
+            inclusive[frame] += n
+    out = [f"{total / 1e6:.1f} CPU-seconds sampled"]
+    out.append("-- self --")
+    out += [f"{n / 1e6:7.2f} {n / total:6.1%} {f}" for f, n in self_counts.most_common(top)]
+    out.append("-- inclusive --")
+    out += [f"{n / 1e6:7.2f} {n / total:6.1%} {f}" for f, n in inclusive.most_common(top)]
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> None:
+    """``report FILE [TOP]``: print a profile's top functions."""
+    if argv[:1] != ["report"] or len(argv) < 2:
+        raise SystemExit(
+            "usage: python -m sfn_patterns_localstack.emulation.profiler report FILE [TOP]"
+        )
+    print(report(Path(argv[1]), int(argv[2]) if len(argv) > 2 else 40))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,125 @@
+"""LocalStack CPU fixes (emulation/fixes) give the answers LocalStack's own code gives.
+
+region_lookup: every service's valid regions are LocalStack's own list, from one shared
+session. service_catalog: the index LocalStack builds is kept, byte for byte, and a
+later LocalStack finds it in its own cache directory instead of building it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sfn_patterns_localstack.emulation.fixes import region_lookup, service_catalog
+
+
+def test_both_apply_to_the_pinned_versions(tmp_path: Path) -> None:
+    assert region_lookup.apply() is True
+    assert service_catalog.apply(tmp_path / "shared") is True
+
+
+@pytest.mark.parametrize(
+    "service",
+    [
+        "dynamodb",
+        "sqs",
+        "s3",
+        "stepfunctions",
+        "lambda",
+        "cloudwatch",
+        "logs",
+        "events",
+        "sns",
+        "kms",
+        "iam",
+        "sts",
+        "scheduler",
+        "redshift-data",
+        "no-such-service",
+    ],
+)
+def test_regions_are_localstack_s_own(service: str) -> None:
+    from localstack.utils.aws import aws_stack
+
+    assert region_lookup.apply()
+    own = region_lookup.valid_regions_for_service.__wrapped__
+    original = aws_stack.get_valid_regions_for_service
+    assert original is region_lookup.valid_regions_for_service
+    # LocalStack's body (a fresh boto3 session per call), without its cache.
+    import boto3
+
+    session = boto3.Session()
+    expected = list(session.get_available_regions(service))
+    expected += session.get_available_regions("cloudwatch", partition_name="aws-us-gov")
+    expected += session.get_available_regions("cloudwatch", partition_name="aws-cn")
+    assert own(service) == expected
+    assert region_lookup.valid_regions_for_service(service) == expected
+
+
+def test_a_built_index_is_kept_and_seeds_the_next_localstack(tmp_path: Path) -> None:
+    shared, first, second = tmp_path / "shared", tmp_path / "ls1", tmp_path / "ls2"
+    built: list[str] = []
+
+    def build(file_path: str) -> str:
+        built.append(file_path)
+        Path(file_path).write_bytes(b"index bytes")
+        return "index"
+
+    first.mkdir()
+    wrapped = service_catalog._keeping(build, shared)
+    name = "service-catalog-4_9_2-1_0.dill"
+    assert wrapped(str(first / name)) == "index"
+    assert (shared / name).read_bytes() == b"index bytes"
+    assert not [p for p in shared.iterdir() if p.name.startswith(".staging-")]
+    # The next LocalStack's cache directory gets the file; one that has it keeps its own.
+    assert service_catalog.seed(second, shared) == [name]
+    assert (second / name).read_bytes() == b"index bytes"
+    (second / name).write_bytes(b"its own")
+    assert service_catalog.seed(second, shared) == []
+    assert (second / name).read_bytes() == b"its own"
+    assert built == [str(first / name)]
+
+
+def test_localstack_loads_the_seeded_index(tmp_path: Path) -> None:
+    """The kept file is what LocalStack's loader reads: the same catalog as a build."""
+    from localstack.aws import spec
+
+    shared = tmp_path / "shared"
+    path = tmp_path / "ls1" / "service-catalog-test.dill"
+    path.parent.mkdir()
+    built = service_catalog._keeping(spec.build_service_index_cache, shared)(str(path))
+    loaded = spec.load_service_index_cache(str(shared / path.name))
+    assert loaded.service_names == built.service_names
+    assert loaded.operations_index == built.operations_index
+    assert loaded.target_prefix_index == built.target_prefix_index
+
+
+def test_the_code_url_is_the_one_localstack_signs() -> None:
+    """Same URL as LocalStack's own method, but for the signing time (frozen here)."""
+    from unittest import mock
+
+    from localstack.services.lambda_.invocation import lambda_models
+
+    from sfn_patterns_localstack.emulation.fixes import lambda_code_url
+
+    original = lambda_models.S3Code.generate_presigned_url
+    original = getattr(original, "__wrapped__", original)
+    assert lambda_code_url.apply() is True
+    patched = lambda_models.S3Code.generate_presigned_url
+    code = mock.Mock(
+        s3_bucket="awslambda-us-east-1-tasks", s3_key="snapshots/f-1", s3_object_version=None
+    )
+    versioned = mock.Mock(s3_bucket="b", s3_key="k", s3_object_version="v3")
+    with mock.patch("botocore.auth.datetime") as clock:
+        import datetime as real
+
+        clock.datetime.utcnow.return_value = real.datetime(2026, 11, 26, 4, 0, 0)
+        clock.datetime.now.return_value = real.datetime(2026, 11, 26, 4, 0, 0)
+        for target in (code, versioned):
+            for endpoint in ("http://127.0.0.1:4566", "http://localhost:9999"):
+                expected = original(target, endpoint)
+                assert patched(target, endpoint) == expected
+                assert patched(target, endpoint) == expected  # the kept client, again
+    client = lambda_code_url.s3_client("http://127.0.0.1:4566")
+    assert lambda_code_url.s3_client("http://127.0.0.1:4566") is client

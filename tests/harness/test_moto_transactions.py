@@ -1,0 +1,164 @@
+"""moto's TransactWriteItems with the rollback image of fixes/moto_transaction_copy.py.
+
+The same sequence of transactions (committed ones, and cancelled ones whose earlier
+writes must be rolled back) runs once on moto as it is and once patched; after every
+step both hold the same items and answer the same errors, ALL_OLD images included.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from moto import mock_aws
+from moto.dynamodb import models
+
+from sfn_patterns_localstack.emulation.fixes import moto_transaction_copy
+
+
+def _tables(ddb: Any) -> None:
+    ddb.create_table(
+        TableName="ranged",
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+    )
+    ddb.create_table(
+        TableName="plain",
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+    )
+    for i in range(20):
+        ddb.put_item(
+            TableName="ranged",
+            Item={
+                "pk": {"S": f"p{i % 4}"},
+                "sk": {"S": f"s{i}"},
+                "n": {"N": "0"},
+                "m": {"M": {"x": {"L": [{"N": str(i)}]}}},
+            },
+        )
+        ddb.put_item(TableName="plain", Item={"pk": {"S": f"k{i}"}, "n": {"N": "0"}})
+
+
+def _update(table: str, key: dict, expr: str, cond: str | None = None) -> dict:
+    op: dict[str, Any] = {
+        "TableName": table,
+        "Key": key,
+        "UpdateExpression": expr,
+        "ExpressionAttributeValues": {":one": {"N": "1"}, ":cap": {"N": "1"}},
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+    if cond:
+        op["ConditionExpression"] = cond
+    return {"Update": op}
+
+
+STEPS: list[list[dict]] = [
+    # Committed: an update of each table, a put, a delete and a check.
+    [
+        _update(
+            "ranged", {"pk": {"S": "p1"}, "sk": {"S": "s1"}}, "SET n = n + :one, m.x[0] = :one"
+        ),
+        _update("plain", {"pk": {"S": "k3"}}, "SET n = n + :one"),
+        {"Put": {"TableName": "plain", "Item": {"pk": {"S": "new"}, "n": {"N": "5"}}}},
+        {"Delete": {"TableName": "ranged", "Key": {"pk": {"S": "p2"}, "sk": {"S": "s2"}}}},
+        {
+            "ConditionCheck": {
+                "TableName": "plain",
+                "Key": {"pk": {"S": "k4"}},
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        },
+    ],
+    # Cancelled by its last item: every earlier write is rolled back.
+    [
+        _update(
+            "ranged", {"pk": {"S": "p1"}, "sk": {"S": "s5"}}, "SET n = n + :one, m.x[0] = :one"
+        ),
+        {"Put": {"TableName": "plain", "Item": {"pk": {"S": "k5"}, "n": {"N": "9"}}}},
+        {"Delete": {"TableName": "ranged", "Key": {"pk": {"S": "p3"}, "sk": {"S": "s3"}}}},
+        _update("plain", {"pk": {"S": "k3"}}, "SET n = n + :one", cond="n < :cap"),
+    ],
+    # Cancelled: an update of an item that does not exist yet, then a failed check.
+    [
+        _update("plain", {"pk": {"S": "fresh"}}, "SET n = :one"),
+        _update("ranged", {"pk": {"S": "p0"}, "sk": {"S": "s0"}}, "SET n = n + :one"),
+        {
+            "ConditionCheck": {
+                "TableName": "plain",
+                "Key": {"pk": {"S": "missing"}},
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        },
+    ],
+    # Committed again, on items a cancelled step touched.
+    [
+        _update("ranged", {"pk": {"S": "p1"}, "sk": {"S": "s5"}}, "SET n = n + :one"),
+        _update("plain", {"pk": {"S": "k5"}}, "SET n = n + :one"),
+    ],
+]
+
+
+def _run() -> list[Any]:
+    """Every step's outcome and both tables' contents after it."""
+    seen: list[Any] = []
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name="us-east-1")
+        _tables(ddb)
+        for step in STEPS:
+            try:
+                ddb.transact_write_items(TransactItems=step)
+                outcome: Any = "committed"
+            except ClientError as exc:
+                outcome = (exc.response["Error"]["Code"], exc.response.get("CancellationReasons"))
+            contents = {
+                table: sorted(
+                    (str(item) for item in ddb.scan(TableName=table)["Items"]),
+                )
+                for table in ("ranged", "plain")
+            }
+            seen.append((outcome, contents))
+    return seen
+
+
+def test_same_items_and_errors_as_moto_s_full_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert moto_transaction_copy.apply() is True
+    patched = models.DynamoDBBackend.transact_write_items
+    assert getattr(patched, "_sfnp_patched", False)
+    with_image = _run()
+    monkeypatch.setattr(models.DynamoDBBackend, "transact_write_items", patched.__wrapped__)
+    as_moto = _run()
+    assert with_image == as_moto
+    outcomes = [outcome for outcome, _ in with_image]
+    assert outcomes[0] == "committed" and outcomes[3] == "committed"
+    assert outcomes[1][0] == "TransactionCanceledException"
+    assert outcomes[2][0] == "TransactionCanceledException"
+
+
+def test_the_image_copies_only_updated_items() -> None:
+    assert moto_transaction_copy.apply() is True
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name="us-east-1")
+        _tables(ddb)
+        backend = models.dynamodb_backends["123456789012"]["us-east-1"]
+        table = backend.get_table("ranged")
+        step = STEPS[0]
+        image = moto_transaction_copy.image(backend, table, step)
+        hash_key, range_key = backend.get_keys_value(table, {"pk": {"S": "p1"}, "sk": {"S": "s1"}})
+        assert image.items[hash_key][range_key] is not table.items[hash_key][range_key]
+        assert (
+            image.items[hash_key][range_key].to_json() == table.items[hash_key][range_key].to_json()
+        )
+        other, other_range = backend.get_keys_value(table, {"pk": {"S": "p0"}, "sk": {"S": "s0"}})
+        assert image.items[other][other_range] is table.items[other][other_range]
+        assert image.items is not table.items and image.items[hash_key] is not table.items[hash_key]
