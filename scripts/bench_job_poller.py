@@ -76,11 +76,13 @@ variable "initial_wait" { type = number }
 variable "interval" { type = number }
 variable "fallback" { type = number }
 variable "timeout" { type = number }
+variable "alarms" { type = bool }
 
 module "loop" {
   source                = "MODULE"
   name                  = "${var.name_prefix}-loop"
   polling               = "loop"
+  alarms                = { create = var.alarms }
   initial_wait_seconds  = var.initial_wait
   poll_interval_seconds = var.interval
   timeout_seconds       = var.timeout
@@ -91,6 +93,7 @@ module "retry" {
   source                = "MODULE"
   name                  = "${var.name_prefix}-retry"
   polling               = "retry"
+  alarms                = { create = var.alarms }
   initial_wait_seconds  = var.initial_wait
   poll_interval_seconds = var.interval
   timeout_seconds       = var.timeout
@@ -101,6 +104,7 @@ module "event" {
   source           = "MODULE"
   name             = "${var.name_prefix}-event"
   completion       = "event"
+  alarms           = { create = var.alarms }
   fallback_seconds = var.fallback
   timeout_seconds  = var.timeout
   metadata_store   = "dynamodb"
@@ -225,6 +229,9 @@ def run(args: argparse.Namespace, endpoint: str, destroy: bool) -> int:
         "interval": args.interval,
         "fallback": args.fallback,
         "timeout": int(max(args.durations) * 3 + 60),
+        # What is measured is the wait, not its alarms: --smoke leaves the module's
+        # alarms out (about a fifth of the resources a smoke would apply and destroy).
+        "alarms": not args.smoke,
     }
     workspace = Workspace(config, endpoint, scratch, log=lambda line: None)
     try:

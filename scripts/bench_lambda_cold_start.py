@@ -38,6 +38,7 @@ import statistics
 import sys
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sfn_patterns_localstack import server
@@ -102,9 +103,15 @@ def _invoke_all(lam, names: list[str]) -> list[float]:
     return seconds
 
 
-def measure(mode: str, functions: int, log) -> dict[str, float]:
-    """One LocalStack with SFNP_LAMBDA_FORK_SERVER=mode: cold and warm figures."""
-    localstack = server.start(extra_env={"SFNP_LAMBDA_FORK_SERVER": mode})
+def measure(mode: str, functions: int, log, localstack=None) -> dict[str, float]:
+    """One LocalStack with SFNP_LAMBDA_FORK_SERVER=mode: cold and warm figures.
+
+    ``localstack``: one already started in that mode (the caller stops it); by
+    default a new one is started here and stopped after.
+    """
+    own = localstack is None
+    if own:
+        localstack = server.start(extra_env={"SFNP_LAMBDA_FORK_SERVER": mode})
     try:
         aws = client_factory(localstack.endpoint)
         names = [f"cold-{i}" for i in range(functions)]
@@ -129,7 +136,8 @@ def measure(mode: str, functions: int, log) -> dict[str, float]:
         log("  warm invokes")
         warm = _invoke_all(lam, names)
     finally:
-        localstack.stop()
+        if own:
+            localstack.stop()
     return {
         "cold_median_ms": statistics.median(cold) * 1000,
         "cold_p90_ms": sorted(cold)[max(0, int(len(cold) * 0.9) - 1)] * 1000,
@@ -138,14 +146,22 @@ def measure(mode: str, functions: int, log) -> dict[str, float]:
     }
 
 
-def measure_runtimes(functions: int, log) -> dict[str, dict[str, float]]:
-    """One LocalStack (fork servers): per runtime, its first cold start, then the others."""
-    localstack = server.start()
+def measure_runtimes(functions: int, log, localstack=None) -> dict[str, dict[str, float]]:
+    """One LocalStack (fork servers): per runtime, its first cold start, then the others.
+
+    ``localstack``: one already started with fork servers and no function invoked yet
+    (the caller stops it); by default a new one is started here and stopped after.
+    """
+    own = localstack is None
+    if own:
+        localstack = server.start()
     results: dict[str, dict[str, float]] = {}
     try:
         aws = client_factory(localstack.endpoint)
         names = {rt: [f"{rt.replace('.', '-')}-{i}" for i in range(functions)] for rt in RUNTIMES}
-        role = function_role(aws("iam"), "bench", [n for listed in names.values() for n in listed])
+        role = function_role(
+            aws("iam"), "bench-runtimes", [n for listed in names.values() for n in listed]
+        )
         lam = aws("lambda")
         code = _zip(HANDLER)
         for runtime, listed in names.items():
@@ -175,8 +191,41 @@ def measure_runtimes(functions: int, log) -> dict[str, dict[str, float]]:
                 "cpu_per_cold_start": (after - middle) / len(cold),
             }
     finally:
-        localstack.stop()
+        if own:
+            localstack.stop()
     return results
+
+
+def _smoke_measurements(functions: int, per_runtime: int, log) -> tuple[dict, dict]:
+    """Both tables from two LocalStacks side by side instead of three in a row.
+
+    ``--smoke`` keeps the script working, its figures are not quoted: the runtimes'
+    first cold starts run first on the fork-server LocalStack (no function invoked
+    yet, so each starts its runtime's fork server), then that LocalStack's mode
+    measurement; the process-per-worker LocalStack runs meanwhile. CPU is read per
+    LocalStack process tree, so the overlap does not mix the two.
+    """
+    results: dict[str, dict[str, float]] = {}
+    runtimes: dict[str, dict[str, float]] = {}
+
+    def forked() -> None:
+        localstack = server.start()
+        try:
+            runtimes.update(measure_runtimes(per_runtime, log, localstack))
+            results["fork server"] = measure("1", functions, log, localstack)
+        finally:
+            localstack.stop()
+
+    with ThreadPoolExecutor(2) as pool:
+        pending = [
+            pool.submit(forked),
+            pool.submit(
+                lambda: results.setdefault("process per worker", measure("0", functions, log))
+            ),
+        ]
+        for future in pending:
+            future.result()
+    return {label: results[label] for label, _ in MODES}, runtimes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,17 +238,23 @@ def main(argv: list[str] | None = None) -> int:
         "--smoke", action="store_true", help="smallest size that fills every column (make test)"
     )
     args = parser.parse_args(argv)
-    functions = 4 if args.smoke else args.functions
+    functions = 3 if args.smoke else args.functions  # 3: p90 (rank int(0.9 n)) >= median
     if functions < 2:
         parser.error("--functions must be at least 2")
+    per_runtime = 2 if args.smoke else max(2, functions // 4)
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    results = {}
-    for label, mode in MODES:
-        log(f"{label} (SFNP_LAMBDA_FORK_SERVER={mode}): starting LocalStack")
-        results[label] = measure(mode, functions, log)
+    if args.smoke:
+        results, runtimes = _smoke_measurements(functions, per_runtime, log)
+    else:
+        results = {}
+        for label, mode in MODES:
+            log(f"{label} (SFNP_LAMBDA_FORK_SERVER={mode}): starting LocalStack")
+            results[label] = measure(mode, functions, log)
+        log(f"per runtime ({per_runtime} functions each): starting LocalStack")
+        runtimes = measure_runtimes(per_runtime, log)
     print(f"Lambda cold starts, {functions} functions per mode (handler: boto3 STS client)\n")
     print(
         "| executor | cold start, median ms | cold start, p90 ms | CPU-s per cold start "
@@ -215,9 +270,6 @@ def main(argv: list[str] | None = None) -> int:
     ratios = " | ".join(f"{direct[key] / fork[key]:.2f}x" for key in fork)
     print(f"| process per worker / fork server | {ratios} |")
 
-    per_runtime = 2 if args.smoke else max(2, functions // 4)
-    log(f"per runtime ({per_runtime} functions each): starting LocalStack")
-    runtimes = measure_runtimes(per_runtime, log)
     print(
         f"\nPer declared runtime (fork servers), {per_runtime} functions each: the first "
         "cold start starts the runtime's fork server\n"
