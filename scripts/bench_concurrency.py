@@ -55,6 +55,7 @@ import tempfile
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -423,16 +424,26 @@ def run(
                 raise errors[0]
             results["sqs-throttle"] = [run_throttle(endpoint, throttle_outputs, ld) for ld in loads]
     finally:
-        for deployment in (semaphore, throttle):
-            if deployment is None:
-                continue
-            if destroy and deployment.variables is not None:
-                progress(f"destroying {deployment.workspace.config_dir.name}")
-                deployment.workspace.destroy(deployment.variables)
-            deployment.workspace.close()
-            if destroy or deployment.variables is None:  # no state left to keep
-                shutil.rmtree(deployment.workspace.scratch_dir, ignore_errors=True)
+        # Side by side: each destroy waits on LocalStack most of the time.
+        with ThreadPoolExecutor(2) as pool:
+            pending = [
+                pool.submit(teardown, deployment, destroy)
+                for deployment in (semaphore, throttle)
+                if deployment is not None
+            ]
+            for future in pending:
+                future.result()
     return [[results[s][i] for s in schemes] for i in range(len(loads))]
+
+
+def teardown(deployment: Deployment, destroy: bool) -> None:
+    """Destroy what ``deployment`` applied when asked, then clean its workspace up."""
+    if destroy and deployment.variables is not None:
+        progress(f"destroying {deployment.workspace.config_dir.name}")
+        deployment.workspace.destroy(deployment.variables)
+    deployment.workspace.close()
+    if destroy or deployment.variables is None:  # no state left to keep
+        shutil.rmtree(deployment.workspace.scratch_dir, ignore_errors=True)
 
 
 def table(results: list[Result], load: Load) -> str:
