@@ -390,10 +390,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--initial-wait", type=int, default=2, help="W0 on LocalStack (s)")
     parser.add_argument("--interval", type=int, default=3, help="P on LocalStack (s)")
     parser.add_argument("--fallback", type=int, default=4, help="F on LocalStack (s)")
-    parser.add_argument("--smoke", action="store_true", help="one job per wait (fast)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="one 8-s job per wait (P = 4 s, F = 5 s)"
+    )
     args = parser.parse_args(argv)
     if args.smoke:
-        args.durations = [6.5]
+        # One 8-s job: 2 polls (W0 = 2, P = 4: checks due at 2, 6 and 10 s) and 1
+        # fallback check (F = 5: due at 5 and 10 s), each boundary 2 s or more away, so
+        # a loaded machine's late checks and late events still give the scheduled count.
+        args.durations, args.interval, args.fallback = [8.0], 4, 5
     endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
     if endpoint:
         return run(args, endpoint.rstrip("/"), destroy=True)
