@@ -55,6 +55,7 @@ import tempfile
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,9 @@ from typing import Any
 import boto3
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
+sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness"), str(REPO / "scripts")]
+
+from bench_dag_strategies import apply  # noqa: E402 (a re-apply skips the refresh)
 
 from sfn_patterns.sqs_throttle.producer import enqueue  # noqa: E402
 from sfn_patterns_localstack.executions import history, peak_overlap  # noqa: E402
@@ -102,11 +105,15 @@ def client(endpoint: str, service: str) -> Any:
 
 @dataclass
 class Deployment:
-    """One example applied under its own name prefix (variables kept for the destroy)."""
+    """One example applied under its own name prefix (variables kept for the destroy).
+
+    ``common``: variables every apply of it gets (``--smoke``: no alarms).
+    """
 
     workspace: Workspace
     prefix: str
     variables: dict[str, Any] | None = None
+    common: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -239,10 +246,11 @@ def run_semaphore(
         "wait_max_seconds": first.wait_max,
         "acquire_timeout_seconds": ACQUIRE_TIMEOUT,
         **SEMAPHORE_SCHEMES[scheme],
+        **deployment.common,
     }
     progress(f"{scheme}: terraform apply ({variables['strategy']}, {variables['fairness']})")
     deployment.variables = variables
-    deployment.workspace.apply(variables)
+    apply(deployment.workspace, variables)
     machine = deployment.workspace.outputs()["embedded_state_machine_arn"]
     sfn = client(endpoint, "stepfunctions")
     results = []
@@ -277,6 +285,7 @@ def apply_throttle(deployment: Deployment, load: Load) -> dict[str, Any]:
         "schedule_expression": "rate(1 day)",
         "max_seconds_per_run": 30,
         "recheck_seconds": load.wait_mean,
+        **deployment.common,
     }
     deployment.variables = variables
     deployment.workspace.init()
@@ -360,7 +369,7 @@ def run_throttle(endpoint: str, outputs: dict[str, Any], load: Load) -> Result:
 # --- orchestration ------------------------------------------------------------------
 
 
-def deployment_for(example: str, endpoint: str, tag: str) -> Deployment:
+def deployment_for(example: str, endpoint: str, tag: str, common: dict[str, Any]) -> Deployment:
     """A workspace on examples/<example> with a fresh name prefix."""
     workspace = Workspace(
         REPO / "examples" / example,
@@ -368,18 +377,25 @@ def deployment_for(example: str, endpoint: str, tag: str) -> Deployment:
         Path(tempfile.mkdtemp(prefix=f"bench-{tag}-")),
         log=lambda line: None,
     )
-    return Deployment(workspace, f"bc{tag}-{uuid.uuid4().hex[:5]}")
+    return Deployment(workspace, f"bc{tag}-{uuid.uuid4().hex[:5]}", common=common)
 
 
-def run(endpoint: str, loads: list[Load], schemes: list[str], destroy: bool) -> list[list[Result]]:
+def run(
+    endpoint: str, loads: list[Load], schemes: list[str], destroy: bool, *, alarms: bool = True
+) -> list[list[Result]]:
     """Deploy, load and measure every scheme; destroy afterwards when asked.
 
+    ``alarms``: create the modules' CloudWatch alarms (what is measured does not use
+    them; ``--smoke`` leaves them out, fewer resources to apply and destroy).
     Returns one list of results per load, in ``schemes`` order.
     """
     load = loads[0]
     results: dict[str, list[Result]] = {}
-    semaphore = deployment_for("semaphore", endpoint, "s")
-    throttle = deployment_for("sqs-throttle", endpoint, "q") if "sqs-throttle" in schemes else None
+    common = {} if alarms else {"alarms": {"create": False}}
+    semaphore = deployment_for("semaphore", endpoint, "s", common)
+    throttle = (
+        deployment_for("sqs-throttle", endpoint, "q", common) if "sqs-throttle" in schemes else None
+    )
     throttle_outputs: dict[str, Any] = {}
     errors: list[BaseException] = []
 
@@ -408,16 +424,26 @@ def run(endpoint: str, loads: list[Load], schemes: list[str], destroy: bool) -> 
                 raise errors[0]
             results["sqs-throttle"] = [run_throttle(endpoint, throttle_outputs, ld) for ld in loads]
     finally:
-        for deployment in (semaphore, throttle):
-            if deployment is None:
-                continue
-            if destroy and deployment.variables is not None:
-                progress(f"destroying {deployment.workspace.config_dir.name}")
-                deployment.workspace.destroy(deployment.variables)
-            deployment.workspace.close()
-            if destroy or deployment.variables is None:  # no state left to keep
-                shutil.rmtree(deployment.workspace.scratch_dir, ignore_errors=True)
+        # Side by side: each destroy waits on LocalStack most of the time.
+        with ThreadPoolExecutor(2) as pool:
+            pending = [
+                pool.submit(teardown, deployment, destroy)
+                for deployment in (semaphore, throttle)
+                if deployment is not None
+            ]
+            for future in pending:
+                future.result()
     return [[results[s][i] for s in schemes] for i in range(len(loads))]
+
+
+def teardown(deployment: Deployment, destroy: bool) -> None:
+    """Destroy what ``deployment`` applied when asked, then clean its workspace up."""
+    if destroy and deployment.variables is not None:
+        progress(f"destroying {deployment.workspace.config_dir.name}")
+        deployment.workspace.destroy(deployment.variables)
+    deployment.workspace.close()
+    if destroy or deployment.variables is None:  # no state left to keep
+        shutil.rmtree(deployment.workspace.scratch_dir, ignore_errors=True)
 
 
 def table(results: list[Result], load: Load) -> str:
@@ -481,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
         instance = server.start()
         endpoint = instance.endpoint
     try:
-        results = run(endpoint, loads, schemes, destroy=instance is None)
+        results = run(endpoint, loads, schemes, destroy=instance is None, alarms=not args.smoke)
     finally:
         if instance is not None:
             instance.stop()

@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
 """The dag-aggregate strategies measured on LocalStack, and the dependency strategy at scale.
 
-(1) Makespans and per-task costs. The example DAG (examples/dag-aggregate/sql, 12
-    tasks, 4 levels) is copied with each task's statement slowed by a
-    ``/* sfnp:sleep=N */`` comment, N drawn from a seeded lognormal and scaled so that
-    the lower bound max(critical path, total work / N) is ``--target`` seconds. Each
-    task also gets ``duration=N`` (the dependency strategy's priority estimate) and
-    ``wait=N`` (with polls, its first status poll lands when it should be done; later
-    polls every second). The example is applied once per strategy and completion mode
-    (``event``: each statement's status-change event resumes its task; ``poll``:
-    describeStatement polls) in one workspace and run. The makespan is the execution's
-    start-to-stop time as Step Functions records it, so it includes every overhead
-    (child executions, Lambda calls, polls, events), printed next to the simulated
-    makespan and the lower bound. Per task, from the execution histories: billed state
-    transitions (states entered plus task retries) and history events, for the level
-    strategies the run's single execution divided by its 12 tasks (stage overhead
+(1) Makespans and per-task costs. The example DAG (examples/dag-aggregate/sql, 12 tasks,
+    4 levels; ``--example-tasks``: some of them) is copied with each task's statement
+    slowed by a ``/* sfnp:sleep=N */`` comment, N drawn from a seeded lognormal and
+    scaled so that the lower bound max(critical path, total work / N) is ``--target``
+    seconds. Each task also gets ``duration=N`` (the dependency strategy's priority
+    estimate) and ``wait=N`` (with polls, its first status poll lands when it should be
+    done; later polls every second). The example is applied once per strategy and
+    completion mode (``event``: each statement's status-change event resumes its task;
+    ``poll``: describeStatement polls) in one workspace and run. The makespan is the
+    execution's start-to-stop time as Step Functions records it, so it includes every
+    overhead (child executions, Lambda calls, polls, events), printed next to the
+    simulated makespan and the lower bound. Per task, from the execution histories:
+    billed state transitions (states entered plus task retries) and history events, for
+    the level strategies the run's single execution divided by its tasks (stage overhead
     included), for the dependency strategy the mean over its task executions (the
     coordinator's few events left out). Each history's length is also checked against
     the plan-time budget's formula (``sfn_patterns_cli.dag_aggregate.history``) for the
@@ -27,8 +27,9 @@
     executions with the largest SQL), against the 25,000-event and 256 KB limits.
 
 LOCALSTACK_ENDPOINT (or --endpoint) uses that LocalStack, else one is started; what
-is applied is destroyed. ``--smoke``: parent-level and dependency with events on a
-short target, and a 30-task scale run (every column filled, a few minutes).
+is applied is destroyed. ``--smoke``: parent-level and dependency with events on 4
+of the example's tasks (3 levels) and a short target, and an 8-task scale run
+(every column filled, every formula checked).
 
 Run: .venv/bin/python scripts/bench_dag_strategies.py [--target 45] [--scale-tasks 2000]
 """
@@ -86,11 +87,61 @@ def slowed_copy(source: Path, target: Path, durations: dict[str, int]) -> None:
         (target / path.name).write_text(text)
 
 
+def example_sql(tasks: list[str] | None, scratch: Path) -> Path:
+    """The example's task files: all of them, or a copy of the named ones.
+
+    The named tasks must include every parent of each (a DAG of their own).
+    """
+    if not tasks:
+        return EXAMPLE / "sql"
+    subset = scratch / "example-sql"
+    subset.mkdir(parents=True, exist_ok=True)
+    for task in tasks:
+        shutil.copy(EXAMPLE / "sql" / f"{task}.sql", subset / f"{task}.sql")
+    whole = plan_from_dir(EXAMPLE / "sql").reduced
+    missing = {p for t in tasks for p in whole.predecessors(t)} - set(tasks)
+    if missing:
+        raise SystemExit(f"--example-tasks: add the parents {sorted(missing)}")
+    return subset
+
+
 def scaled_durations(tasks: list[str], graph: Any, slots: int, target: float, seed: int) -> dict:
     """Integer seconds (>= 1) whose lower bound is about ``target``."""
     raw = heavy_tailed_durations(tasks, seed)
     scale = target / lower_bound(graph, raw, slots)
     return {t: max(1, round(v * scale)) for t, v in raw.items()}
+
+
+def alarm_variables(args: argparse.Namespace) -> dict[str, object]:
+    """The module's CloudWatch alarms: kept at full size, left out at ``--smoke``.
+
+    No column reads an alarm; a smoke run applies and destroys fewer resources without.
+    """
+    return {"alarms": {"create": False}} if args.smoke else {}
+
+
+def apply(workspace: Workspace, variables: dict[str, object]) -> None:
+    """Apply ``variables``; once the workspace holds a state, without Terraform's refresh.
+
+    A benchmark re-applies its own workspace with other variables (another strategy,
+    another DAG). The state is then its own last apply and nothing changed those
+    resources since (the runs start executions, they change no resource), so reading
+    every resource back first would only cost CPU: a plan's worth per re-apply.
+    """
+    if not workspace.state():
+        workspace.apply(variables)
+        return
+    workspace.run(
+        "apply",
+        "-input=false",
+        "-no-color",
+        "-auto-approve",
+        "-refresh=false",
+        *(
+            f"-var={key}={value if isinstance(value, str) else json.dumps(value)}"
+            for key, value in variables.items()
+        ),
+    )
 
 
 def run_sql(client: Any, workgroup: str, sql: str) -> None:
@@ -176,12 +227,13 @@ def makespans(
 
     Returns the variables applied last and every history that disagrees with its formula.
     """
-    plan = plan_from_dir(EXAMPLE / "sql")
+    source = example_sql(args.example_tasks, scratch)
+    plan = plan_from_dir(source)
     durations = scaled_durations(
         sorted(plan.tasks), plan.reduced, args.max_concurrency, args.target, args.seed
     )
     sql_dir = scratch / "sql"
-    slowed_copy(EXAMPLE / "sql", sql_dir, durations)
+    slowed_copy(source, sql_dir, durations)
     slowed = plan_from_dir(sql_dir)
     floor = lower_bound(plan.reduced, durations, args.max_concurrency)
     simulated = simulate(plan.reduced, plan.stages, durations, args.max_concurrency)["makespan"]
@@ -203,9 +255,10 @@ def makespans(
                 "sql_dir": str(sql_dir),
                 "completion": completion,
                 "task_timeout_seconds": timeout,
+                **alarm_variables(args),
             }
             # Same workspace: the apply replaces the previous run's resources.
-            workspace.apply(variables)
+            apply(workspace, variables)
             outputs = workspace.outputs()
             sfn = aws("stepfunctions")
             execution = sfn.start_execution(
@@ -239,7 +292,8 @@ def makespans(
             )
 
     print(
-        f"(1) example DAG, 12 tasks, max_concurrency {args.max_concurrency}, seed {args.seed}; "
+        f"(1) example DAG, {len(plan.tasks)} tasks, max_concurrency {args.max_concurrency}, "
+        f"seed {args.seed}; "
         f"durations (s): {json.dumps(durations, sort_keys=True)}"
     )
     print(
@@ -329,8 +383,9 @@ def scale(
         **workgroup_variables(workgroup),
         "max_concurrency": args.scale_concurrency,
         "sql_dir": str(sql_dir),
+        **alarm_variables(args),
     }
-    workspace.apply(variables)
+    apply(workspace, variables)
     outputs = workspace.outputs()
     sfn, logs = aws("stepfunctions"), aws("logs")
     since = int(time.time() * 1000) - 1000
@@ -439,6 +494,12 @@ def main() -> int:
         help="(1): the strategies to run (default: all; none: skip (1))",
     )
     parser.add_argument(
+        "--example-tasks",
+        nargs="+",
+        metavar="TASK",
+        help="(1): only these tasks of the example DAG, with every parent (default: all 12)",
+    )
+    parser.add_argument(
         "--completions",
         nargs="+",
         default=list(COMPLETIONS),
@@ -465,13 +526,17 @@ def main() -> int:
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="parent-level and dependency with events, short target, 30-task scale run",
+        help="parent-level and dependency with events on 4 example tasks, 8-task scale run",
     )
     args = parser.parse_args()
     if args.smoke:
-        args.strategies, args.target, args.scale_tasks = ["parent-level", "dependency"], 6, 30
+        args.strategies, args.target = ["parent-level", "dependency"], 6
         args.completions = ["event"]
-        args.scale_concurrency, args.scale_sample = 10, 10
+        # Three levels, a fan-out and a task with two children: every column and
+        # formula of (1) on a third of the example's tasks (each costs executions).
+        args.example_tasks = ["daily_events", "daily_revenue", "event_type_totals", "revenue_stats"]
+        # 8 tasks still have parents, a median and a p90; bench_scale measures the sizes.
+        args.scale_tasks, args.scale_concurrency, args.scale_sample = 8, 4, 4
     if args.endpoint:
         return run(args, args.endpoint.rstrip("/"))
     from sfn_patterns_localstack import server

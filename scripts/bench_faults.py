@@ -58,6 +58,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
 
 from sfn_patterns_localstack.emulation.faults import client as faults  # noqa: E402
+from sfn_patterns_localstack.emulation.faults import scenarios  # noqa: E402
 from sfn_patterns_localstack.executions import history, peak_overlap, wait_stopped  # noqa: E402
 from sfn_patterns_localstack.terraform.workspace import Workspace  # noqa: E402
 
@@ -247,63 +248,22 @@ def run_status_table(endpoint: str, rate: float, sizes: Sizes) -> Outcome:
 def semaphore_plan(
     roles: list[str], functions: list[str], cleanup_rule: str, rate: float
 ) -> dict[str, Any]:
-    """The semaphore's mixed plan (as tests/semaphore/fault_run.py) at ``rate``."""
+    """The semaphore's mixed plan at ``rate`` (none at 0 %).
+
+    tests/semaphore/fault_run.py's mix, less the stale ListExecutions (strategy
+    callback lists nothing); the cleanup events dropped and doubled at the rate too.
+    """
     if not rate:
         return {"seed": SEED, "faults": []}
-    plan: list[dict[str, Any]] = []
-    for role in roles:
-        plan += [
-            {
-                "service": "dynamodb",
-                "operation": "*",
-                "kind": "throttle",
-                "caller_role": role,
-                "probability": rate,
-            },
-            {
-                "service": "stepfunctions",
-                "operation": "SendTaskSuccess",
-                "kind": "internal_error",
-                "caller_role": role,
-                "probability": rate,
-            },
-            {
-                "service": "stepfunctions",
-                "operation": "SendTaskSuccess",
-                "kind": "answer_lost",
-                "caller_role": role,
-                "probability": rate,
-            },
-            {
-                "service": "stepfunctions",
-                "operation": "DescribeExecution",
-                "kind": "throttle",
-                "caller_role": role,
-                "probability": min(1.0, 2 * rate),
-            },
-        ]
-    plan += [
-        {
-            "service": "lambda",
-            "operation": "Invoke",
-            "kind": "kill",
-            "resource": function,
-            "probability": rate / 2,
-            "seconds": 0.3,
-        }
-        for function in functions
-    ]
-    plan += [
-        {
-            "service": "events",
-            "operation": "PutEvents",
-            "kind": kind,
-            "resource": cleanup_rule,
-            "probability": min(1.0, share * rate),
-        }
-        for kind, share in (("event_drop", 1), ("event_duplicate", 2))
-    ]
-    return {"seed": SEED, "faults": plan}
+    return scenarios.semaphore_mix(
+        roles=roles,
+        functions=functions,
+        rate=rate,
+        seed=SEED,
+        cleanup_rule=cleanup_rule,
+        cleanup="at-rate",
+        stale_list=False,
+    )
 
 
 def _lock_state(dynamodb: Any, outputs: dict[str, Any]) -> tuple[int, int]:
@@ -379,9 +339,13 @@ def _entered(event: dict[str, Any]) -> str | None:
 
 
 def run_all(
-    endpoint: str, patterns: list[str], sizes: Sizes, destroy: bool
+    endpoint: str, patterns: list[str], sizes: Sizes, destroy: bool, *, alarms: bool = True
 ) -> dict[str, list[Outcome]]:
-    """Every pattern at every rate; what was applied is destroyed when ``destroy``."""
+    """Every pattern at every rate; what was applied is destroyed when ``destroy``.
+
+    ``alarms``: create the semaphore module's CloudWatch alarms (no figure reads them;
+    ``--smoke`` leaves them out, fewer resources to apply and destroy).
+    """
     results: dict[str, list[Outcome]] = {}
     if "status-table" in patterns:
         results["status-table"] = []
@@ -399,6 +363,7 @@ def run_all(
             "fallback_seconds": 8,
             "acquire_timeout_seconds": 300,
             "execution_timeout_seconds": 120,
+            **({} if alarms else {"alarms": {"create": False}}),
         }
         applied = False
         try:
@@ -495,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="smallest run that fills every column: 24 tasks on 4 workers, 4 executions",
+        help="smallest run that fills every column: 12 tasks on 3 workers, 3 executions",
     )
     parser.add_argument(
         "--tasks", type=int, default=200, help="status-table tasks per rate (default 200)"
@@ -515,7 +480,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.smoke:
-        args.tasks, args.workers, args.executions, args.hold = 24, 4, 4, 1
+        # Still contended (3 workers on 12 tasks), still one waiter over the limit of 2.
+        args.tasks, args.workers, args.executions, args.hold = 12, 3, 3, 1
     sizes = Sizes(args.tasks, args.workers, args.executions, args.limit, args.hold)
     patterns = [p for p in PATTERNS if not args.only or p in args.only]
     endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
@@ -527,7 +493,9 @@ def main(argv: list[str] | None = None) -> int:
         instance = server.start()
         endpoint = instance.endpoint
     try:
-        results = run_all(endpoint, patterns, sizes, destroy=instance is None)
+        results = run_all(
+            endpoint, patterns, sizes, destroy=instance is None, alarms=not args.smoke
+        )
     finally:
         if instance is not None:
             instance.stop()

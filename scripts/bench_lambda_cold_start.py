@@ -14,13 +14,19 @@ CPU is that of LocalStack's whole process tree (LocalStack, the fork server, the
 workers, and the children each has reaped), read from /proc before and after the cold
 invokes, so other processes on the machine do not count.
 
-The comparison needs a LocalStack in each mode, so this script always starts its own
-(LOCALSTACK_ENDPOINT is not used) and stops them.
+The comparison needs a LocalStack in each mode, so this script starts its own and
+stops them (LOCALSTACK_ENDPOINT is not used, except at ``--smoke``, below).
 
 A second table, per declared runtime (python3.9 to python3.13: each runs on its own
 Python, from a fork server of its own, started on that runtime's first cold start),
 comes from a third LocalStack: the first invoke of a runtime (which starts its fork
 server) and the cold starts after it, with their CPU.
+
+``--smoke`` (make test: the script keeps working, its figures are not quoted) runs 3
+functions per mode and 2 per runtime on two LocalStacks side by side: the runtimes
+and then the fork-server mode on one (LOCALSTACK_ENDPOINT's when set and a LocalStack
+process of this machine, the suite's, whose fork servers may be running already; its
+functions and role are deleted after), the process-per-worker mode on one of its own.
 
 Examples::
 
@@ -32,13 +38,20 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import statistics
 import sys
 import time
+import uuid
 import zipfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from sfn_patterns_localstack import server
 from sfn_patterns_localstack.clients import client_factory
@@ -102,34 +115,102 @@ def _invoke_all(lam, names: list[str]) -> list[float]:
     return seconds
 
 
-def measure(mode: str, functions: int, log) -> dict[str, float]:
-    """One LocalStack with SFNP_LAMBDA_FORK_SERVER=mode: cold and warm figures."""
+@dataclass(frozen=True)
+class Target:
+    """A running LocalStack: where to call it, and the process whose tree does the work."""
+
+    endpoint: str
+    pid: int
+
+
+def listening_pid(endpoint: str) -> int | None:
+    """The LocalStack process that listens on ``endpoint``'s port, if it runs here.
+
+    From /proc/net/tcp{,6} (the listening socket's inode) and /proc/PID/fd (who holds
+    it); of several holders, the one whose parent is not among them (LocalStack, not
+    a child that inherited the socket). None when that is not a LocalStack process of
+    this machine's (a container's port proxy, say): its tree's CPU would not be
+    LocalStack's.
+    """
+    port = urlsplit(endpoint).port
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
+                inodes.add(f"socket:[{fields[9]}]")
+    holders = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if any(os.readlink(fd) in inodes for fd in (entry / "fd").iterdir()):
+                holders.add(int(entry.name))
+        except OSError:
+            continue
+    for pid in sorted(holders):
+        parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if parent not in holders:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            return pid if b"localstack" in command else None
+    return None
+
+
+@contextlib.contextmanager
+def started(mode: str) -> Iterator[Target]:
+    """A LocalStack of this script's own with SFNP_LAMBDA_FORK_SERVER=mode, stopped after."""
     localstack = server.start(extra_env={"SFNP_LAMBDA_FORK_SERVER": mode})
     try:
-        aws = client_factory(localstack.endpoint)
-        names = [f"cold-{i}" for i in range(functions)]
-        role = function_role(aws("iam"), "bench", names)
-        lam = aws("lambda")
+        yield Target(localstack.endpoint, localstack.process.pid)
+    finally:
+        localstack.stop()
+
+
+@contextlib.contextmanager
+def deployed(target: Target, runtimes: dict[str, str]) -> Iterator[Any]:
+    """Functions ``name: runtime`` (the handler above) under a role of their own.
+
+    Yields the Lambda client. The functions and the role are deleted after: on a
+    LocalStack this script did not start, nothing of its own is left.
+    """
+    aws = client_factory(target.endpoint)
+    iam, lam = aws("iam"), aws("lambda")
+    role_name = f"bench-cold-{uuid.uuid4().hex[:6]}"
+    role = function_role(iam, role_name, list(runtimes))
+    try:
         code = _zip(HANDLER)
-        for name in names:
+        for name, runtime in runtimes.items():
             lam.create_function(
                 FunctionName=name,
-                Runtime="python3.12",
+                Runtime=runtime,
                 Role=role,
                 Handler="app.handler",
                 Code={"ZipFile": code},
                 Timeout=30,
             )
-        for name in names:
+        for name in runtimes:
             lam.get_waiter("function_active_v2").wait(FunctionName=name)
+        yield lam
+    finally:
+        for name in runtimes:
+            with contextlib.suppress(lam.exceptions.ResourceNotFoundException):
+                lam.delete_function(FunctionName=name)
+        for policy in iam.list_role_policies(RoleName=role_name)["PolicyNames"]:
+            iam.delete_role_policy(RoleName=role_name, PolicyName=policy)
+        iam.delete_role(RoleName=role_name)
+
+
+def measure(target: Target, functions: int, log) -> dict[str, float]:
+    """Cold and warm figures of ``functions`` new functions on ``target``."""
+    tag = uuid.uuid4().hex[:6]
+    with deployed(target, {f"cold-{tag}-{i}": "python3.12" for i in range(functions)}) as lam:
+        names = [f"cold-{tag}-{i}" for i in range(functions)]
         log(f"  {functions} functions active; cold invokes")
-        before = _tree_cpu(localstack.process.pid)
+        before = _tree_cpu(target.pid)
         cold = _invoke_all(lam, names)
-        cpu = _tree_cpu(localstack.process.pid) - before
+        cpu = _tree_cpu(target.pid) - before
         log("  warm invokes")
         warm = _invoke_all(lam, names)
-    finally:
-        localstack.stop()
     return {
         "cold_median_ms": statistics.median(cold) * 1000,
         "cold_p90_ms": sorted(cold)[max(0, int(len(cold) * 0.9) - 1)] * 1000,
@@ -138,45 +219,65 @@ def measure(mode: str, functions: int, log) -> dict[str, float]:
     }
 
 
-def measure_runtimes(functions: int, log) -> dict[str, dict[str, float]]:
-    """One LocalStack (fork servers): per runtime, its first cold start, then the others."""
-    localstack = server.start()
+def measure_runtimes(target: Target, functions: int, log) -> dict[str, dict[str, float]]:
+    """Per runtime, its first cold start (which starts its fork server), then the others.
+
+    The first starts the fork server only where none of the runtime runs yet: on a
+    LocalStack of this script's own, before any other invoke.
+    """
+    tag = uuid.uuid4().hex[:6]
+    names = {rt: [f"{rt.replace('.', '-')}-{tag}-{i}" for i in range(functions)] for rt in RUNTIMES}
     results: dict[str, dict[str, float]] = {}
-    try:
-        aws = client_factory(localstack.endpoint)
-        names = {rt: [f"{rt.replace('.', '-')}-{i}" for i in range(functions)] for rt in RUNTIMES}
-        role = function_role(aws("iam"), "bench", [n for listed in names.values() for n in listed])
-        lam = aws("lambda")
-        code = _zip(HANDLER)
-        for runtime, listed in names.items():
-            for name in listed:
-                lam.create_function(
-                    FunctionName=name,
-                    Runtime=runtime,
-                    Role=role,
-                    Handler="app.handler",
-                    Code={"ZipFile": code},
-                    Timeout=30,
-                )
-        for listed in names.values():
-            for name in listed:
-                lam.get_waiter("function_active_v2").wait(FunctionName=name)
+    runtimes = {name: rt for rt, listed in names.items() for name in listed}
+    with deployed(target, runtimes) as lam:
         for runtime, listed in names.items():
             log(f"  {runtime}: first cold start (starts its fork server), then {functions - 1}")
-            before = _tree_cpu(localstack.process.pid)
+            before = _tree_cpu(target.pid)
             (first,) = _invoke_all(lam, listed[:1])
-            middle = _tree_cpu(localstack.process.pid)
+            middle = _tree_cpu(target.pid)
             cold = _invoke_all(lam, listed[1:])
-            after = _tree_cpu(localstack.process.pid)
+            after = _tree_cpu(target.pid)
             results[runtime] = {
                 "first_ms": first * 1000,
                 "first_cpu": middle - before,
                 "cold_median_ms": statistics.median(cold) * 1000,
                 "cpu_per_cold_start": (after - middle) / len(cold),
             }
-    finally:
-        localstack.stop()
     return results
+
+
+def _smoke_measurements(
+    functions: int, per_runtime: int, log, endpoint: str | None
+) -> tuple[dict, dict]:
+    """Both tables from two LocalStacks side by side instead of three in a row.
+
+    ``--smoke`` keeps the script working, its figures are not quoted: the runtimes and
+    the fork-server mode share one LocalStack (``endpoint``'s, the suite's, when
+    given; the runtimes first there, so on a LocalStack of its own each first cold
+    start starts its runtime's fork server), while the process-per-worker LocalStack
+    runs alongside. CPU is read per LocalStack process tree, so the overlap does not
+    mix the two.
+    """
+    results: dict[str, dict[str, float]] = {}
+    runtimes: dict[str, dict[str, float]] = {}
+
+    def forked() -> None:
+        with contextlib.ExitStack() as stack:
+            pid = listening_pid(endpoint) if endpoint else None
+            target = (
+                Target(endpoint, pid) if endpoint and pid else stack.enter_context(started("1"))
+            )
+            runtimes.update(measure_runtimes(target, per_runtime, log))
+            results["fork server"] = measure(target, functions, log)
+
+    def direct() -> None:
+        with started("0") as target:
+            results["process per worker"] = measure(target, functions, log)
+
+    with ThreadPoolExecutor(2) as pool:
+        for future in [pool.submit(forked), pool.submit(direct)]:
+            future.result()
+    return {label: results[label] for label, _ in MODES}, runtimes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,17 +290,26 @@ def main(argv: list[str] | None = None) -> int:
         "--smoke", action="store_true", help="smallest size that fills every column (make test)"
     )
     args = parser.parse_args(argv)
-    functions = 4 if args.smoke else args.functions
+    functions = 3 if args.smoke else args.functions  # 3: p90 (rank int(0.9 n)) >= median
     if functions < 2:
         parser.error("--functions must be at least 2")
+    per_runtime = 2 if args.smoke else max(2, functions // 4)
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    results = {}
-    for label, mode in MODES:
-        log(f"{label} (SFNP_LAMBDA_FORK_SERVER={mode}): starting LocalStack")
-        results[label] = measure(mode, functions, log)
+    if args.smoke:
+        endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
+        results, runtimes = _smoke_measurements(functions, per_runtime, log, endpoint)
+    else:
+        results = {}
+        for label, mode in MODES:
+            log(f"{label} (SFNP_LAMBDA_FORK_SERVER={mode}): starting LocalStack")
+            with started(mode) as target:
+                results[label] = measure(target, functions, log)
+        log(f"per runtime ({per_runtime} functions each): starting LocalStack")
+        with started("1") as target:
+            runtimes = measure_runtimes(target, per_runtime, log)
     print(f"Lambda cold starts, {functions} functions per mode (handler: boto3 STS client)\n")
     print(
         "| executor | cold start, median ms | cold start, p90 ms | CPU-s per cold start "
@@ -215,9 +325,6 @@ def main(argv: list[str] | None = None) -> int:
     ratios = " | ".join(f"{direct[key] / fork[key]:.2f}x" for key in fork)
     print(f"| process per worker / fork server | {ratios} |")
 
-    per_runtime = 2 if args.smoke else max(2, functions // 4)
-    log(f"per runtime ({per_runtime} functions each): starting LocalStack")
-    runtimes = measure_runtimes(per_runtime, log)
     print(
         f"\nPer declared runtime (fork servers), {per_runtime} functions each: the first "
         "cold start starts the runtime's fork server\n"

@@ -84,13 +84,15 @@ SIZES = {
     "job-poller": (10, 100, 1000),
     "dag-aggregate": (100, 1000, 5000),
 }
-# --smoke: below the issue's smallest sizes, but every column filled (waiters, a backlog).
+# --smoke: below the issue's smallest sizes, but every column filled: one waiter over
+# the limit of 2 (semaphore) and one queued request over MAX 2 (sqs-throttle) give a
+# hand-over latency; dag-aggregate's 6 tasks have parents (a start-after-parent latency).
 SMOKE_SIZES = {
-    "semaphore": (6,),
-    "sqs-throttle": (6,),
-    "status-table": (30,),
-    "job-poller": (3,),
-    "dag-aggregate": (8,),
+    "semaphore": (3,),
+    "sqs-throttle": (3,),
+    "status-table": (10,),
+    "job-poller": (2,),
+    "dag-aggregate": (6,),
 }
 LATENCY = {
     "semaphore": "admission after release",
@@ -461,9 +463,19 @@ class Deployment:
         """Apply ``variables`` (init first, once) and read the outputs."""
         if self.variables is None:
             self.workspace.init()
+        from bench_dag_strategies import apply  # a re-apply (another size) skips the refresh
+
         self.variables = variables  # before the apply: a half-done apply is destroyed too
-        self.workspace.apply(variables)
+        apply(self.workspace, variables)
         self.outputs = self.workspace.outputs()
+
+
+def alarm_variables(args: argparse.Namespace) -> dict[str, Any]:
+    """The modules' CloudWatch alarms: kept at full size, left out at ``--smoke``.
+
+    No row reads an alarm; a smoke run applies and destroys fewer resources without.
+    """
+    return {"alarms": {"create": False}} if args.smoke else {}
 
 
 def semaphore_setting(args: argparse.Namespace) -> str:
@@ -492,6 +504,7 @@ def deploy_semaphore(ctx: Context, args: argparse.Namespace, sizes: list[int]) -
             "acquire_timeout_seconds": horizon,
             # The reconciler would only find nothing to do; keep it quiet.
             "reconciler_schedule_expression": "rate(1 day)",
+            **alarm_variables(args),
         }
     )
     return deployment
@@ -617,6 +630,7 @@ def deploy_throttle(ctx: Context, args: argparse.Namespace, sizes: list[int]) ->
             "max_seconds_per_run": 60,
             "max_messages_per_run": 10_000,
             "recheck_seconds": 1,
+            **alarm_variables(args),
         }
     )
     return deployment
@@ -852,11 +866,16 @@ provider "aws" {
 variable "name_prefix" { type = string }
 variable "fallback" { type = number }
 variable "timeout" { type = number }
+variable "alarms" {
+  type    = object({ create = bool })
+  default = { create = true }
+}
 
 module "event" {
   source           = "MODULE"
   name             = "${var.name_prefix}-event"
   completion       = "event"
+  alarms           = var.alarms
   fallback_seconds = var.fallback
   timeout_seconds  = var.timeout
   metadata_store   = "dynamodb"
@@ -890,7 +909,12 @@ def deploy_job_poller(ctx: Context, args: argparse.Namespace, sizes: list[int]) 
     deployment = ctx.deployment(config, "jp", cleanup=[config])
     progress("job-poller: terraform apply")
     deployment.apply(
-        {"name_prefix": f"scj-{uuid.uuid4().hex[:5]}", "fallback": JOB_FALLBACK, "timeout": 7200}
+        {
+            "name_prefix": f"scj-{uuid.uuid4().hex[:5]}",
+            "fallback": JOB_FALLBACK,
+            "timeout": 7200,
+            **alarm_variables(args),
+        }
     )
     return deployment
 
@@ -949,18 +973,18 @@ def dag_setting(args: argparse.Namespace) -> str:
 def deploy_dag(ctx: Context, args: argparse.Namespace, sizes: list[int]) -> Deployment:
     """Apply examples/dag-aggregate with the first size's generated DAG."""
     deployment = ctx.deployment(REPO / "examples" / "dag-aggregate", "dag")
-    dag_apply(ctx, deployment, sizes[0], args.dag_concurrency)
+    dag_apply(ctx, deployment, sizes[0], args)
     return deployment
 
 
 def measure_dag(ctx: Context, deployment: Deployment, n: int, args: argparse.Namespace) -> Column:
     """One run of an n-task DAG (applied first unless it is the one applied)."""
     if deployment.extra.get("n") != n:
-        dag_apply(ctx, deployment, n, args.dag_concurrency)
+        dag_apply(ctx, deployment, n, args)
     return dag_size(ctx, deployment, n)
 
 
-def dag_apply(ctx: Context, deployment: Deployment, n: int, concurrency: int) -> None:
+def dag_apply(ctx: Context, deployment: Deployment, n: int, args: argparse.Namespace) -> None:
     """Generate an n-task DAG, create its tables in a new workgroup, apply it."""
     from bench_dag_strategies import run_sql, scale_sql
 
@@ -988,8 +1012,9 @@ def dag_apply(ctx: Context, deployment: Deployment, n: int, concurrency: int) ->
             # The workgroup's name and the id its ARN ends in, as the emulated Data API
             # authorizes it (IAM is enforced).
             **workgroup_variables(workgroup),
-            "max_concurrency": concurrency,
+            "max_concurrency": args.dag_concurrency,
             "sql_dir": str(sql_dir),
+            **alarm_variables(args),
         }
     )
     deployment.extra["n"] = n

@@ -259,7 +259,7 @@ def main() -> int:
     )
     parser.add_argument("--no-mate", action="store_true", help="Do not run pynamodb_mate.")
     parser.add_argument(
-        "--smoke", action="store_true", help="Smallest size (20 tasks, 1 and 2 workers)."
+        "--smoke", action="store_true", help="Smallest size (6 tasks, 1 and 2 workers)."
     )
     # Internal: a child process's role.
     parser.add_argument("--role", choices=["setup", "work"], help=argparse.SUPPRESS)
@@ -273,7 +273,7 @@ def main() -> int:
         return _child(args)
 
     if args.smoke:
-        args.tasks, args.workers = 20, [1, 2]
+        args.tasks, args.workers = 6, [1, 2]
     localstack = None
     endpoint = args.endpoint or os.environ.get("LOCALSTACK_ENDPOINT")
     if endpoint is None:

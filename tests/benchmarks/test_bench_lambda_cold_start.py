@@ -1,4 +1,8 @@
-"""scripts/bench_lambda_cold_start.py runs at its smallest size (it starts its own LocalStacks)."""
+"""scripts/bench_lambda_cold_start.py runs at its smallest size.
+
+Its fork-server measurements run on the suite's LocalStack; the process-per-worker mode
+needs a LocalStack started with that mode, which the script starts itself.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ from .smoke import cell, run_smoke
 pytestmark = pytest.mark.integration
 
 
-def test_bench_lambda_cold_start_smoke() -> None:
-    rows = run_smoke("bench_lambda_cold_start", None)
+def test_bench_lambda_cold_start_smoke(localstack_endpoint: str) -> None:
+    rows = run_smoke("bench_lambda_cold_start", localstack_endpoint)
     for executor in ("fork server", "process per worker"):
         cold_median, cold_p90, cpu, warm = (float(c) for c in cell(rows, executor))
         assert 0 < cold_median <= cold_p90, rows

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from sfn_patterns_localstack.emulation.faults import client as faults
+from sfn_patterns_localstack.emulation.faults import scenarios
 from sfn_patterns_localstack.executions import history
 from tests.sfn_history import states_entered
 
@@ -75,76 +76,14 @@ def mixed_plan(
 ) -> dict[str, Any]:
     """DynamoDB throttling, lost wake-ups, crashed semaphore Lambdas, lost/doubled cleanups.
 
-    * every DynamoDB call of ``roles`` throttled at ``rate``;
-    * their SendTaskSuccess answered 500 at ``rate`` (a wake-up lost, once the SDK's
-      retries are used up) or delivered with its answer lost (the SDK sends it again: a
-      duplicate), DescribeExecution throttled and ListExecutions answered
-      from a view 3 s old at twice ``rate``;
-    * each of ``functions`` (acquire, release, cleanup, gate) killed mid-invoke at
-      ``rate`` / 2, 0.3 s in;
-    * the cleanup rule's first event dropped, every later one delivered twice.
+    The mix is :func:`scenarios.semaphore_mix` (scripts/bench_faults.py loads it too):
+    stale ListExecutions included, the cleanup rule's first event dropped and every
+    later one delivered twice (a run stops two executions: two cleanup events; the
+    reconciler must free what the dropped one would have).
     """
-    plan: list[dict[str, Any]] = []
-    for role in roles:
-        plan += [
-            {
-                "service": "stepfunctions",
-                "operation": "ListExecutions",
-                "kind": "stale_list",
-                "caller_role": role,
-                "seconds": 3,
-                "probability": min(1.0, 2 * rate),
-            },
-            {
-                "service": "dynamodb",
-                "operation": "*",
-                "kind": "throttle",
-                "caller_role": role,
-                "probability": rate,
-            },
-            {
-                "service": "stepfunctions",
-                "operation": "SendTaskSuccess",
-                "kind": "internal_error",
-                "caller_role": role,
-                "probability": rate,
-            },
-            # Delivered, but its caller sees a 500: the SDK sends it again (a duplicate).
-            {
-                "service": "stepfunctions",
-                "operation": "SendTaskSuccess",
-                "kind": "answer_lost",
-                "caller_role": role,
-                "probability": rate,
-            },
-            {
-                "service": "stepfunctions",
-                "operation": "DescribeExecution",
-                "kind": "throttle",
-                "caller_role": role,
-                "probability": min(1.0, 2 * rate),
-            },
-        ]
-    plan += [
-        {
-            "service": "lambda",
-            "operation": "Invoke",
-            "kind": "kill",
-            "resource": function,
-            "probability": rate / 2,
-            "seconds": 0.3,
-        }
-        for function in functions
-    ]
-    if cleanup_rule:
-        # A run stops two executions: two cleanup events. The first is dropped (the
-        # reconciler must free what it would have), every later one delivered twice.
-        cleanup = {"service": "events", "operation": "PutEvents", "resource": cleanup_rule}
-        plan += [
-            {**cleanup, "kind": "event_drop", "first": 1},
-            {**cleanup, "kind": "event_duplicate", "probability": 1.0},
-        ]
-    return {"seed": seed, "faults": plan}
+    return scenarios.semaphore_mix(
+        roles=roles, functions=functions, rate=rate, seed=seed, cleanup_rule=cleanup_rule
+    )
 
 
 def _queue_items(aws: Callable, deployed: dict) -> list[dict[str, Any]]:
