@@ -129,13 +129,15 @@ CASES = {
         # Far longer than the 7 polls take, however loaded the machine.
         "slow": {"job": {"duration_seconds": 60, "outcome": "succeed"}},
     },
-    # 4-s jobs: still running when the park first checks, so their end comes as an
-    # event (or, dropped, through the fallback), not from that first check.
+    # 6-s jobs: still running when the park first checks, so their end comes as an
+    # event (or, dropped, through the fallback), not from that first check. 4 s was too
+    # short on a loaded machine: the run-job and status functions' cold starts let the
+    # first check find the job already ended. The file's wall is set by the 60-s sdk job.
     "events": {
-        "delivered": {"job": {"duration_seconds": 4}},
-        "dropped": {"job": {"duration_seconds": 4, "emit_event": False}},
-        "fail": {"job": {"duration_seconds": 4, "outcome": "fail"}},
-        "unknown": {"job": {"duration_seconds": 4, "outcome": "unknown"}},
+        "delivered": {"job": {"duration_seconds": 6}},
+        "dropped": {"job": {"duration_seconds": 6, "emit_event": False}},
+        "fail": {"job": {"duration_seconds": 6, "outcome": "fail"}},
+        "unknown": {"job": {"duration_seconds": 6, "outcome": "unknown"}},
         "slow": {"job": {"duration_seconds": 3 * TIMEOUT}},
     },
 }
