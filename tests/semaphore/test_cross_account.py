@@ -19,7 +19,7 @@ import pytest
 from sfn_patterns_localstack.roles import allow, delete_role
 from sfn_patterns_localstack.server import ENVIRONMENT
 
-from .support import deploy, start, wait_done
+from .support import NO_ALARMS, deploy, start, wait_done
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -114,6 +114,7 @@ def deployed(
         semaphore_limit=1,
         target_role_arn=other_account["role_arn"],
         external_target_state_machine_arn=other_account["target_arn"],
+        alarms=NO_ALARMS,
     ) as outputs:
         yield outputs
 
