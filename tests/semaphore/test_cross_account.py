@@ -20,7 +20,7 @@ from sfn_patterns_localstack.roles import allow, delete_role
 from sfn_patterns_localstack.server import ENVIRONMENT
 from tests.iam_denial import denial, expect_denials
 
-from .support import deploy, start, wait_done
+from .support import NO_ALARMS, deploy, start, wait_done
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -115,6 +115,7 @@ def deployed(
         semaphore_limit=1,
         target_role_arn=other_account["role_arn"],
         external_target_state_machine_arn=other_account["target_arn"],
+        alarms=NO_ALARMS,
     ) as outputs:
         yield outputs
 

@@ -99,6 +99,30 @@ def test_max_overlap_counts_concurrent_intervals() -> None:
     assert max_overlap([(0, 3), (1, 4), (2, 5), (2.5, 2.6)]) == 4
 
 
+def test_a_leaked_slot_fires_the_slots_reclaimed_alarm(
+    aws: Callable, deployed: dict, inbox: Inbox
+) -> None:
+    # A holder stopped in its critical section never releases: the cleanup function
+    # (on its status-change event) reclaims the slot and reports it (SlotsReclaimed).
+    # First of the deployment's tests: no earlier reclaim has put the alarm in ALARM,
+    # so its proof does not wait periods for OK before it starts.
+    def leak() -> None:
+        leaked = _hold_then_stop(aws, deployed)
+        wait_until(
+            lambda: leaked not in holders(lock_item(aws, deployed)).values(),
+            30,
+            "the cleanup to reclaim the slot",
+        )
+
+    prove_alarm(
+        aws,
+        inbox,
+        deployed["alarms"]["slots-reclaimed"]["name"],
+        inject=leak,
+        clear=lambda: None,  # no further leak: the alarm returns to OK by itself
+    )
+
+
 def test_twenty_executions_never_exceed_the_limit(aws: Callable, deployed: dict) -> None:
     sfn = aws("stepfunctions")
     dynamodb = aws("dynamodb")
@@ -366,28 +390,6 @@ def test_invariants_hold_under_a_mixed_fault_plan(
         plan=plan,
     )
     assert "throttle" in result["kinds"], result["kinds"]
-
-
-def test_a_leaked_slot_fires_the_slots_reclaimed_alarm(
-    aws: Callable, deployed: dict, inbox: Inbox
-) -> None:
-    # A holder stopped in its critical section never releases: the cleanup function
-    # (on its status-change event) reclaims the slot and reports it (SlotsReclaimed).
-    def leak() -> None:
-        leaked = _hold_then_stop(aws, deployed)
-        wait_until(
-            lambda: leaked not in holders(lock_item(aws, deployed)).values(),
-            30,
-            "the cleanup to reclaim the slot",
-        )
-
-    prove_alarm(
-        aws,
-        inbox,
-        deployed["alarms"]["slots-reclaimed"]["name"],
-        inject=leak,
-        clear=lambda: None,  # no further leak: the alarm returns to OK by itself
-    )
 
 
 def test_second_plan_is_empty(deployed: dict) -> None:

@@ -25,6 +25,7 @@ from tests.sfn_history import states_entered
 
 from . import fault_run
 from .support import (
+    NO_ALARMS,
     deploy,
     holders,
     invoke,
@@ -57,6 +58,7 @@ def deployed(
         wait_min_seconds=1,
         wait_max_seconds=2,
         acquire_timeout_seconds=TIMEOUT,
+        alarms=NO_ALARMS,
     ) as outputs:
         assert outputs["fairness"] == "fifo"
         # These tests invoke the reconciler themselves. Its schedule (every 5 minutes

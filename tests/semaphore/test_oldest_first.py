@@ -15,6 +15,7 @@ import pytest
 
 from . import fault_run
 from .support import (
+    NO_ALARMS,
     deploy,
     max_overlap,
     records,
@@ -42,6 +43,7 @@ def deployed(
         wait_min_seconds=1,
         wait_max_seconds=2,
         acquire_timeout_seconds=300,
+        alarms=NO_ALARMS,
     ) as outputs:
         # Terraform leaves null outputs out: no lock table for this strategy.
         assert outputs.get("lock_table_name") is None

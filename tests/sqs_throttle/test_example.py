@@ -3,7 +3,8 @@
 One apply per module. The starter is driven by invoking its Lambda (or, where a
 fault must be injected, the same Starter class in-process against LocalStack)
 instead of waiting for the schedule. Concurrency is measured from the target
-executions' own startDate/stopDate.
+executions' own startDate/stopDate. The last test runs the deployed starter under
+LocalStack's fault injector (issue 28) on the same deployment.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from botocore.exceptions import ClientError
 
 from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
 from sfn_patterns.sqs_throttle.starter import Config, Starter
+from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.executions import peak_overlap
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
@@ -68,6 +71,9 @@ def deployed(
         "max_seconds_per_run": 20,
         "recheck_seconds": 1,
         "max_receive_count": 2,
+        # The smallest the module allows: a message whose start failed (the fault
+        # test's throttled starts) is retried 30 s later, not 2 minutes.
+        "visibility_timeout_seconds": 30,
         "create_dashboard": True,
         # Alarms on 10 s periods; the dead man's switch on 10 s too, since the test,
         # not the daily rule, runs the starter.
@@ -644,7 +650,8 @@ def test_a_target_in_another_account_is_started_through_the_assumed_role(
     # target forgets them (they all ended), as the next scheduled run would.
     assert in_process_starter(aws, deployed).count_running() == 0
     enqueue(deployed["queue_url"], {"seconds": 1}, request_id=request_id, client=aws("sqs"))
-    report = Starter(config, *starter_module.clients(config)).run(max_seconds=5)
+    theirs_starter = Starter(config, *starter_module.clients(config))
+    report = theirs_starter.run(max_seconds=5)
     assert report.started == [execution_name(request_id)]
     started = theirs("stepfunctions").list_executions(stateMachineArn=target)["executions"]
     assert [e["name"] for e in started] == [execution_name(request_id)]
@@ -653,6 +660,10 @@ def test_a_target_in_another_account_is_started_through_the_assumed_role(
         stateMachineArn=deployed["target_state_machine_arn"]
     )
     assert execution_name(request_id) not in {e["name"] for e in ours["executions"]}
+    # Its execution (a Pass) has ended: the next count forgets its ledger entry, which
+    # the deployment's own starter could not describe and would hold for its grace
+    # period (the fault test below needs every slot).
+    assert theirs_starter.count_running() == 0
     theirs("stepfunctions").delete_state_machine(stateMachineArn=target)
     theirs("iam").delete_role_policy(RoleName=f"throttle-target-{tag}", PolicyName="start")
     theirs("iam").delete_role(RoleName=f"throttle-target-{tag}")
@@ -732,13 +743,44 @@ def test_the_dashboard_body_has_the_documented_structure(aws: Callable, deployed
     )
 
 
-def test_a_poison_message_fires_the_dlq_alarm(aws: Callable, deployed: dict, inbox: Inbox) -> None:
+def test_a_poison_message_and_a_stopped_schedule_fire_their_alarms(
+    aws: Callable, deployed: dict, inbox: Inbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The DLQ alarm and the dead man's switch, proven at once (each waits several alarm
+    periods, and they watch different signals).
+
+    The order that keeps them apart: both see OK and forget their earlier notices
+    first; then the poison is driven to the DLQ while the schedule still ticks; only
+    then does the schedule stop, so the poison runs' invocations never fall in the
+    switch's silent periods. Each proof times its ALARM from the end of its own fault.
+    """
     sqs = aws("sqs")
     # An earlier test's poison may still be there: start from an empty DLQ.
     sqs.purge_queue(QueueUrl=deployed["dlq_url"])
     run = uuid.uuid4().hex[:6]
+    # Both proofs past their OK check and their inbox clean-up (then no notice is
+    # forgotten while the other proof waits for one); the poison in the DLQ.
+    ready = {"poison": threading.Event(), "schedule": threading.Event()}
+    # The two clean-ups one after the other: each rewrites the inbox's list of notices.
+    forgetting = threading.Lock()
+    forget = inbox.forget
+
+    def forget_alone(alarm_name: str) -> None:
+        with forgetting:
+            forget(alarm_name)
+
+    monkeypatch.setattr(inbox, "forget", forget_alone)
+    poisoned = threading.Event()
+    # The longest a proof may take to see OK first (prove_alarm's settle), and more.
+    settle = 6 * PERIOD + 30
+
+    def await_event(event: threading.Event, what: str) -> None:
+        if not event.wait(settle):
+            raise AssertionError(f"the other proof never got to {what}")
 
     def poison() -> None:
+        ready["poison"].set()
+        await_event(ready["schedule"], "its fault")
         sqs.send_message(
             QueueUrl=deployed["queue_url"],
             MessageBody="{not json",
@@ -749,20 +791,18 @@ def test_a_poison_message_fires_the_dlq_alarm(aws: Callable, deployed: dict, inb
         for _ in range(3):
             invoke_starter(aws, deployed, max_seconds=2)
         assert queue_depth(aws, deployed["dlq_url"]) == 1
+        poisoned.set()
 
-    prove_alarm(
-        aws,
-        inbox,
-        deployed["alarms"]["dlq-messages"]["name"],
-        inject=poison,
-        # What an operator does once the cause is fixed: redrive or delete it.
-        clear=lambda: sqs.purge_queue(QueueUrl=deployed["dlq_url"]),
-    )
+    def prove_dlq_alarm() -> None:
+        prove_alarm(
+            aws,
+            inbox,
+            deployed["alarms"]["dlq-messages"]["name"],
+            inject=poison,
+            # What an operator does once the cause is fixed: redrive or delete it.
+            clear=lambda: sqs.purge_queue(QueueUrl=deployed["dlq_url"]),
+        )
 
-
-def test_a_stopped_schedule_fires_the_dead_mans_switch(
-    aws: Callable, deployed: dict, inbox: Inbox
-) -> None:
     # The test is the schedule (the rule's rate is a day): a tick every 4 s, well
     # inside the alarm's 10 s period, until it "stops".
     ticking = threading.Event()
@@ -778,21 +818,199 @@ def test_a_stopped_schedule_fires_the_dead_mans_switch(
                 )
             stopped.wait(4)
 
-    ticker = threading.Thread(target=schedule, daemon=True)
-    ticking.set()
-    ticker.start()
-    name = deployed["alarms"]["starter-not-running"]["name"]
-    try:
+    def stop_schedule() -> None:
+        ready["schedule"].set()
+        await_event(ready["poison"], "its fault")
+        await_event(poisoned, "the DLQ")
+        ticking.clear()
+
+    def prove_dead_mans_switch() -> None:
         prove_alarm(
             aws,
             inbox,
-            name,
-            inject=ticking.clear,
+            deployed["alarms"]["starter-not-running"]["name"],
+            inject=stop_schedule,
             clear=ticking.set,
             # Two periods on AWS; LocalStack reads EvaluationPeriods + 2 periods back
             # and evaluates every 2 periods: up to 6.
             periods_to_alarm=6,
         )
+
+    ticker = threading.Thread(target=schedule, daemon=True)
+    ticking.set()
+    ticker.start()
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            proofs = [pool.submit(prove_dlq_alarm), pool.submit(prove_dead_mans_switch)]
+            for proof in proofs:
+                proof.result()
     finally:
         stopped.set()
         ticker.join()
+
+
+# --- under injected faults (issue 28) --------------------------------------------------
+#
+# The deployed starter Lambda runs as the schedule would run it (the test invokes it),
+# while LocalStack injects, from one seeded plan:
+#
+# * ``ThrottlingException`` on a share of the starter's StartExecution calls (matched by
+#   the starter's role: the test's own calls are untouched);
+# * ListExecutions answered from a view 5 s old (same role);
+# * SQS redeliveries: a received message made visible again at once;
+# * the starter's process killed in the middle of a run.
+#
+# The invariants are read from what happened, not from the starter's reports: the
+# target's executions (names, start and stop times), the queues, the fault log.
+
+FAULT_REQUESTS = 3 * MAX
+FAULT_SECONDS = 6  # each execution runs this long: longer than an admission takes
+SEED = 28
+# A healthy request may be received several times under this plan (redelivered,
+# throttled, in a killed run): the poison tests' max_receive_count of 2 would
+# dead-letter it. The run uses the module's default, and puts the example's back.
+FAULT_MAX_RECEIVE_COUNT = 5
+
+
+def _fault_plan(deployed: dict[str, Any]) -> dict[str, Any]:
+    role = deployed["starter_role_arn"]
+    return {
+        "seed": SEED,
+        "faults": [
+            {
+                "service": "stepfunctions",
+                "operation": "StartExecution",
+                "kind": "throttle",
+                "caller_role": role,
+                "probability": 0.4,
+            },
+            {
+                "service": "stepfunctions",
+                "operation": "ListExecutions",
+                "kind": "stale_list",
+                "caller_role": role,
+                "seconds": 5,
+            },
+            {
+                "service": "sqs",
+                "operation": "ReceiveMessage",
+                "kind": "duplicate_delivery",
+                "resource": deployed["queue_url"],
+                "probability": 0.3,
+            },
+            # A run started 12 s in dies 2 s into its invoke (warm: counting, admitting).
+            {
+                "service": "lambda",
+                "operation": "Invoke",
+                "kind": "kill",
+                "seconds": 2,
+                "resource": deployed["starter_function_name"],
+                "after_seconds": 12,
+                "first": 1,
+            },
+        ],
+    }
+
+
+def _run_starter_under_faults(aws: Callable, deployed: dict[str, Any]) -> str:
+    """One synchronous run of the deployed starter: how it stopped, "crashed" or "busy"."""
+    try:
+        answer = aws("lambda").invoke(
+            FunctionName=deployed["starter_function_name"],
+            Payload=json.dumps({"max_seconds": 6}).encode(),
+        )
+    except ClientError as error:  # reserved concurrency 1: a run is still going
+        if error.response["Error"]["Code"] != "TooManyRequestsException":
+            raise
+        return "busy"
+    if "FunctionError" in answer:
+        return "crashed"
+    return json.loads(answer["Payload"].read())["stopped"]
+
+
+def _target_executions_since(aws: Callable, arn: str, since: float) -> list[dict[str, Any]]:
+    """Every execution of the target started at or after ``since`` (the earlier tests'
+    executions of this deployment are not this run's)."""
+    sfn = aws("stepfunctions")
+    listed = [
+        item
+        for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn)
+        for item in page["executions"]
+        if item["startDate"].timestamp() >= since
+    ]
+    return [sfn.describe_execution(executionArn=item["executionArn"]) for item in listed]
+
+
+@pytest.fixture
+def redrive_for_faults(aws: Callable, deployed: dict) -> Iterator[None]:
+    """The queue's maxReceiveCount at FAULT_MAX_RECEIVE_COUNT for one test, then back."""
+    sqs = aws("sqs")
+    url = deployed["queue_url"]
+    policy = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])["Attributes"][
+        "RedrivePolicy"
+    ]
+    raised = {**json.loads(policy), "maxReceiveCount": FAULT_MAX_RECEIVE_COUNT}
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": json.dumps(raised)})
+    try:
+        yield
+    finally:
+        sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": policy})
+
+
+def test_the_bound_holds_and_every_request_runs_once_under_faults(
+    aws: Callable, deployed: dict[str, Any], localstack_endpoint: str, redrive_for_faults: None
+) -> None:
+    # The earlier tests left poison in the dead-letter queue; this run must add none.
+    aws("sqs").purge_queue(QueueUrl=deployed["dlq_url"])
+    assert queue_depth(aws, deployed["queue_url"]) == 0
+    since = time.time() - 1
+    run = uuid.uuid4().hex[:6]
+    request_ids = [f"f-{run}-{i:02d}" for i in range(FAULT_REQUESTS)]
+    for i, request_id in enumerate(request_ids):
+        enqueue(
+            deployed["queue_url"],
+            {"seconds": FAULT_SECONDS},
+            request_id=request_id,
+            group_id=f"g{i % 5}",
+            client=aws("sqs"),
+        )
+    names = {execution_name(r) for r in request_ids}
+
+    outcomes: list[str] = []
+    faults.set_plan(localstack_endpoint, _fault_plan(deployed))
+    try:
+        deadline = time.monotonic() + 150  # a killed run holds the lease ~36 s
+        while queue_depth(aws, deployed["queue_url"]) and time.monotonic() < deadline:
+            outcome = _run_starter_under_faults(aws, deployed)
+            outcomes.append(outcome)
+            if outcome in ("crashed", "busy", "another_starter_running", "start_failed"):
+                time.sleep(2)  # a dead run's lease, or a message hidden after a failed start
+        log = faults.log(localstack_endpoint)
+    finally:
+        faults.clear(localstack_endpoint)
+
+    print("runs:", outcomes, "faults:", [(e["kind"], round(e["elapsed"], 1)) for e in log])
+    # Every fault kind of the plan was injected (else this run proved nothing).
+    injected = {entry["kind"] for entry in log}
+    assert injected == {"throttle", "stale_list", "duplicate_delivery", "kill"}, (log, outcomes)
+    assert "crashed" in outcomes
+
+    assert queue_depth(aws, deployed["queue_url"]) == 0, outcomes
+    deadline = time.monotonic() + 60
+    while True:
+        described = _target_executions_since(aws, deployed["target_state_machine_arn"], since)
+        if all(e["status"] != "RUNNING" for e in described) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    ours = [e for e in described if e["name"] in names]
+    # Each request started exactly once (one execution per name, no other execution
+    # started during the run), none lost (every one ran to success, the dead-letter
+    # queue is empty).
+    assert sorted(e["name"] for e in described) == sorted(names)
+    assert len(ours) == FAULT_REQUESTS
+    assert {e["status"] for e in ours} == {"SUCCEEDED"}
+    assert queue_depth(aws, deployed["dlq_url"]) == 0
+    # Never more than MAX running, from the executions' own start and stop times.
+    assert peak_concurrency(ours) <= MAX, f"{peak_concurrency(ours)} executions ran at once"
+    # The bound was reached: the test exercised admission at the limit.
+    assert peak_concurrency(ours) == MAX
