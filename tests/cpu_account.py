@@ -13,6 +13,11 @@ live process in its tree, plus ``cutime + cstime`` (children each process has al
 reaped), from ``/proc``. The difference is the file's CPU. LocalStack is shared by a
 worker's files, so its background work lands on whichever file is running, which is
 the file that caused it in all but a few seconds at the edges.
+
+A process that leaves the tree while its parent is gone too was orphaned, not reaped
+(LocalStack stopped: its Lambda fork servers are re-parented to init), so no
+``cutime`` in the tree will ever hold its CPU. Its last sample is kept; without that,
+a file that stopped a LocalStack was charged a negative figure.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import pytest
 from . import scheduling
 
 OUT = Path(__file__).resolve().parents[1] / "build" / "test-cpu.json"
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -38,10 +43,14 @@ def _stat(pid: int) -> list[str] | None:
     return raw[raw.rindex(")") + 2 :].split()
 
 
-def tree_cpu_seconds(root: int) -> float:
-    """CPU seconds used by ``root`` and every process under it, reaped ones included."""
+Sample = dict[int, tuple[int, int]]
+"""A tree sample: pid -> (parent pid, CPU ticks including reaped children)."""
+
+
+def tree_sample(root: int) -> Sample:
+    """``root`` and every process under it, each with its parent and its CPU ticks."""
     children: dict[int, list[int]] = {}
-    ticks: dict[int, int] = {}
+    procs: Sample = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -51,13 +60,27 @@ def tree_cpu_seconds(root: int) -> float:
         pid = int(entry.name)
         # After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
         children.setdefault(int(fields[1]), []).append(pid)
-        ticks[pid] = sum(int(f) for f in fields[11:15])
-    total, stack = 0, [root]
+        procs[pid] = (int(fields[1]), sum(int(f) for f in fields[11:15]))
+    tree: Sample = {}
+    stack = [root]
     while stack:
         pid = stack.pop()
-        total += ticks.get(pid, 0)
+        if pid in procs:
+            tree[pid] = procs[pid]
         stack.extend(children.get(pid, ()))
-    return total / _TICKS
+    return tree
+
+
+def orphaned_ticks(before: Sample, after: Sample) -> int:
+    """Ticks of the processes in ``before`` that left the tree without a parent in it.
+
+    A process whose parent is still in the tree was reaped by it (or will be: a
+    zombie stays in ``/proc``), and the parent's ``cutime`` takes its CPU over. One
+    whose parent left as well was orphaned: its CPU would otherwise vanish.
+    """
+    return sum(
+        ticks for pid, (ppid, ticks) in before.items() if pid not in after and ppid not in after
+    )
 
 
 class CpuAccount:
@@ -67,10 +90,19 @@ class CpuAccount:
         self.current: str | None = None
         self.started = 0.0
         self.seconds: dict[str, float] = {}
+        self.last: Sample = {}
+        self.orphaned = 0  # ticks of processes that left the tree unreaped
+
+    def total(self) -> float:
+        """The tree's CPU so far, orphaned processes' last samples included."""
+        sample = tree_sample(os.getpid())
+        self.orphaned += orphaned_ticks(self.last, sample)
+        self.last = sample
+        return (sum(ticks for _, ticks in sample.values()) + self.orphaned) / TICKS
 
     def _close(self) -> None:
         if self.current is not None:
-            used = tree_cpu_seconds(os.getpid()) - self.started
+            used = self.total() - self.started
             self.seconds[self.current] = self.seconds.get(self.current, 0.0) + used
             self.current = None
 
@@ -80,7 +112,7 @@ class CpuAccount:
         if path != self.current:
             self._close()
             self.current = path
-            self.started = tree_cpu_seconds(os.getpid())
+            self.started = self.total()
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self._close()
