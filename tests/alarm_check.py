@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,12 +22,18 @@ PERIOD = 10
 
 @dataclass
 class Inbox:
-    """An SNS topic and the SQS queue subscribed to it; notices kept by alarm name."""
+    """An SNS topic and the SQS queue subscribed to it; notices kept by alarm name.
+
+    Safe to share between threads (tests prove two alarms at once on one inbox): the
+    notices received so far change only under a lock, so one proof's clean-up never
+    drops a notice the other proof's receive has just kept.
+    """
 
     aws: Callable
     topic_arn: str
     queue_url: str
     _seen: list[dict] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def create(cls, aws: Callable, name: str) -> Inbox:
@@ -63,10 +70,11 @@ class Inbox:
         """The notification that ``alarm`` entered ``state`` (its Message, parsed)."""
         deadline = time.monotonic() + timeout
         while True:
-            for notice in self._seen:
-                if (notice["AlarmName"], notice["NewStateValue"]) == (alarm, state):
-                    self._seen.remove(notice)
-                    return notice
+            with self._lock:
+                for notice in self._seen:
+                    if (notice["AlarmName"], notice["NewStateValue"]) == (alarm, state):
+                        self._seen.remove(notice)
+                        return notice
             if time.monotonic() > deadline:
                 raise AssertionError(f"no {state} notification of {alarm} in {timeout:.0f} s")
             self._receive()
@@ -75,7 +83,8 @@ class Inbox:
         """Drop every notification of ``alarm`` received so far (earlier transitions)."""
         while self._receive():
             pass
-        self._seen = [n for n in self._seen if n["AlarmName"] != alarm]
+        with self._lock:
+            self._seen[:] = [n for n in self._seen if n["AlarmName"] != alarm]
 
     def _receive(self) -> int:
         sqs = self.aws("sqs")
@@ -87,7 +96,8 @@ class Inbox:
             envelope = json.loads(message["Body"])
             body = json.loads(envelope["Message"])
             body["Subject"] = envelope.get("Subject", "")
-            self._seen.append(body)
+            with self._lock:
+                self._seen.append(body)
         return len(messages)
 
 

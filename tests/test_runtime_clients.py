@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -48,6 +49,20 @@ class _Throttling(BaseHTTPRequestHandler):
         pass
 
 
+class _RecordedSleeps:
+    """botocore.endpoint's ``time``, with ``sleep`` recorded instead of slept.
+
+    Only botocore's own reference is replaced: patching ``time.sleep`` itself would
+    record every other thread's sleeps in this worker too (8,078 of them in one run).
+    """
+
+    def __init__(self, sleeps: list[float]) -> None:
+        self.sleep = sleeps.append
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(time, name)
+
+
 @pytest.fixture
 def throttling_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[float]]]:
     _Throttling.requests = 0
@@ -55,7 +70,7 @@ def throttling_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, 
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     sleeps: list[float] = []
-    monkeypatch.setattr(botocore.endpoint.time, "sleep", sleeps.append)
+    monkeypatch.setattr(botocore.endpoint, "time", _RecordedSleeps(sleeps))
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", sleeps
     finally:

@@ -744,7 +744,7 @@ def test_the_dashboard_body_has_the_documented_structure(aws: Callable, deployed
 
 
 def test_a_poison_message_and_a_stopped_schedule_fire_their_alarms(
-    aws: Callable, deployed: dict, inbox: Inbox, monkeypatch: pytest.MonkeyPatch
+    aws: Callable, deployed: dict, inbox: Inbox
 ) -> None:
     """The DLQ alarm and the dead man's switch, proven at once (each waits several alarm
     periods, and they watch different signals).
@@ -761,15 +761,6 @@ def test_a_poison_message_and_a_stopped_schedule_fire_their_alarms(
     # Both proofs past their OK check and their inbox clean-up (then no notice is
     # forgotten while the other proof waits for one); the poison in the DLQ.
     ready = {"poison": threading.Event(), "schedule": threading.Event()}
-    # The two clean-ups one after the other: each rewrites the inbox's list of notices.
-    forgetting = threading.Lock()
-    forget = inbox.forget
-
-    def forget_alone(alarm_name: str) -> None:
-        with forgetting:
-            forget(alarm_name)
-
-    monkeypatch.setattr(inbox, "forget", forget_alone)
     poisoned = threading.Event()
     # The longest a proof may take to see OK first (prove_alarm's settle), and more.
     settle = 6 * PERIOD + 30
