@@ -86,6 +86,22 @@ def mixed_plan(
     )
 
 
+def embedded_plan(aws: Callable, deployed: dict) -> dict[str, Any]:
+    """:func:`mixed_plan` for a deployment whose acquire and release run in the embedded
+    state machine (the dynamodb and fifo strategies): its role's calls and the cleanup
+    function's are faulted, the cleanup function crashed, its rule's events dropped or
+    doubled."""
+    cleanup = deployed["cleanup_function_name"]
+    return mixed_plan(
+        roles=[
+            machine_role(aws, deployed["embedded_state_machine_arn"]),
+            function_role(aws, cleanup),
+        ],
+        functions=[cleanup],
+        cleanup_rule=deployed["cleanup_rule_name"],
+    )
+
+
 def _queue_items(aws: Callable, deployed: dict) -> list[dict[str, Any]]:
     table = deployed.get("queue_table_name")
     if not table:

@@ -352,15 +352,7 @@ def test_invariants_hold_under_a_mixed_fault_plan(
     Lambda crashed, its events dropped or doubled, a holder and a waiter stopped:
     peak <= limit, each execution admitted once, timed out as configured or ABORTED, nothing
     held after settling (fault_run.py checks each from the record)."""
-    cleanup = deployed["cleanup_function_name"]
-    plan = fault_run.mixed_plan(
-        roles=[
-            fault_run.machine_role(aws, deployed["embedded_state_machine_arn"]),
-            fault_run.function_role(aws, cleanup),
-        ],
-        functions=[cleanup],
-        cleanup_rule=deployed["cleanup_rule_name"],
-    )
+    plan = fault_run.embedded_plan(aws, deployed)
     result = fault_run.run_under_faults(
         aws,
         localstack_endpoint,
