@@ -12,6 +12,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_arn
+from sfn_patterns_localstack.roles import events_to_queue_policy
 
 pytestmark = pytest.mark.integration
 
@@ -385,23 +386,7 @@ def test_statements_run_with_event_announce_their_end_on_eventbridge(aws, rsd) -
     # EventBridge delivers to a queue whose policy lets it, for this rule only (as on AWS).
     rule_arn = events.describe_rule(Name=name)["Arn"]
     sqs.set_queue_attributes(
-        QueueUrl=queue,
-        Attributes={
-            "Policy": json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "events.amazonaws.com"},
-                            "Action": "sqs:SendMessage",
-                            "Resource": queue_arn,
-                            "Condition": {"ArnEquals": {"aws:SourceArn": rule_arn}},
-                        }
-                    ],
-                }
-            )
-        },
+        QueueUrl=queue, Attributes={"Policy": events_to_queue_policy(queue_arn, [rule_arn])}
     )
     events.put_targets(Rule=name, Targets=[{"Id": "q", "Arn": queue_arn}])
     try:

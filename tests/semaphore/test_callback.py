@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns_localstack.executions import history
+from sfn_patterns_localstack.roles import events_to_queue_policy
 from tests.iam_denial import (
     assert_denial_text,
     denial,
@@ -567,23 +568,7 @@ def test_without_its_function_permission_eventbridge_cannot_run_the_cleanup(
         "Attributes"
     ]["QueueArn"]
     sqs.set_queue_attributes(
-        QueueUrl=queue_url,
-        Attributes={
-            "Policy": json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "events.amazonaws.com"},
-                            "Action": "sqs:SendMessage",
-                            "Resource": queue_arn,
-                            "Condition": {"ArnEquals": {"aws:SourceArn": rule_arn}},
-                        }
-                    ],
-                }
-            )
-        },
+        QueueUrl=queue_url, Attributes={"Policy": events_to_queue_policy(queue_arn, [rule_arn])}
     )
     events.put_targets(Rule=rule, Targets=[{"Id": "witness", "Arn": queue_arn}])
     holder = None
