@@ -25,25 +25,13 @@ import json
 import time
 import zipfile
 
-import psutil
+from iam_overhead import cpu_seconds  # scripts/ is on the path of a script run
 
 from sfn_patterns_localstack import server
 from sfn_patterns_localstack.clients import client_factory
 
 HANDLER = "def handler(event, context):\n    return 'ok'\n"
 NO_CLOUDWATCH = ",".join(s for s in server.SERVICES if s != "cloudwatch")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of the process and its children so far."""
-    process = psutil.Process(pid)
-    total = sum(process.cpu_times()[:2])
-    for child in process.children(recursive=True):
-        try:
-            total += sum(child.cpu_times()[:2])
-        except psutil.NoSuchProcess:
-            continue
-    return total
 
 
 def _zip() -> bytes:
