@@ -11,7 +11,8 @@ of flamegraph.pl / speedscope) and the file is
 rewritten every few seconds, because the harness kills LocalStack with SIGKILL
 (server.LocalStack.stop) and no exit hook would run.
 
-Use: ``SFNP_PROFILE=/tmp/ls.folded pytest tests/x.py`` (LocalStack's entry point,
+Use: ``SFNP_PROFILE=/tmp/ls.folded pytest tests/x.py`` (``/tmp/ls.{pid}.folded`` for one
+file per LocalStack process, as under ``make test``'s workers; LocalStack's entry point,
 :mod:`.startup`, starts the sampler when the variable is set), then
 ``python -m sfn_patterns_localstack.emulation.profiler report /tmp/ls.folded``.
 """
@@ -125,7 +126,8 @@ def start_from_env() -> Sampler | None:
     target = os.environ.get("SFNP_PROFILE")
     if not target:
         return None
-    return Sampler(Path(target)).start()
+    # Five test workers start five LocalStacks: "{pid}" in the name keeps their files apart.
+    return Sampler(Path(target.replace("{pid}", str(os.getpid())))).start()
 
 
 def report(path: Path, top: int = 40) -> str:
