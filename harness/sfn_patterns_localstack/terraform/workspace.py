@@ -16,6 +16,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -182,6 +184,30 @@ terraform {{
 {blocks}"""
 
 
+COMMAND_LOG_ENV = "SFNP_TF_LOG"
+
+
+def _record_command(args: tuple[str, ...], source: Path, usage, wall: float) -> None:
+    """Append one JSON line per Terraform command to ``$SFNP_TF_LOG``, when it is set.
+
+    Why: Terraform (core and provider) is a large share of the suite's CPU, and which
+    commands of which configurations cost it is what decides where to cut. Each line
+    names the command, the configuration, the test running it, and its CPU seconds.
+    """
+    target = os.environ.get(COMMAND_LOG_ENV)
+    if not target:
+        return
+    line = {
+        "command": args[0] if args else "",
+        "config": source.name,
+        "test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
+        "cpu": round(usage.ru_utime + usage.ru_stime, 2),
+        "wall": round(wall, 2),
+    }
+    with open(target, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+
+
 class Workspace:
     """One Terraform configuration applied to one LocalStack endpoint."""
 
@@ -233,14 +259,28 @@ class Workspace:
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         """Run ``terraform ARGS`` in the configuration directory and capture its output."""
         self.log(f"$ terraform {' '.join(args)}  ({self.config_dir.name})")
-        proc = subprocess.run(
+        started = time.monotonic()
+        with subprocess.Popen(
             [self.binary, *args],
             cwd=self.config_dir,
             env=self._env(),
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            check=False,
-        )
+        ) as child:
+            # Both pipes drained before the wait4 (not Popen.wait): the command's own
+            # CPU (Terraform and the provider processes it reaped), which no
+            # process-wide rusage gives when tests run deployments side by side.
+            errors: list[str] = []
+            reader = threading.Thread(target=lambda: errors.append(child.stderr.read()))
+            reader.start()
+            stdout = child.stdout.read()
+            reader.join()
+            stderr = errors[0]
+            _, status, usage = os.wait4(child.pid, 0)
+            child.returncode = os.waitstatus_to_exitcode(status)
+        proc = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
+        _record_command(args, self.source_dir, usage, time.monotonic() - started)
         if check and proc.returncode != 0:
             raise TerraformError(
                 f"terraform {' '.join(args)} failed in {self.config_dir} "
