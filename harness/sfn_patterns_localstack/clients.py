@@ -8,6 +8,7 @@ credentials and region, so no caller repeats them.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
@@ -34,7 +35,19 @@ def client_factory(
         localstack_host=urlparse(endpoint).netloc,
     )
 
+    made: dict[str, Any] = {}
+    lock = threading.Lock()
+
     def client(service: str, **kwargs: Any) -> Any:
-        return session.client(service, **kwargs)
+        # One client per service (boto3 clients are thread-safe): a new one costs
+        # 5-15 ms of CPU (its class, endpoint rules, a connection pool) and tests ask
+        # for one per call; a test worker spent a sixth of its CPU making clients.
+        # A client with options of its own (a Config, another region) is new each time.
+        if kwargs:
+            return session.client(service, **kwargs)
+        with lock:
+            if service not in made:
+                made[service] = session.client(service)
+            return made[service]
 
     return client

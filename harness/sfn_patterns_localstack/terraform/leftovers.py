@@ -72,24 +72,66 @@ def _missing(error: ClientError) -> bool:
     return "NotFound" in code or code in {"NoSuchEntity", "NoSuchBucket", "NoSuchKey"}
 
 
-# Each checker: (client factory, resource values) -> True when the resource still exists.
-def _role(aws: ClientFactory, v: dict) -> bool:
-    return v["name"] in {r["RoleName"] for r in _pages(aws("iam"), "list_roles", "Roles")}
+class Lookup:
+    """One account's listings during one leftover check, each listed once.
+
+    Why: a check asks "is this one still there?" for every resource of the state, and
+    the answer comes from a list operation (every page). Listing per resource made a
+    destroy's check quadratic: 11 roles of the job-poller example were 11 full
+    ListRoles, 41 alarms 41 DescribeAlarms, each with a new client, in a LocalStack
+    that holds other tests' resources too; it was a fifth of a test worker's CPU on
+    tests/job_poller/test_example.py (py-spy). Nothing changes while the check runs
+    (the destroy has returned), so one listing per operation and arguments answers
+    every resource of its kind.
+    """
+
+    def __init__(self, aws: ClientFactory) -> None:
+        self._aws = aws
+        self._clients: dict[str, Any] = {}
+        self._listed: dict[tuple, frozenset] = {}
+
+    def client(self, service: str) -> Any:
+        """The service's client, made once."""
+        if service not in self._clients:
+            self._clients[service] = self._aws(service)
+        return self._clients[service]
+
+    def names(
+        self, service: str, operation: str, key: str, field: str | None = None, **kwargs: Any
+    ) -> frozenset:
+        """``field`` of every item of a list operation (the item itself if None), all pages.
+
+        Operations without a boto3 paginator (EventBridge's) page by ``NextToken``.
+        """
+        memo = (service, operation, key, field, tuple(sorted(kwargs.items())))
+        if memo not in self._listed:
+            client = self.client(service)
+            if client.can_paginate(operation):
+                items = _pages(client, operation, key, **kwargs)
+            else:
+                items = _manual_pages(
+                    getattr(client, operation), key, "NextToken", "NextToken", **kwargs
+                )
+            self._listed[memo] = frozenset(i if field is None else i[field] for i in items)
+        return self._listed[memo]
 
 
-def _role_policy(aws: ClientFactory, v: dict) -> bool:
+# Each checker: (lookup, resource values) -> True when the resource still exists.
+def _role(aws: Lookup, v: dict) -> bool:
+    return v["name"] in aws.names("iam", "list_roles", "Roles", "RoleName")
+
+
+def _role_policy(aws: Lookup, v: dict) -> bool:
     if not _role(aws, {"name": v["role"]}):
         return False
-    names = _pages(aws("iam"), "list_role_policies", "PolicyNames", RoleName=v["role"])
-    return v["name"] in set(names)
+    return v["name"] in aws.names("iam", "list_role_policies", "PolicyNames", RoleName=v["role"])
 
 
-def _function(aws: ClientFactory, v: dict) -> bool:
-    names = {f["FunctionName"] for f in _pages(aws("lambda"), "list_functions", "Functions")}
-    return v["function_name"] in names
+def _function(aws: Lookup, v: dict) -> bool:
+    return v["function_name"] in aws.names("lambda", "list_functions", "Functions", "FunctionName")
 
 
-def _function_child(aws: ClientFactory, v: dict) -> bool:
+def _function_child(aws: Lookup, v: dict) -> bool:
     """A permission or invoke config lives and dies with its function."""
     name = v["function_name"]
     if ":function:" in name:  # an ARN, possibly with a qualifier
@@ -97,88 +139,85 @@ def _function_child(aws: ClientFactory, v: dict) -> bool:
     return _function(aws, {"function_name": name})
 
 
-def _log_group(aws: ClientFactory, v: dict) -> bool:
-    groups = _pages(aws("logs"), "describe_log_groups", "logGroups", logGroupNamePrefix=v["name"])
-    return v["name"] in {g["logGroupName"] for g in groups}
+def _log_group(aws: Lookup, v: dict) -> bool:
+    return v["name"] in aws.names("logs", "describe_log_groups", "logGroups", "logGroupName")
 
 
-def _rule(aws: ClientFactory, v: dict) -> bool:
+def _rule(aws: Lookup, v: dict) -> bool:
     bus = v.get("event_bus_name") or "default"
-    rules = _manual_pages(
-        aws("events").list_rules, "Rules", "NextToken", "NextToken", EventBusName=bus
-    )
-    return v["name"] in {r["Name"] for r in rules}
+    return v["name"] in aws.names("events", "list_rules", "Rules", "Name", EventBusName=bus)
 
 
-def _target(aws: ClientFactory, v: dict) -> bool:
+def _target(aws: Lookup, v: dict) -> bool:
     if not _rule(aws, {"name": v["rule"], "event_bus_name": v.get("event_bus_name")}):
         return False
-    targets = _manual_pages(
-        aws("events").list_targets_by_rule, "Targets", "NextToken", "NextToken", Rule=v["rule"]
+    bus = v.get("event_bus_name") or "default"
+    targets = aws.names(
+        "events", "list_targets_by_rule", "Targets", "Id", Rule=v["rule"], EventBusName=bus
     )
-    return v["target_id"] in {t["Id"] for t in targets}
+    return v["target_id"] in targets
 
 
-def _table(aws: ClientFactory, v: dict) -> bool:
-    return v["name"] in set(_pages(aws("dynamodb"), "list_tables", "TableNames"))
+def _table(aws: Lookup, v: dict) -> bool:
+    return v["name"] in aws.names("dynamodb", "list_tables", "TableNames")
 
 
-def _table_child(aws: ClientFactory, v: dict) -> bool:
+def _table_child(aws: Lookup, v: dict) -> bool:
     """A table item lives and dies with its table."""
     return _table(aws, {"name": v["table_name"]})
 
 
-def _state_machine(aws: ClientFactory, v: dict) -> bool:
-    machines = _pages(aws("stepfunctions"), "list_state_machines", "stateMachines")
-    return v["arn"] in {m["stateMachineArn"] for m in machines}
+def _state_machine(aws: Lookup, v: dict) -> bool:
+    machines = aws.names("stepfunctions", "list_state_machines", "stateMachines", "stateMachineArn")
+    return v["arn"] in machines
 
 
-def _queue(aws: ClientFactory, v: dict) -> bool:
-    urls = _pages(aws("sqs"), "list_queues", "QueueUrls")
+def _queue(aws: Lookup, v: dict) -> bool:
+    urls = aws.names("sqs", "list_queues", "QueueUrls")
     return v["name"] in {url.rsplit("/", 1)[-1] for url in urls}
 
 
-def _bucket(aws: ClientFactory, v: dict) -> bool:
-    names = {b["Name"] for b in _pages(aws("s3"), "list_buckets", "Buckets")}
-    return v.get("bucket") in names
+def _bucket(aws: Lookup, v: dict) -> bool:
+    return v.get("bucket") in aws.names("s3", "list_buckets", "Buckets", "Name")
 
 
-def _object(aws: ClientFactory, v: dict) -> bool:
+def _object(aws: Lookup, v: dict) -> bool:
     if not _bucket(aws, v):
         return False
-    listed = _pages(aws("s3"), "list_objects_v2", "Contents", Bucket=v["bucket"], Prefix=v["key"])
-    return v["key"] in {o["Key"] for o in listed}
+    listed = aws.names("s3", "list_objects_v2", "Contents", "Key", Bucket=v["bucket"])
+    return v["key"] in listed
 
 
-def _key(aws: ClientFactory, v: dict) -> bool:
-    kms = aws("kms")
-    if v["key_id"] not in {k["KeyId"] for k in _pages(kms, "list_keys", "Keys")}:
+def _key(aws: Lookup, v: dict) -> bool:
+    if v["key_id"] not in aws.names("kms", "list_keys", "Keys", "KeyId"):
         return False
-    state = kms.describe_key(KeyId=v["key_id"])["KeyMetadata"]["KeyState"]
+    state = aws.client("kms").describe_key(KeyId=v["key_id"])["KeyMetadata"]["KeyState"]
     return state not in {"PendingDeletion", "PendingReplicaDeletion"}
 
 
-def _alias(aws: ClientFactory, v: dict) -> bool:
-    return v["name"] in {a["AliasName"] for a in _pages(aws("kms"), "list_aliases", "Aliases")}
+def _alias(aws: Lookup, v: dict) -> bool:
+    return v["name"] in aws.names("kms", "list_aliases", "Aliases", "AliasName")
 
 
-def _schedule(aws: ClientFactory, v: dict) -> bool:
+def _schedule(aws: Lookup, v: dict) -> bool:
     group = v.get("group_name") or "default"
-    schedules = _pages(aws("scheduler"), "list_schedules", "Schedules", GroupName=group)
-    return v["name"] in {s["Name"] for s in schedules}
+    schedules = aws.names("scheduler", "list_schedules", "Schedules", "Name", GroupName=group)
+    return v["name"] in schedules
 
 
-def _alarm(aws: ClientFactory, v: dict) -> bool:
-    found = aws("cloudwatch").describe_alarms(AlarmNames=[v["alarm_name"]])
-    return bool(found["MetricAlarms"] or found["CompositeAlarms"])
+def _alarm(aws: Lookup, v: dict) -> bool:
+    both = {"AlarmTypes": ("MetricAlarm", "CompositeAlarm")}
+    metric = aws.names("cloudwatch", "describe_alarms", "MetricAlarms", "AlarmName", **both)
+    composite = aws.names("cloudwatch", "describe_alarms", "CompositeAlarms", "AlarmName", **both)
+    return v["alarm_name"] in metric | composite
 
 
-def _dashboard(aws: ClientFactory, v: dict) -> bool:
-    names = _pages(aws("cloudwatch"), "list_dashboards", "DashboardEntries")
-    return v["dashboard_name"] in {d["DashboardName"] for d in names}
+def _dashboard(aws: Lookup, v: dict) -> bool:
+    names = aws.names("cloudwatch", "list_dashboards", "DashboardEntries", "DashboardName")
+    return v["dashboard_name"] in names
 
 
-CHECKERS: dict[str, Callable[[ClientFactory, dict], bool]] = {
+CHECKERS: dict[str, Callable[[Lookup, dict], bool]] = {
     "aws_iam_role": _role,
     "aws_iam_role_policy": _role_policy,
     "aws_lambda_function": _function,
@@ -236,11 +275,15 @@ def still_there(
             "sfn_patterns_localstack.terraform.leftovers.CHECKERS"
         )
     left = []
+    lookups: dict[str | None, Lookup] = {}
     for resource in resources:
         account = account_of(resource.values)
-        clients = in_account(account) if account and in_account else aws
+        if not (account and in_account):
+            account = None
+        if account not in lookups:
+            lookups[account] = Lookup(in_account(account) if account else aws)
         try:
-            exists = CHECKERS[resource.type](clients, resource.values)
+            exists = CHECKERS[resource.type](lookups[account], resource.values)
         except ClientError as error:
             if not _missing(error):
                 raise
