@@ -123,3 +123,51 @@ def test_the_code_url_is_the_one_localstack_signs() -> None:
                 assert patched(target, endpoint) == expected  # the kept client, again
     client = lambda_code_url.s3_client("http://127.0.0.1:4566")
     assert lambda_code_url.s3_client("http://127.0.0.1:4566") is client
+
+
+def test_the_gateway_s_requests_parse_no_form_body_and_log_no_access_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from types import SimpleNamespace
+
+    from rolo.serving.twisted import TwistedGateway, TwistedRequestAdapter
+
+    from sfn_patterns_localstack.emulation.fixes import http_server
+
+    class DummyChannel:
+        """What a Twisted request asks of its channel before it is processed."""
+
+        site = SimpleNamespace(_parsePOSTFormSubmission=True)  # Twisted's default
+        transport = None
+
+        def getPeer(self) -> None:
+            return None
+
+        def getHost(self) -> None:
+            return None
+
+    monkeypatch.setattr(TwistedRequestAdapter, "__init__", TwistedRequestAdapter.__init__)
+    monkeypatch.setattr(TwistedGateway, "log", TwistedGateway.log)
+    # Twisted's default, before the fix: a POST's form body is parsed into request.args.
+    assert TwistedRequestAdapter(DummyChannel())._parsePOSTFormSubmission is True
+    monkeypatch.setenv("SFNP_REQUEST_LOG", "0")
+    assert http_server.apply() is True
+    request = TwistedRequestAdapter(DummyChannel())
+    assert request._parsePOSTFormSubmission is False
+    body = b"Action=CreateTopic&Name=t&Version=2010-03-31"
+    request.content = io.BytesIO(body)
+    request.method = b"POST"
+    request.requestHeaders.setRawHeaders(b"content-type", [b"application/x-www-form-urlencoded"])
+    request.requestHeaders.setRawHeaders(b"content-length", [str(len(body)).encode()])
+    monkeypatch.setattr(request, "process", lambda: None)
+    request.requestReceived(b"POST", b"/", b"HTTP/1.1")
+    # The gateway reads the body through WSGI: untouched, and nothing parsed twice.
+    assert request.args == {}
+    assert request.content.read() == body
+    site = TwistedGateway.__new__(TwistedGateway)
+    written = io.StringIO()
+    site._logFile = written
+    site.log(request)
+    assert written.getvalue() == ""

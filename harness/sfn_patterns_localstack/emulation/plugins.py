@@ -14,6 +14,7 @@ from sfn_patterns_localstack import asl_recorder
 from sfn_patterns_localstack.emulation.faults import install as faults_install
 from sfn_patterns_localstack.emulation.fixes import (
     events_rule_state,
+    http_server,
     lambda_async,
     lambda_code_url,
     moto_transaction_copy,
@@ -44,9 +45,11 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # built once per LocalStack/botocore version, not once per LocalStack (see
 # fixes.service_catalog), a service's regions come from one botocore session (see
 # fixes.region_lookup), and GetFunction presigns its code URL with one S3 client (see
-# fixes.lambda_code_url). A log nobody keeps gets no line per request (fixes.request_log).
+# fixes.lambda_code_url). A log nobody keeps gets no line per request (fixes.request_log),
+# and the HTTP server parses no form body and writes no access log (fixes.http_server).
 service_catalog.apply()
 request_log.apply()
+http_server.apply()
 region_lookup.apply()
 lambda_code_url.apply()
 sfn_stop.apply()

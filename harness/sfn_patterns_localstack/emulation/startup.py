@@ -122,12 +122,14 @@ def lean_imports() -> list[str]:
 def main() -> None:
     """Run LocalStack (``localstack.runtime.main``) with the shortcuts and, if asked, sampled."""
     from sfn_patterns_localstack.emulation import profiler
-    from sfn_patterns_localstack.emulation.fixes import service_catalog
+    from sfn_patterns_localstack.emulation.fixes import http_server, service_catalog
 
     lean_imports()
     profiler.start_from_env()
     # Before the first request needs the catalog (plugins.py applies it again, harmlessly).
     service_catalog.apply()
+    # Before the gateway's server is made (plugins.py applies it again, harmlessly).
+    http_server.apply()
     runpy.run_module("localstack.runtime.main", run_name="__main__", alter_sys=True)
 
 
