@@ -129,7 +129,6 @@ def test_the_gateway_s_requests_parse_no_form_body_and_log_no_access_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import io
-
     from types import SimpleNamespace
 
     from rolo.serving.twisted import TwistedGateway, TwistedRequestAdapter
