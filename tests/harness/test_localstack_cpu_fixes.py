@@ -170,3 +170,84 @@ def test_the_gateway_s_requests_parse_no_form_body_and_log_no_access_line(
     site._logFile = written
     site.log(request)
     assert written.getvalue() == ""
+
+
+class _Reactor:
+    """Runs what a WSGI response hands the reactor at once, and counts both kinds."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def callFromThread(self, f, *args) -> None:
+        self.calls.append("call")
+        f(*args)
+
+
+class _Request:
+    """What a WSGI response writes to: its status, headers, body and finish."""
+
+    def __init__(self) -> None:
+        from rolo.serving.twisted import TwistedHeaderAdapter
+
+        self.responseHeaders = TwistedHeaderAdapter()
+        self.events: list[object] = []
+
+    def setResponseCode(self, code: int, message: bytes = b"") -> None:
+        self.events.append(code)
+
+    def write(self, data: bytes) -> None:
+        self.events.append(data)
+
+    def finish(self) -> None:
+        self.events.append("finish")
+
+
+def _respond(monkeypatch: pytest.MonkeyPatch, headers: list, chunks: list[bytes]):
+    from rolo.serving.twisted import HeaderPreservingWSGIResponse
+    from twisted.web import wsgi
+
+    from sfn_patterns_localstack.emulation.fixes import http_server
+
+    monkeypatch.setattr(HeaderPreservingWSGIResponse, "run", HeaderPreservingWSGIResponse.run)
+    http_server.apply()
+    assert HeaderPreservingWSGIResponse.run is http_server.run_wsgi_response
+    reactor = _Reactor()
+
+    def blocking(_, f, *args):  # twisted.internet.threads.blockingCallFromThread
+        reactor.calls.append("blocking")
+        return f(*args)
+
+    monkeypatch.setattr(wsgi, "blockingCallFromThread", blocking)
+    response = HeaderPreservingWSGIResponse.__new__(HeaderPreservingWSGIResponse)
+    response.reactor, response.request = reactor, _Request()
+    response.environ, response.started, response._requestFinished = {}, False, False
+
+    def application(environ, start_response):
+        start_response("200 OK", headers)
+        return iter(chunks)
+
+    response.application = application
+    response.run()
+    return reactor.calls, response.request.events
+
+
+def test_a_one_chunk_response_is_written_and_finished_in_one_reactor_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    body = b'{"TableNames": []}'
+    calls, events = _respond(monkeypatch, [("Content-Length", str(len(body)))], [body])
+    assert calls == ["call"]
+    assert events == [200, body, "finish"]
+
+
+def test_a_streamed_response_is_written_chunk_by_chunk_as_twisted_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No length: each chunk goes out (and is waited for) before the next is produced.
+    calls, events = _respond(monkeypatch, [("Content-Type", "text/plain")], [b"a", b"", b"b"])
+    assert calls == ["blocking", "blocking", "call"]
+    assert events == [200, b"a", b"b", "finish"]
+    # A length that is not the first chunk's: streamed too, in order.
+    calls, events = _respond(monkeypatch, [("Content-Length", "2")], [b"a", b"b"])
+    assert calls == ["blocking", "blocking", "call"]
+    assert events == [200, b"a", b"b", "finish"]
