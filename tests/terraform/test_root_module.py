@@ -1,8 +1,11 @@
 """The root module's switches, required settings and shared inputs, checked with `terraform plan`.
 
-Nothing is applied (examples/complete is applied by the demo test): each test plans
-tests/terraform/root_module, a thin caller of the root module, against LocalStack
-(the data sources read the account and region from it) and reads the saved plan.
+Nothing is applied (examples/complete is applied by the demo test). The fixture,
+tests/terraform/root_module, calls the root module once per case (``var.cases``): the
+cases that plan are planned together, in one `terraform plan` against LocalStack
+(the data sources read the account and region from it) whose saved plan is read once,
+and each test reads its own instance's resources and outputs from it. The case whose
+plan must fail has a plan of its own.
 """
 
 from __future__ import annotations
@@ -42,6 +45,51 @@ ALL_ENABLED: dict[str, Any] = {
 }
 
 
+# The cases planned together (test -> the root module's settings for it).
+PLANNED: dict[str, dict[str, Any]] = {
+    "off": {"status_table": {"create": True}},
+    "shared": {
+        **ALL_ENABLED,
+        "tags": TAGS,
+        "kms_key_arn": KMS_KEY,
+        "cloudwatch_logs_retention_in_days": 14,
+    },
+    "fields": {
+        "kms_key_arn": KMS_KEY,
+        "sqs_throttle": {
+            "create": True,
+            "target_state_machine_arn": TARGET,
+            "kms_data_key_reuse_period_seconds": 600,
+        },
+        "semaphore": {
+            "create": True,
+            "strategy": "dynamodb",
+            "holder_state_machine_arns": [TARGET],
+            "reconciler_enabled": False,
+            "event_cleanup_enabled": False,
+            "point_in_time_recovery_enabled": False,
+            "deletion_protection_enabled": True,
+        },
+        "dag_aggregate": {
+            **ALL_ENABLED["dag_aggregate"],
+            "strategy": "dependency",
+            "point_in_time_recovery_enabled": False,
+        },
+        "status_table": {
+            "create": True,
+            "name": f"{PREFIX}-ledger",
+            "billing_mode": "PROVISIONED",
+            "provisioned_capacity": {"read_capacity": 3},
+            "point_in_time_recovery_enabled": False,
+            "deletion_protection_enabled": True,
+            "ttl_enabled": False,
+            "stream_enabled": True,
+            "stream_view_type": "KEYS_ONLY",
+        },
+    },
+}
+
+
 @pytest.fixture(scope="module")
 def workspace(
     localstack_endpoint: str, tmp_path_factory: pytest.TempPathFactory
@@ -54,11 +102,38 @@ def workspace(
         ws.close()
 
 
-def _plan(ws: Workspace, variables: dict[str, object]) -> dict[str, Any]:
-    """Plan with these variables and return `terraform show -json` of the saved plan."""
-    plan_file = ws.scratch_dir / "plan.tfplan"
-    ws.run("plan", "-input=false", "-no-color", f"-out={plan_file}", *ws._var_args(variables))
-    return json.loads(ws.run("show", "-json", str(plan_file)).stdout)
+@pytest.fixture(scope="module")
+def planned(workspace: Workspace) -> dict[str, Any]:
+    """`terraform show -json` of the one saved plan of every case in PLANNED."""
+    plan_file = workspace.scratch_dir / "plan.tfplan"
+    workspace.run(
+        "plan",
+        "-input=false",
+        "-no-color",
+        f"-out={plan_file}",
+        *workspace._var_args({"cases": PLANNED}),
+    )
+    return json.loads(workspace.run("show", "-json", str(plan_file)).stdout)
+
+
+def _plan(planned: dict[str, Any], case: str) -> dict[str, Any]:
+    """One case's part of the shared plan, addressed as if it were planned alone.
+
+    Its resource changes (``module.sfn_patterns["<case>"].…`` becomes
+    ``module.sfn_patterns.…``) and its outputs; another case's resources are left out.
+    """
+    prefix = f'module.sfn_patterns["{case}"].'
+    changes = [
+        {**rc, "address": "module.sfn_patterns." + rc["address"][len(prefix) :]}
+        for rc in planned.get("resource_changes", [])
+        if rc["address"].startswith(prefix)
+    ]
+    assert changes, f"nothing planned for {case}"
+    outputs = {
+        name: {**change, "after": (change["after"] or {}).get(case)}
+        for name, change in planned["output_changes"].items()
+    }
+    return {"resource_changes": changes, "output_changes": outputs}
 
 
 def _created(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -69,8 +144,8 @@ def _created(plan: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def test_patterns_are_off_unless_switched_on(workspace: Workspace) -> None:
-    plan = _plan(workspace, {"status_table": {"create": True}})
+def test_patterns_are_off_unless_switched_on(planned: dict[str, Any]) -> None:
+    plan = _plan(planned, "off")
     created = _created(plan)
     table = "module.sfn_patterns.module.status_table[0].aws_dynamodb_table.this[0]"
     # The table, and the alarms every module ships on by default (issue 29): its
@@ -98,7 +173,11 @@ def test_required_settings_are_named_when_missing(workspace: Workspace) -> None:
         "dag_aggregate": {"create": True},
     }
     proc = workspace.run(
-        "plan", "-input=false", "-no-color", *workspace._var_args(variables), check=False
+        "plan",
+        "-input=false",
+        "-no-color",
+        *workspace._var_args({"cases": {"required": variables}}),
+        check=False,
     )
     assert proc.returncode == 1
     # Terraform wraps long messages: compare without line breaks.
@@ -108,16 +187,8 @@ def test_required_settings_are_named_when_missing(workspace: Workspace) -> None:
     assert "dag_aggregate.sql_dir (the directory of <table>.sql files)" in errors
 
 
-def test_shared_inputs_reach_every_pattern(workspace: Workspace) -> None:
-    plan = _plan(
-        workspace,
-        {
-            **ALL_ENABLED,
-            "tags": TAGS,
-            "kms_key_arn": KMS_KEY,
-            "cloudwatch_logs_retention_in_days": 14,
-        },
-    )
+def test_shared_inputs_reach_every_pattern(planned: dict[str, Any]) -> None:
+    plan = _plan(planned, "shared")
     created = _created(plan)
     modules = {rc["address"].split(".module.")[1].split("[")[0] for rc in created}
     assert modules == set(ALL_ENABLED)
@@ -143,44 +214,9 @@ def test_shared_inputs_reach_every_pattern(workspace: Workspace) -> None:
     assert sorted(queues) == [KMS_KEY, KMS_KEY]
 
 
-def test_module_field_names_reach_the_resources(workspace: Workspace) -> None:
+def test_module_field_names_reach_the_resources(planned: dict[str, Any]) -> None:
     """Every renamed field of the root objects (0.2.0 naming scheme) reaches its resource."""
-    plan = _plan(
-        workspace,
-        {
-            "kms_key_arn": KMS_KEY,
-            "sqs_throttle": {
-                "create": True,
-                "target_state_machine_arn": TARGET,
-                "kms_data_key_reuse_period_seconds": 600,
-            },
-            "semaphore": {
-                "create": True,
-                "strategy": "dynamodb",
-                "holder_state_machine_arns": [TARGET],
-                "reconciler_enabled": False,
-                "event_cleanup_enabled": False,
-                "point_in_time_recovery_enabled": False,
-                "deletion_protection_enabled": True,
-            },
-            "dag_aggregate": {
-                **ALL_ENABLED["dag_aggregate"],
-                "strategy": "dependency",
-                "point_in_time_recovery_enabled": False,
-            },
-            "status_table": {
-                "create": True,
-                "name": f"{PREFIX}-ledger",
-                "billing_mode": "PROVISIONED",
-                "provisioned_capacity": {"read_capacity": 3},
-                "point_in_time_recovery_enabled": False,
-                "deletion_protection_enabled": True,
-                "ttl_enabled": False,
-                "stream_enabled": True,
-                "stream_view_type": "KEYS_ONLY",
-            },
-        },
-    )
+    plan = _plan(planned, "fields")
     created = {rc["address"]: rc["change"]["after"] for rc in _created(plan)}
 
     def only(module: str, type_: str) -> list[dict[str, Any]]:
