@@ -13,7 +13,6 @@ the misspelled read).
 from __future__ import annotations
 
 import os
-import re
 import stat
 import sys
 from pathlib import Path
@@ -22,6 +21,8 @@ from typing import Any
 import pytest
 
 from sfn_patterns_localstack.terraform.workspace import Workspace
+
+from .helpers import errors_by_instance
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -99,21 +100,6 @@ def _hcl(value: object) -> str:
     return str(value)
 
 
-def _errors_by_instance(output: str) -> dict[str, list[str]]:
-    """Each error of a plan, whitespace-normalised, under the module instance it names.
-
-    Terraform names the instance either as ``in module "<case>"`` (a variable's
-    validation, pointing at the calling block) or as ``with module.<case>.`` (a
-    resource or data source inside it). An error naming neither lands under "".
-    """
-    errors: dict[str, list[str]] = {}
-    for block in re.split(r"^Error: ", output, flags=re.MULTILINE)[1:]:
-        found = re.search(r'in module "(\w+)"|with module\.(\w+)\.', block)
-        case = (found.group(1) or found.group(2)) if found else ""
-        errors.setdefault(case, []).append(" ".join(block.split()))  # Terraform wraps
-    return errors
-
-
 @pytest.fixture(scope="module")
 def plans(
     localstack_endpoint: str, tmp_path_factory: pytest.TempPathFactory
@@ -162,7 +148,7 @@ def plans(
             code, output = workspace.plan_exit_code()
         finally:
             workspace.close()
-        results[plan] = (code, output, _errors_by_instance(output))
+        results[plan] = (code, output, errors_by_instance(output))
     results["calls"] = {
         case: (root / f"calls-{case}.log").read_text().splitlines()
         if (root / f"calls-{case}.log").is_file()
