@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,14 @@ import pytest
 
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
+from .. import result_cache
+from . import helpers
 from .helpers import errors_by_instance
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 MODULE = Path(__file__).resolve().parents[2] / "modules" / "dag-aggregate"
+HELPERS = Path(helpers.__file__)
 
 HEADER = """
 provider "aws" {
@@ -101,11 +105,20 @@ def _hcl(value: object) -> str:
 
 
 @pytest.fixture(scope="module")
-def plans(
-    localstack_endpoint: str, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, tuple[int, str, dict[str, list[str]]]]:
-    """plan -> (exit code, output, errors by module instance); one `terraform plan` each."""
-    root = tmp_path_factory.mktemp("dag-plan-errors")
+def plans(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """plan -> (exit code, output, errors by module instance); one `terraform plan` each.
+
+    The plans depend only on the code and on this file and its helpers (the generated
+    configurations, the SQL): tests/result_cache.py keeps them under exactly those
+    inputs, and the checks below run on the kept outputs all the same.
+    """
+    name = f"dag-aggregate plan errors {result_cache.files_digest(Path(__file__), HELPERS)}"
+    yield from result_cache.built_once(request, name, lambda: _plan_all(request))
+
+
+def _plan_all(request: pytest.FixtureRequest) -> dict[str, Any]:
+    localstack_endpoint = request.getfixturevalue("localstack_endpoint")
+    root = request.getfixturevalue("tmp_path_factory").mktemp("dag-plan-errors")
     sql_dirs = {}
     for name, files in SQL.items():
         sql_dirs[name] = root / "sql" / name
