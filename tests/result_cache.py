@@ -28,8 +28,12 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import pytest
 
 from sfn_patterns_localstack.server import cache_dir
 from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, terraform_binary
@@ -110,6 +114,40 @@ def keep_built(name: str, text: str) -> None:
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     partial.write_text(text)
     partial.replace(path)
+
+
+def files_digest(*paths: Path) -> str:
+    """A digest of these files' bytes, for the name of a build whose inputs include them.
+
+    Why: the key covers the repository but not the Python test tree outside
+    ``tests/terraform/``; a test there that builds from its own text (a generated
+    configuration, its SQL) names its build with this digest of its own files.
+    """
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def built_once(
+    request: pytest.FixtureRequest, name: str, build: Callable[[], Any]
+) -> Iterator[Any]:
+    """A module-scoped fixture's body: yield ``build()``'s JSON value, or the one kept.
+
+    Use as ``yield from built_once(request, name, build)``. The checks that read it
+    run either way. A build is kept only when every test that ran while the fixture
+    was up passed, so a build that went wrong (a LocalStack hiccup, an unexpected message)
+    is never replayed.
+    """
+    kept = built_before(name)
+    if kept is not None:
+        yield json.loads(kept)
+        return
+    failed = request.session.testsfailed
+    value = json.loads(json.dumps(build()))  # as a replay would give it (lists, not tuples)
+    yield value
+    if request.session.testsfailed == failed:
+        keep_built(name, json.dumps(value))
 
 
 def passed_before(case: str) -> bool:

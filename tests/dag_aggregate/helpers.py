@@ -1,8 +1,10 @@
-"""Shared helpers: write SQL task directories; the policy of machines created without Terraform."""
+"""Shared helpers: write SQL task directories; the policy of machines created without Terraform;
+the errors of a plan by module instance."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_arn
@@ -59,3 +61,18 @@ def sql_runner_policy(workgroups: list[str], functions: tuple[str, ...] = ()) ->
             }
         )
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+
+def errors_by_instance(output: str) -> dict[str, list[str]]:
+    """Each error of a plan, whitespace-normalised, under the module instance it names.
+
+    Terraform names the instance either as ``in module "<case>"`` (a variable's
+    validation, pointing at the calling block) or as ``with module.<case>.`` (a
+    resource or data source inside it). An error naming neither lands under "".
+    """
+    errors: dict[str, list[str]] = {}
+    for block in re.split(r"^Error: ", output, flags=re.MULTILINE)[1:]:
+        found = re.search(r'in module "(\w+)"|with module\.(\w+)\.', block)
+        case = (found.group(1) or found.group(2)) if found else ""
+        errors.setdefault(case, []).append(" ".join(block.split()))  # Terraform wraps
+    return errors

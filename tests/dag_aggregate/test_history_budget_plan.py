@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
+from .. import result_cache
+from . import helpers
 from .helpers import write_sql
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 MODULE = Path(__file__).resolve().parents[2] / "modules" / "dag-aggregate"
+HELPERS = Path(helpers.__file__)
 
 CONFIG = """
 provider "aws" {{
@@ -66,32 +71,52 @@ module "dag" {{
 """
 
 
+# The cases: test -> (SQL files, strategy, completion).
+TWO_LEVELS = {"a": "SELECT 1 AS x", "b": "SELECT x FROM agg.a"}
+CASES: dict[str, tuple[dict[str, str], str, str]] = {
+    "level_polls": (TWO_LEVELS, "simple-level", "poll"),
+    "level_events": (TWO_LEVELS, "simple-level", "event"),
+    "slow_task": ({"slow": "-- sfn: timeout=86400\nSELECT 1 AS x"}, "dependency", "poll"),
+}
+
+
 @pytest.fixture(scope="module")
-def workspace(localstack_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    config = tmp_path_factory.mktemp("dag-budget")
-    (config / "main.tf").write_text(CONFIG.format(module=os.path.relpath(MODULE, config)))
-    workspace = Workspace(config, localstack_endpoint, config / "scratch")
-    workspace.init()
-    return workspace
+def planned(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """case -> (exit code, output with line breaks collapsed) of its `terraform plan`.
 
-
-def _plan(workspace: Workspace, sql_dir: Path, strategy: str, completion: str) -> tuple[int, str]:
-    code, output = workspace.plan_exit_code(
-        {
-            "sql_dir": str(sql_dir),
-            "strategy": strategy,
-            "completion": completion,
-            "python_executable": sys.executable,
-        }
+    The plans depend only on the code and on this file and its helpers:
+    tests/result_cache.py keeps them under exactly those inputs, and the checks below
+    run on the kept outputs all the same.
+    """
+    name = (
+        f"dag-aggregate history budget plans {result_cache.files_digest(Path(__file__), HELPERS)}"
     )
-    return code, " ".join(output.split())
+    yield from result_cache.built_once(request, name, lambda: _plan_all(request))
 
 
-def test_one_second_polls_fail_the_plan_of_a_level_strategy(
-    workspace: Workspace, tmp_path: Path
-) -> None:
-    sql = write_sql(tmp_path / "sql", {"a": "SELECT 1 AS x", "b": "SELECT x FROM agg.a"})
-    code, output = _plan(workspace, sql, "simple-level", "poll")
+def _plan_all(request: pytest.FixtureRequest) -> dict[str, tuple[int, str]]:
+    config = request.getfixturevalue("tmp_path_factory").mktemp("dag-budget")
+    (config / "main.tf").write_text(CONFIG.format(module=os.path.relpath(MODULE, config)))
+    workspace = Workspace(
+        config, request.getfixturevalue("localstack_endpoint"), config / "scratch"
+    )
+    workspace.init()
+    results = {}
+    for case, (files, strategy, completion) in CASES.items():
+        code, output = workspace.plan_exit_code(
+            {
+                "sql_dir": str(write_sql(config / "sql" / case, files)),
+                "strategy": strategy,
+                "completion": completion,
+                "python_executable": sys.executable,
+            }
+        )
+        results[case] = (code, " ".join(output.split()))  # Terraform wraps long messages
+    return results
+
+
+def test_one_second_polls_fail_the_plan_of_a_level_strategy(planned: dict[str, Any]) -> None:
+    code, output = planned["level_polls"]
     assert code == 1, output
     assert "the execution's worst-case history exceeds the 25,000-event limit" in output
     # 2 tasks on 2 levels polling every second for an hour: 6 + 2 x 6 + 2 x (24 + 18)
@@ -100,17 +125,16 @@ def test_one_second_polls_fail_the_plan_of_a_level_strategy(
     assert "= 79307 events" in output
 
 
-def test_with_events_the_same_dag_plans(workspace: Workspace, tmp_path: Path) -> None:
-    sql = write_sql(tmp_path / "sql", {"a": "SELECT 1 AS x", "b": "SELECT x FROM agg.a"})
-    code, output = _plan(workspace, sql, "simple-level", "event")
+def test_with_events_the_same_dag_plans(planned: dict[str, Any]) -> None:
+    assert CASES["level_events"][:2] == CASES["level_polls"][:2]
+    code, output = planned["level_events"]
     assert code == 2, output  # changes to apply, no error
 
 
 def test_a_task_execution_over_the_limit_fails_the_dependency_plan(
-    workspace: Workspace, tmp_path: Path
+    planned: dict[str, Any],
 ) -> None:
-    sql = write_sql(tmp_path / "sql", {"slow": "-- sfn: timeout=86400\nSELECT 1 AS x"})
-    code, output = _plan(workspace, sql, "dependency", "poll")
+    code, output = planned["slow_task"]
     assert code == 1, output
     assert "a task execution's worst-case history exceeds the 25,000-event limit" in output
     assert "task slow: 31 + 36 retries (execute, report) + 86400 polls" in output

@@ -1,56 +1,48 @@
-"""Bad input to modules/dag-aggregate fails `terraform plan` with a message a user can act on."""
+"""Bad input to modules/dag-aggregate fails `terraform plan` with a message a user can act on.
+
+Every case is its own instance of the module in one test-only configuration, and the
+cases share plans: Terraform reports every failed validation, and every failed data
+source, of a plan, each naming the module instance it belongs to, and each test below
+asserts its own case's message within its own instance's errors. Three plans instead
+of ten: the variable validations (checked before any data source is read, so they
+cannot share a plan with the planner's errors), the planner's errors, and the plans
+that go through (one instance per strategy, which also plans the declared form of
+the misspelled read).
+"""
 
 from __future__ import annotations
 
 import os
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
+from .. import result_cache
+from . import helpers
+from .helpers import errors_by_instance
+
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 MODULE = Path(__file__).resolve().parents[2] / "modules" / "dag-aggregate"
+HELPERS = Path(helpers.__file__)
 
-CONFIG = """
-provider "aws" {{
+HEADER = """
+provider "aws" {
   region = "us-east-1"
-}}
+}
+"""
 
-variable "sql_dir" {{
-  type = string
-}}
-
-variable "strategy" {{
-  type    = string
-  default = "parent-level"
-}}
-
-variable "max_concurrency" {{
-  type    = number
-  default = 2
-}}
-
-variable "python_executable" {{
-  type = string
-}}
-
-variable "external_tables" {{
-  type    = list(string)
-  default = []
-}}
-
-module "dag" {{
+INSTANCE = """
+module "{case}" {{
   source            = "{module}"
-  name              = "plan-errors"
-  sql_dir           = var.sql_dir
-  strategy          = var.strategy
-  max_concurrency   = var.max_concurrency
-  python_executable = var.python_executable
-  external_tables   = var.external_tables
+  name              = "plan-errors-{name}"
+  python_executable = "{python}"
   # No alarms: a plan that goes through would plan them all, and no test here reads one.
   alarms = {{ create = false }}
   redshift = {{
@@ -58,108 +50,175 @@ module "dag" {{
     cluster_identifier = "local"
     db_user            = "etl"
   }}
+{settings}
 }}
 """
 
+# SQL directories: name -> {table: sql}
+SQL = {
+    "cycle": {
+        "a": "SELECT * FROM agg.b",
+        "b": "SELECT * FROM agg.c",
+        "c": "SELECT * FROM agg.a",
+    },
+    "kpi": {
+        "daily_revenue": "SELECT 1 AS x",
+        "kpi": "SELECT x\nFROM raw.events, agg.daily_revnue",
+    },
+    "broken": {"a": "SELECT 1", "broken": "SELEC * FRM agg.a,,"},
+    "one": {"a": "SELECT 1"},
+}
+
+# plan -> case -> the module's settings (sql_dir names a directory of SQL, or a path)
+PLANS: dict[str, dict[str, dict[str, Any]]] = {
+    # Variable validations: Terraform checks them before it reads any data source.
+    "validation": {
+        "bad_strategy": {"sql_dir": "one", "strategy": "fastest"},
+        "bad_concurrency": {"sql_dir": "one", "max_concurrency": 0},
+        "missing_dir": {"sql_dir": "/nonexistent/sql"},
+    },
+    # The planner's own errors (the data source that runs it at plan time).
+    "planner": {
+        "cycle": {"sql_dir": "cycle"},
+        "misspelled": {"sql_dir": "kpi", "external_tables": ["raw.*"]},
+        "invalid_sql": {"sql_dir": "broken"},
+    },
+    # Plans that go through, one per strategy, each running the planner through its own
+    # wrapper, on the misspelled read of "misspelled" above declared external.
+    "ok": {
+        strategy.replace("-", "_"): {
+            "sql_dir": "kpi",
+            "external_tables": ["raw.*", "agg.daily_revnue"],
+            "strategy": strategy,
+        }
+        for strategy in ("simple-level", "parent-level", "dependency")
+    },
+}
+
+
+def _hcl(value: object) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_hcl(item) for item in value) + "]"
+    return str(value)
+
 
 @pytest.fixture(scope="module")
-def workspace(localstack_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    config = tmp_path_factory.mktemp("dag-plan-errors")
-    # A relative source keeps the module inside its package (the repository), so
-    # its own ../ references resolve as they do for users' git sources.
-    (config / "main.tf").write_text(CONFIG.format(module=os.path.relpath(MODULE, config)))
-    workspace = Workspace(config, localstack_endpoint, config / "scratch")
-    workspace.init()
-    return workspace
+def plans(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """plan -> (exit code, output, errors by module instance); one `terraform plan` each.
+
+    The plans depend only on the code and on this file and its helpers (the generated
+    configurations, the SQL): tests/result_cache.py keeps them under exactly those
+    inputs, and the checks below run on the kept outputs all the same.
+    """
+    name = f"dag-aggregate plan errors {result_cache.files_digest(Path(__file__), HELPERS)}"
+    yield from result_cache.built_once(request, name, lambda: _plan_all(request))
 
 
-def _sql_dir(root: Path, files: dict[str, str]) -> str:
-    root.mkdir()
-    for name, sql in files.items():
-        (root / f"{name}.sql").write_text(sql)
-    return str(root)
+def _plan_all(request: pytest.FixtureRequest) -> dict[str, Any]:
+    localstack_endpoint = request.getfixturevalue("localstack_endpoint")
+    root = request.getfixturevalue("tmp_path_factory").mktemp("dag-plan-errors")
+    sql_dirs = {}
+    for name, files in SQL.items():
+        sql_dirs[name] = root / "sql" / name
+        sql_dirs[name].mkdir(parents=True)
+        for table, sql in files.items():
+            (sql_dirs[name] / f"{table}.sql").write_text(sql)
+    results = {}
+    for plan, cases in PLANS.items():
+        config = root / plan
+        config.mkdir()
+        # A relative source keeps the module inside its package (the repository), so
+        # its own ../ references resolve as they do for users' git sources.
+        module = os.path.relpath(MODULE, config)
+        blocks = [HEADER]
+        for case, settings in cases.items():
+            # A Python that logs each call to this instance's own file, then runs.
+            python = root / f"python-{case}"
+            python.write_text(
+                f'#!/bin/sh\necho "$1 $2" >> {root / f"calls-{case}.log"}\n'
+                f'exec {sys.executable} "$@"\n'
+            )
+            python.chmod(python.stat().st_mode | stat.S_IXUSR)
+            values = {
+                **settings,
+                "sql_dir": str(sql_dirs.get(settings["sql_dir"], settings["sql_dir"])),
+            }
+            blocks.append(
+                INSTANCE.format(
+                    case=case,
+                    module=module,
+                    name=case.replace("_", "-"),
+                    python=python,
+                    settings="\n".join(f"  {k} = {_hcl(v)}" for k, v in values.items()),
+                )
+            )
+        (config / "main.tf").write_text("".join(blocks))
+        workspace = Workspace(config, localstack_endpoint, config / "scratch")
+        try:
+            workspace.init()
+            code, output = workspace.plan_exit_code()
+        finally:
+            workspace.close()
+        results[plan] = (code, output, errors_by_instance(output))
+    results["calls"] = {
+        case: (root / f"calls-{case}.log").read_text().splitlines()
+        if (root / f"calls-{case}.log").is_file()
+        else []
+        for case in PLANS["ok"]
+    }
+    return results
 
 
-def _plan_output(workspace: Workspace, **variables: object) -> tuple[int, str]:
-    code, output = workspace.plan_exit_code(variables)
-    return code, " ".join(output.split())  # Terraform wraps long messages
+def _errors(plans: dict, plan: str, case: str) -> str:
+    code, output, errors = plans[plan]
+    assert code == 1, output
+    # Every error of the plan is one of its cases' (none unattributed, none extra).
+    assert set(errors) == set(PLANS[plan]), output
+    assert len(errors[case]) == 1, errors[case]
+    return errors[case][0]
 
 
-def test_a_cycle_fails_the_plan_naming_the_cycle(workspace: Workspace, tmp_path: Path) -> None:
-    sql_dir = _sql_dir(
-        tmp_path / "sql",
-        {
-            "a": "SELECT * FROM agg.b",
-            "b": "SELECT * FROM agg.c",
-            "c": "SELECT * FROM agg.a",
-        },
-    )
-    code, output = _plan_output(workspace, sql_dir=sql_dir)
-    assert code == 1
-    assert "cycle: a -> c -> b -> a" in output
+def test_a_cycle_fails_the_plan_naming_the_cycle(plans: dict) -> None:
+    assert "cycle: a -> c -> b -> a" in _errors(plans, "planner", "cycle")
 
 
 def test_a_misspelled_table_fails_the_plan_naming_file_line_table_and_closest_task(
-    workspace: Workspace, tmp_path: Path
+    plans: dict,
 ) -> None:
-    sql_dir = _sql_dir(
-        tmp_path / "sql",
-        {
-            "daily_revenue": "SELECT 1 AS x",
-            "kpi": "SELECT x\nFROM raw.events, agg.daily_revnue",
-        },
-    )
-    code, output = _plan_output(workspace, sql_dir=sql_dir, external_tables=["raw.*"])
-    assert code == 1
-    assert "kpi.sql:2: unresolved table agg.daily_revnue" in output
-    assert "did you mean agg.daily_revenue?" in output
-    # Declared, the same read is an external source and the plan goes through.
-    code, output = _plan_output(
-        workspace, sql_dir=sql_dir, external_tables=["raw.*", "agg.daily_revnue"]
-    )
+    error = _errors(plans, "planner", "misspelled")
+    assert "kpi.sql:2: unresolved table agg.daily_revnue" in error
+    assert "did you mean agg.daily_revenue?" in error
+    # Declared, the same read is an external source and the plan goes through (in
+    # every strategy: the instances of the "ok" plan read these files).
+    assert all(PLANS["ok"][case]["sql_dir"] == "kpi" for case in PLANS["ok"])
+    code, output, errors = plans["ok"]
     assert code == 2, output
+    assert errors == {}, output
 
 
-def test_terraform_plan_calls_the_planner_once_for_every_strategy(
-    workspace: Workspace, tmp_path: Path
-) -> None:
-    calls = tmp_path / "calls.log"
-    python = tmp_path / "python"
-    python.write_text(f'#!/bin/sh\necho "$1 $2" >> {calls}\nexec {sys.executable} "$@"\n')
-    python.chmod(python.stat().st_mode | stat.S_IXUSR)
-    sql_dir = _sql_dir(tmp_path / "sql", {"a": "SELECT 1 AS x", "b": "SELECT x FROM agg.a"})
-    for strategy in ("simple-level", "parent-level", "dependency"):
-        calls.write_text("")
-        code, output = _plan_output(
-            workspace, sql_dir=sql_dir, strategy=strategy, python_executable=str(python)
-        )
-        assert code == 2, output
-        planner = [line for line in calls.read_text().splitlines() if "planner.py" in line]
-        assert len(planner) == 1, (strategy, planner)
+def test_terraform_plan_calls_the_planner_once_for_every_strategy(plans: dict) -> None:
+    code, output, _ = plans["ok"]
+    assert code == 2, output
+    for case in ("simple_level", "parent_level", "dependency"):
+        planner = [line for line in plans["calls"][case] if "planner.py" in line]
+        assert len(planner) == 1, (case, planner)
         assert planner[0].endswith("planner.py module-data"), planner
 
 
-def test_invalid_sql_fails_the_plan_naming_file_and_position(
-    workspace: Workspace, tmp_path: Path
-) -> None:
-    sql_dir = _sql_dir(tmp_path / "sql", {"a": "SELECT 1", "broken": "SELEC * FRM agg.a,,"})
-    code, output = _plan_output(workspace, sql_dir=sql_dir)
-    assert code == 1
-    assert "broken.sql:1:" in output and "invalid SQL" in output
+def test_invalid_sql_fails_the_plan_naming_file_and_position(plans: dict) -> None:
+    error = _errors(plans, "planner", "invalid_sql")
+    assert "broken.sql:1:" in error and "invalid SQL" in error
 
 
 @pytest.mark.parametrize(
-    ("variables", "message"),
+    ("case", "message"),
     [
-        ({"strategy": "fastest"}, 'must be "simple-level", "parent-level" or "dependency"'),
-        ({"max_concurrency": 0}, "max_concurrency must be a whole number from 1 to 40"),
-        ({"sql_dir": "/nonexistent/sql"}, "sql_dir must be an existing directory"),
+        ("bad_strategy", 'must be "simple-level", "parent-level" or "dependency"'),
+        ("bad_concurrency", "max_concurrency must be a whole number from 1 to 40"),
+        ("missing_dir", "sql_dir must be an existing directory"),
     ],
 )
-def test_bad_variables_fail_validation(
-    workspace: Workspace, tmp_path: Path, variables: dict, message: str
-) -> None:
-    values = {"sql_dir": _sql_dir(tmp_path / "sql", {"a": "SELECT 1"}), **variables}
-    code, output = _plan_output(workspace, **values)
-    assert code == 1
-    assert message in output
+def test_bad_variables_fail_validation(plans: dict, case: str, message: str) -> None:
+    assert message in _errors(plans, "validation", case)

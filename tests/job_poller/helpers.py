@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from sfn_patterns_localstack.executions import history, wait_stopped
-from sfn_patterns_localstack.terraform.workspace import Workspace
 
 
 def start(sfn: Any, state_machine_arn: str, payload: dict[str, Any]) -> str:
@@ -69,23 +68,3 @@ def task_failures(events: list[dict[str, Any]]) -> list[str]:
 def output(described: dict[str, Any]) -> dict[str, Any]:
     """The execution's output as JSON."""
     return json.loads(described["output"])
-
-
-def plan_without_refresh(workspace: Workspace, variables: dict[str, Any]) -> tuple[int, str]:
-    """``terraform plan -refresh=false``: exit code and output, for a plan-time check.
-
-    Why: a plan that is refused for its inputs does not need every applied resource
-    read back first (a full refresh of the deployment's state); the second plan, which
-    is about what a refresh finds, keeps it.
-    """
-    args = [f"-var={k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in variables.items()]
-    proc = workspace.run(
-        "plan",
-        "-input=false",
-        "-no-color",
-        "-detailed-exitcode",
-        "-refresh=false",
-        *args,
-        check=False,
-    )
-    return proc.returncode, proc.stdout + proc.stderr

@@ -20,6 +20,7 @@ from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_cli.templating import render_tftpl, templates_root
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
+from tests import result_cache
 from tests.sfn_history import states_entered
 
 from . import helpers
@@ -219,16 +220,47 @@ def test_python_renders_the_fragment_exactly_as_terraform(deployed: dict[str, An
     assert json.loads(text) == json.loads(fragment["json"])
 
 
-def test_history_budget_is_checked_at_plan_time_with_the_numbers(
-    deployed: dict[str, Any],
-) -> None:
-    variables = {
-        **deployed["variables"],
-        "initial_wait_seconds": 0,
-        "poll_interval_seconds": 1,
-        "timeout_seconds": 100000,
-    }
-    code, plan = helpers.plan_without_refresh(deployed["workspace"], variables)
+# The configuration's variables with a one-second poll for 100,000 seconds.
+BUDGET_VARIABLES = {
+    "name_prefix": "jp2-budget",
+    "timeout_seconds": 100000,
+    "fast_timeout_seconds": FAST_TIMEOUT,
+    "slow_timeout_seconds": SLOW_TIMEOUT,
+    "initial_wait_seconds": 0,
+    "poll_interval_seconds": 1,
+}
+
+
+@pytest.fixture(scope="module")
+def budget_plan(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """(exit code, output) of `terraform plan` of this configuration, never applied,
+    with BUDGET_VARIABLES.
+
+    The check is the module's, on its inputs: the plan a user runs before applying
+    shows it, and it depends only on the code, this file and the configuration, so
+    tests/result_cache.py keeps it under exactly those inputs (the checks run on it
+    all the same).
+    """
+    inputs = [Path(__file__), *sorted(CONFIG.glob("*.tf"))]
+    name = f"job-poller two pollers budget plan {result_cache.files_digest(*inputs)}"
+    yield from result_cache.built_once(request, name, lambda: _plan_budget(request))
+
+
+def _plan_budget(request: pytest.FixtureRequest) -> tuple[int, str]:
+    workspace = Workspace(
+        CONFIG,
+        request.getfixturevalue("localstack_endpoint"),
+        request.getfixturevalue("tmp_path_factory").mktemp("job-poller-two-budget"),
+    )
+    try:
+        workspace.init()
+        return workspace.plan_exit_code(BUDGET_VARIABLES)
+    finally:
+        workspace.close()
+
+
+def test_history_budget_is_checked_at_plan_time_with_the_numbers(budget_plan: Any) -> None:
+    code, plan = budget_plan
     assert code == 1, plan
     flat = " ".join(plan.split())
     assert "exceeds the 25,000-event limit" in flat

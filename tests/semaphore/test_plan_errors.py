@@ -15,10 +15,13 @@ import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sfn_patterns_localstack.terraform.workspace import Workspace
+
+from .. import result_cache
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -65,11 +68,23 @@ def plan_variables(names: tuple[str, ...]) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def planned(
-    localstack_endpoint: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, tuple[int, str]]]:
-    """case name -> (exit code, output) of the plan it was in."""
-    ws = Workspace(EXAMPLE, localstack_endpoint, tmp_path_factory.mktemp("semaphore-plan-errors"))
+def planned(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """case name -> (exit code, output) of the plan it was in.
+
+    The plans depend only on the code (the example, the module) and on this file:
+    tests/result_cache.py keeps them under exactly those inputs, and the checks below
+    run on the kept outputs all the same.
+    """
+    name = f"semaphore plan errors {result_cache.files_digest(Path(__file__))}"
+    yield from result_cache.built_once(request, name, lambda: _plan_all(request))
+
+
+def _plan_all(request: pytest.FixtureRequest) -> dict[str, tuple[int, str]]:
+    ws = Workspace(
+        EXAMPLE,
+        request.getfixturevalue("localstack_endpoint"),
+        request.getfixturevalue("tmp_path_factory").mktemp("semaphore-plan-errors"),
+    )
     ws.init()
 
     def plan(names: tuple[str, ...]) -> tuple[int, str]:
@@ -84,13 +99,15 @@ def planned(
     try:
         with ThreadPoolExecutor(len(PLANS)) as pool:
             results = list(pool.map(plan, PLANS))
-        yield {name: result for names, result in zip(PLANS, results, strict=True) for name in names}
+        return {
+            name: result for names, result in zip(PLANS, results, strict=True) for name in names
+        }
     finally:
         ws.close()
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_bad_settings_fail_the_plan_by_name(planned: dict[str, tuple[int, str]], case: str) -> None:
+def test_bad_settings_fail_the_plan_by_name(planned: dict[str, Any], case: str) -> None:
     code, output = planned[case]
     assert code == 1, output
     assert CASES[case][1] in " ".join(output.split()), output

@@ -1,8 +1,12 @@
 """The root module's switches, required settings and shared inputs, checked with `terraform plan`.
 
-Nothing is applied (examples/complete is applied by the demo test): each test plans
-tests/terraform/root_module, a thin caller of the root module, against LocalStack
-(the data sources read the account and region from it) and reads the saved plan.
+Nothing is applied (examples/complete is applied by the demo test). The fixture,
+tests/terraform/root_module, calls the root module once per case (``var.cases``): the
+cases that plan are planned together, in one `terraform plan` against LocalStack
+(the data sources read the account and region from it) whose saved plan is read once,
+and each test reads its own instance's resources and outputs from it. The case whose
+plan must fail has a plan of its own. Both plans depend only on the code, so
+tests/result_cache.py keeps them under exactly those inputs; the checks always run.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from typing import Any
 import pytest
 
 from sfn_patterns_localstack.terraform.workspace import Workspace
+
+from .. import result_cache
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -42,23 +48,118 @@ ALL_ENABLED: dict[str, Any] = {
 }
 
 
+# The cases planned together (test -> the root module's settings for it).
+PLANNED: dict[str, dict[str, Any]] = {
+    "off": {"status_table": {"create": True}},
+    "shared": {
+        **ALL_ENABLED,
+        "tags": TAGS,
+        "kms_key_arn": KMS_KEY,
+        "cloudwatch_logs_retention_in_days": 14,
+    },
+    "fields": {
+        "kms_key_arn": KMS_KEY,
+        "sqs_throttle": {
+            "create": True,
+            "target_state_machine_arn": TARGET,
+            "kms_data_key_reuse_period_seconds": 600,
+        },
+        "semaphore": {
+            "create": True,
+            "strategy": "dynamodb",
+            "holder_state_machine_arns": [TARGET],
+            "reconciler_enabled": False,
+            "event_cleanup_enabled": False,
+            "point_in_time_recovery_enabled": False,
+            "deletion_protection_enabled": True,
+        },
+        "dag_aggregate": {
+            **ALL_ENABLED["dag_aggregate"],
+            "strategy": "dependency",
+            "point_in_time_recovery_enabled": False,
+        },
+        "status_table": {
+            "create": True,
+            "name": f"{PREFIX}-ledger",
+            "billing_mode": "PROVISIONED",
+            "provisioned_capacity": {"read_capacity": 3},
+            "point_in_time_recovery_enabled": False,
+            "deletion_protection_enabled": True,
+            "ttl_enabled": False,
+            "stream_enabled": True,
+            "stream_view_type": "KEYS_ONLY",
+        },
+    },
+}
+
+
+# A plan that must fail: patterns switched on without their required settings.
+REQUIRED_MISSING: dict[str, Any] = {
+    "sqs_throttle": {"create": True},
+    "semaphore": {"create": True, "create_wrapper": True},
+    "dag_aggregate": {"create": True},
+}
+
+
 @pytest.fixture(scope="module")
-def workspace(
-    localstack_endpoint: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Workspace]:
-    ws = Workspace(FIXTURE, localstack_endpoint, tmp_path_factory.mktemp("root-module-tf"))
+def plans(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """The saved plan of every case in PLANNED (`terraform show -json`), and the exit code
+    and errors of the plan that must fail.
+
+    Both depend only on the code (tests/result_cache.py keys them by every module,
+    template and runtime file, and this directory): a build from the same inputs is
+    read, and the checks below run on it all the same.
+    """
+    yield from result_cache.built_once(request, "root_module plans", lambda: _plan_all(request))
+
+
+def _plan_all(request: pytest.FixtureRequest) -> dict[str, Any]:
+    ws = Workspace(
+        FIXTURE,
+        request.getfixturevalue("localstack_endpoint"),
+        request.getfixturevalue("tmp_path_factory").mktemp("root-module-tf"),
+    )
     try:
         ws.init()
-        yield ws
+        plan_file = ws.scratch_dir / "plan.tfplan"
+        ws.run(
+            "plan",
+            "-input=false",
+            "-no-color",
+            f"-out={plan_file}",
+            *ws._var_args({"cases": PLANNED}),
+        )
+        shown = json.loads(ws.run("show", "-json", str(plan_file)).stdout)
+        refused = ws.run(
+            "plan",
+            "-input=false",
+            "-no-color",
+            *ws._var_args({"cases": {"required": REQUIRED_MISSING}}),
+            check=False,
+        )
+        return {"planned": shown, "refused": [refused.returncode, refused.stderr]}
     finally:
         ws.close()
 
 
-def _plan(ws: Workspace, variables: dict[str, object]) -> dict[str, Any]:
-    """Plan with these variables and return `terraform show -json` of the saved plan."""
-    plan_file = ws.scratch_dir / "plan.tfplan"
-    ws.run("plan", "-input=false", "-no-color", f"-out={plan_file}", *ws._var_args(variables))
-    return json.loads(ws.run("show", "-json", str(plan_file)).stdout)
+def _plan(planned: dict[str, Any], case: str) -> dict[str, Any]:
+    """One case's part of the shared plan, addressed as if it were planned alone.
+
+    Its resource changes (``module.sfn_patterns["<case>"].…`` becomes
+    ``module.sfn_patterns.…``) and its outputs; another case's resources are left out.
+    """
+    prefix = f'module.sfn_patterns["{case}"].'
+    changes = [
+        {**rc, "address": "module.sfn_patterns." + rc["address"][len(prefix) :]}
+        for rc in planned.get("resource_changes", [])
+        if rc["address"].startswith(prefix)
+    ]
+    assert changes, f"nothing planned for {case}"
+    outputs = {
+        name: {**change, "after": (change["after"] or {}).get(case)}
+        for name, change in planned["output_changes"].items()
+    }
+    return {"resource_changes": changes, "output_changes": outputs}
 
 
 def _created(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -69,8 +170,8 @@ def _created(plan: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def test_patterns_are_off_unless_switched_on(workspace: Workspace) -> None:
-    plan = _plan(workspace, {"status_table": {"create": True}})
+def test_patterns_are_off_unless_switched_on(plans: dict[str, Any]) -> None:
+    plan = _plan(plans["planned"], "off")
     created = _created(plan)
     table = "module.sfn_patterns.module.status_table[0].aws_dynamodb_table.this[0]"
     # The table, and the alarms every module ships on by default (issue 29): its
@@ -91,33 +192,18 @@ def test_patterns_are_off_unless_switched_on(workspace: Workspace) -> None:
     }
 
 
-def test_required_settings_are_named_when_missing(workspace: Workspace) -> None:
-    variables = {
-        "sqs_throttle": {"create": True},
-        "semaphore": {"create": True, "create_wrapper": True},
-        "dag_aggregate": {"create": True},
-    }
-    proc = workspace.run(
-        "plan", "-input=false", "-no-color", *workspace._var_args(variables), check=False
-    )
-    assert proc.returncode == 1
+def test_required_settings_are_named_when_missing(plans: dict[str, Any]) -> None:
+    code, stderr = plans["refused"]
+    assert code == 1
     # Terraform wraps long messages: compare without line breaks.
-    errors = " ".join(proc.stderr.split())
+    errors = " ".join(stderr.split())
     assert "sqs_throttle.target_state_machine_arn is required" in errors
     assert "semaphore.target_state_machine_arn is required" in errors
     assert "dag_aggregate.sql_dir (the directory of <table>.sql files)" in errors
 
 
-def test_shared_inputs_reach_every_pattern(workspace: Workspace) -> None:
-    plan = _plan(
-        workspace,
-        {
-            **ALL_ENABLED,
-            "tags": TAGS,
-            "kms_key_arn": KMS_KEY,
-            "cloudwatch_logs_retention_in_days": 14,
-        },
-    )
+def test_shared_inputs_reach_every_pattern(plans: dict[str, Any]) -> None:
+    plan = _plan(plans["planned"], "shared")
     created = _created(plan)
     modules = {rc["address"].split(".module.")[1].split("[")[0] for rc in created}
     assert modules == set(ALL_ENABLED)
@@ -143,44 +229,9 @@ def test_shared_inputs_reach_every_pattern(workspace: Workspace) -> None:
     assert sorted(queues) == [KMS_KEY, KMS_KEY]
 
 
-def test_module_field_names_reach_the_resources(workspace: Workspace) -> None:
+def test_module_field_names_reach_the_resources(plans: dict[str, Any]) -> None:
     """Every renamed field of the root objects (0.2.0 naming scheme) reaches its resource."""
-    plan = _plan(
-        workspace,
-        {
-            "kms_key_arn": KMS_KEY,
-            "sqs_throttle": {
-                "create": True,
-                "target_state_machine_arn": TARGET,
-                "kms_data_key_reuse_period_seconds": 600,
-            },
-            "semaphore": {
-                "create": True,
-                "strategy": "dynamodb",
-                "holder_state_machine_arns": [TARGET],
-                "reconciler_enabled": False,
-                "event_cleanup_enabled": False,
-                "point_in_time_recovery_enabled": False,
-                "deletion_protection_enabled": True,
-            },
-            "dag_aggregate": {
-                **ALL_ENABLED["dag_aggregate"],
-                "strategy": "dependency",
-                "point_in_time_recovery_enabled": False,
-            },
-            "status_table": {
-                "create": True,
-                "name": f"{PREFIX}-ledger",
-                "billing_mode": "PROVISIONED",
-                "provisioned_capacity": {"read_capacity": 3},
-                "point_in_time_recovery_enabled": False,
-                "deletion_protection_enabled": True,
-                "ttl_enabled": False,
-                "stream_enabled": True,
-                "stream_view_type": "KEYS_ONLY",
-            },
-        },
-    )
+    plan = _plan(plans["planned"], "fields")
     created = {rc["address"]: rc["change"]["after"] for rc in _created(plan)}
 
     def only(module: str, type_: str) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -74,3 +75,29 @@ def test_a_kept_artifact_is_read_back_unless_told_not_to(
     assert result_cache.built_before("a plan (unit test of the cache)") == '{"planned": true}'
     monkeypatch.setenv(result_cache.NO_CACHE_ENV, "1")
     assert result_cache.built_before("a plan (unit test of the cache)") is None
+
+
+def test_a_build_is_kept_only_when_every_test_reading_it_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SFN_PATTERNS_CACHE", str(tmp_path))
+    monkeypatch.delenv(result_cache.NO_CACHE_ENV, raising=False)
+    session = SimpleNamespace(testsfailed=0)
+    request = SimpleNamespace(session=session)
+    builds: list[int] = []
+
+    def build() -> dict[str, object]:
+        builds.append(1)
+        return {"plan": (1, "Error: x")}
+
+    def use(fail: bool) -> object:
+        fixture = result_cache.built_once(request, "a fixture (unit test of the cache)", build)
+        value = next(fixture)
+        session.testsfailed += fail  # a test reading it failed (or not)
+        next(fixture, None)  # the fixture's teardown
+        return value
+
+    assert use(fail=True) == {"plan": [1, "Error: x"]}  # as JSON gives it back
+    assert use(fail=False) == {"plan": [1, "Error: x"]}  # built again: the failure was not kept
+    assert use(fail=False) == {"plan": [1, "Error: x"]}  # read back
+    assert len(builds) == 2
