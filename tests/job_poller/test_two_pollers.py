@@ -247,16 +247,12 @@ def budget_plan(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 
 def _plan_budget(request: pytest.FixtureRequest) -> tuple[int, str]:
-    workspace = Workspace(
+    with Workspace(
         CONFIG,
         request.getfixturevalue("localstack_endpoint"),
         request.getfixturevalue("tmp_path_factory").mktemp("job-poller-two-budget"),
-    )
-    try:
-        workspace.init()
+    ).initialized() as workspace:
         return workspace.plan_exit_code(BUDGET_VARIABLES)
-    finally:
-        workspace.close()
 
 
 def test_history_budget_is_checked_at_plan_time_with_the_numbers(budget_plan: Any) -> None:

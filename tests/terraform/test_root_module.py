@@ -114,32 +114,28 @@ def plans(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
 
 
 def _plan_all(request: pytest.FixtureRequest) -> dict[str, Any]:
-    ws = Workspace(
+    with Workspace(
         FIXTURE,
         request.getfixturevalue("localstack_endpoint"),
         request.getfixturevalue("tmp_path_factory").mktemp("root-module-tf"),
-    )
-    try:
-        ws.init()
+    ).initialized() as ws:
         plan_file = ws.scratch_dir / "plan.tfplan"
         ws.run(
             "plan",
             "-input=false",
             "-no-color",
             f"-out={plan_file}",
-            *ws._var_args({"cases": PLANNED}),
+            *ws.var_args({"cases": PLANNED}),
         )
         shown = json.loads(ws.run("show", "-json", str(plan_file)).stdout)
         refused = ws.run(
             "plan",
             "-input=false",
             "-no-color",
-            *ws._var_args({"cases": {"required": REQUIRED_MISSING}}),
+            *ws.var_args({"cases": {"required": REQUIRED_MISSING}}),
             check=False,
         )
         return {"planned": shown, "refused": [refused.returncode, refused.stderr]}
-    finally:
-        ws.close()
 
 
 def _plan(planned: dict[str, Any], case: str) -> dict[str, Any]:

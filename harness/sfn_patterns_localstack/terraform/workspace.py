@@ -289,7 +289,8 @@ class Workspace:
         return proc
 
     @staticmethod
-    def _var_args(variables: dict[str, object] | None) -> list[str]:
+    def var_args(variables: dict[str, object] | None) -> list[str]:
+        """``-var=NAME=VALUE`` arguments (JSON for anything but a string) for a command."""
         args = []
         for key, value in (variables or {}).items():
             rendered = value if isinstance(value, str) else json.dumps(value)
@@ -303,7 +304,7 @@ class Workspace:
     def apply(self, variables: dict[str, object] | None = None) -> subprocess.CompletedProcess:
         """``terraform apply -auto-approve``; returns the finished process (its output)."""
         return self.run(
-            "apply", "-input=false", "-no-color", "-auto-approve", *self._var_args(variables)
+            "apply", "-input=false", "-no-color", "-auto-approve", *self.var_args(variables)
         )
 
     def plan_exit_code(self, variables: dict[str, object] | None = None) -> tuple[int, str]:
@@ -313,7 +314,7 @@ class Workspace:
             "-input=false",
             "-no-color",
             "-detailed-exitcode",
-            *self._var_args(variables),
+            *self.var_args(variables),
             check=False,
         )
         return proc.returncode, proc.stdout + proc.stderr
@@ -338,7 +339,7 @@ class Workspace:
             "-no-color",
             "-auto-approve",
             "-refresh=false",
-            *self._var_args(variables),
+            *self.var_args(variables),
         )
         left = still_there(
             self.aws, created, lambda account: client_factory(self.endpoint, account=account)
@@ -359,6 +360,15 @@ class Workspace:
     def close(self) -> None:
         """Remove the override file (the scratch directory is the caller's)."""
         (self.config_dir / OVERRIDE_NAME).unlink(missing_ok=True)
+
+    @contextlib.contextmanager
+    def initialized(self) -> Iterator[Workspace]:
+        """Init, yield the workspace for plans of its own, then close (nothing applied)."""
+        try:
+            self.init()
+            yield self
+        finally:
+            self.close()
 
     @contextlib.contextmanager
     def applied(self, variables: dict[str, object] | None = None) -> Iterator[dict[str, object]]:
