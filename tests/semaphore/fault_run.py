@@ -148,17 +148,16 @@ def run_under_faults(
 
         def holder_and_waiter() -> tuple[str, str] | None:
             held = sorted(set(holders(lock_item(aws, deployed)).values()))
-            if len(held) < limit:
+            if len(held) != limit:
                 return None
-            finished = records_so_far(aws, deployed, arns)
-            waiting = [
-                arn
-                for arn in arns
-                if arn not in held
-                and arn not in finished
-                and sfn.describe_execution(executionArn=arn)["status"] == "RUNNING"
-            ]
-            return (held[0], waiting[0]) if len(held) == limit and waiting else None
+            # The first execution that holds nothing, never entered (no record) and
+            # still runs: looked up one at a time, not every execution on every poll.
+            for arn in arns:
+                if arn in held or records_so_far(aws, deployed, [arn]):
+                    continue
+                if sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
+                    return held[0], arn
+            return None
 
         # oldest-first keeps no lock item: its slots are RUNNING executions, nothing to stop.
         has_lock = bool(deployed.get("lock_table_name"))

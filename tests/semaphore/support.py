@@ -65,7 +65,14 @@ def wait_until(
 
 
 def wait_done(sfn: Any, arns: list[str], timeout: float) -> dict[str, dict]:
-    done = wait_stopped(sfn, arns, timeout)
+    """Describe ``arns`` once stopped; fail if one still runs after ``timeout`` seconds.
+
+    The poll interval fits the wait: a wait sized in minutes (two dozen executions, a
+    40-s TimeoutSeconds) is about executions that take that long, and a DescribeExecution
+    each second, not twice a second, halves its calls; the oracles are the executions'
+    own dates, never when a poll saw them. Short waits keep half a second.
+    """
+    done = wait_stopped(sfn, arns, timeout, interval=1.0 if timeout >= 60 else 0.5)
     missing = [arn for arn in arns if arn not in done]
     assert not missing, f"{len(missing)} executions still RUNNING after {timeout} s"
     return done

@@ -12,6 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -171,77 +172,6 @@ def test_twenty_executions_never_exceed_the_limit(aws: Callable, deployed: dict)
     assert_lock_free(aws, deployed)
 
 
-def test_failure_in_critical_section_releases_and_reraises(aws: Callable, deployed: dict) -> None:
-    sfn = aws("stepfunctions")
-    arn = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 0, "fail": "boom"})
-    described = wait_done(sfn, [arn], timeout=60)[arn]
-    assert described["status"] == "FAILED"
-    # The critical section's own error, re-raised after the release.
-    assert described.get("error") == "RuntimeError", described
-    assert "boom" in described.get("cause", "")
-    assert_lock_free(aws, deployed)
-
-
-def test_reacquire_by_the_holder_is_idempotent(aws: Callable, deployed: dict) -> None:
-    """A holder whose acquire write already landed (retried write, re-entry) proceeds once."""
-    sfn = aws("stepfunctions")
-    name = f"reacquire-{uuid.uuid4().hex[:8]}"
-    machine = deployed["embedded_state_machine_arn"]
-    arn = machine.replace(":stateMachine:", ":execution:") + f":{name}"
-    aws("dynamodb").update_item(
-        TableName=deployed["lock_table_name"],
-        Key={"pk": {"S": deployed["lock_key"]}},
-        UpdateExpression="SET holder_count = holder_count + :one, #h = :lease",
-        ExpressionAttributeNames={"#h": holder_attribute(arn)},
-        ExpressionAttributeValues={
-            ":one": {"N": "1"},
-            ":lease": {
-                "M": {
-                    "execution_arn": {"S": arn},
-                    "acquired_at": {"S": "2030-01-01T00:00:00Z"},
-                    "lease_seconds": {"N": "60"},
-                }
-            },
-        },
-    )
-    started = sfn.start_execution(
-        stateMachineArn=machine, name=name, input=json.dumps({"sleep_seconds": 0})
-    )
-    assert started["executionArn"] == arn
-    described = wait_done(sfn, [arn], timeout=60)[arn]
-    assert described["status"] == "SUCCEEDED", described
-    history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
-    entered = states_entered(history)
-    # The acquire failed its condition once, the holder check said "held", no wait.
-    assert entered.count("Semaphore: Acquire") == 1
-    assert "Semaphore: Check holder" in entered
-    assert "Semaphore: Wait for a slot" not in entered
-    assert_lock_free(aws, deployed)
-
-
-def test_wrapper_runs_the_target_inside_the_semaphore(aws: Callable, deployed: dict) -> None:
-    sfn = aws("stepfunctions")
-    wrapper = deployed["wrapper_state_machine_arn"]
-    ok = start(sfn, wrapper, {"sleep_seconds": 0, "n": 1})
-    bad = start(sfn, wrapper, {"sleep_seconds": 0, "fail": "target broke"})
-    done = wait_done(sfn, [ok, bad], timeout=120)
-    assert done[ok]["status"] == "SUCCEEDED", done[ok]
-    output = json.loads(done[ok]["output"])
-    # The wrapper returns the target's output: the target recorded its own execution.
-    target_execution = output["work"]["recorded"]["execution_id"]
-    assert ":execution:" in target_execution
-    assert deployed["target_state_machine_arn"].split(":")[-1] in target_execution
-    assert output["n"] == 1
-    assert done[bad]["status"] == "FAILED", done[bad]
-    # The target's States.TaskFailed cannot be re-raised by a Fail state (States.Runtime):
-    # it comes back under the module's own name, the original in the cause.
-    assert done[bad]["error"] == "Semaphore.CriticalSectionFailed", done[bad]
-    cause = json.loads(done[bad]["cause"])
-    assert cause["Error"] == "States.TaskFailed"
-    assert "target broke" in cause["Cause"]
-    assert_lock_free(aws, deployed)
-
-
 def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
     aws: Callable, deployed: dict
 ) -> None:
@@ -330,7 +260,86 @@ def test_event_cleanup_frees_the_slot_of_an_aborted_holder(aws: Callable, deploy
     assert_lock_free(aws, deployed)
 
 
-def test_event_cleanup_frees_the_slot_of_a_timed_out_holder(aws: Callable, deployed: dict) -> None:
+def assert_released(aws: Callable, deployed: dict, arns: list[str]) -> None:
+    """``arns`` hold no slot, and the count is the holders left (a timed-out holder runs
+    alongside: the whole lock is checked free once both scenarios end)."""
+    item = lock_item(aws, deployed)
+    assert not set(arns) & set(holders(item).values()), item
+    assert int(item["holder_count"]["N"]) == len(holders(item)), item
+
+
+def failure_in_critical_section_releases_and_reraises(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    arn = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 0, "fail": "boom"})
+    described = wait_done(sfn, [arn], timeout=60)[arn]
+    assert described["status"] == "FAILED"
+    # The critical section's own error, re-raised after the release.
+    assert described.get("error") == "RuntimeError", described
+    assert "boom" in described.get("cause", "")
+    assert_released(aws, deployed, [arn])
+
+
+def reacquire_by_the_holder_is_idempotent(aws: Callable, deployed: dict) -> None:
+    """A holder whose acquire write already landed (retried write, re-entry) proceeds once."""
+    sfn = aws("stepfunctions")
+    name = f"reacquire-{uuid.uuid4().hex[:8]}"
+    machine = deployed["embedded_state_machine_arn"]
+    arn = machine.replace(":stateMachine:", ":execution:") + f":{name}"
+    aws("dynamodb").update_item(
+        TableName=deployed["lock_table_name"],
+        Key={"pk": {"S": deployed["lock_key"]}},
+        UpdateExpression="SET holder_count = holder_count + :one, #h = :lease",
+        ExpressionAttributeNames={"#h": holder_attribute(arn)},
+        ExpressionAttributeValues={
+            ":one": {"N": "1"},
+            ":lease": {
+                "M": {
+                    "execution_arn": {"S": arn},
+                    "acquired_at": {"S": "2030-01-01T00:00:00Z"},
+                    "lease_seconds": {"N": "60"},
+                }
+            },
+        },
+    )
+    started = sfn.start_execution(
+        stateMachineArn=machine, name=name, input=json.dumps({"sleep_seconds": 0})
+    )
+    assert started["executionArn"] == arn
+    described = wait_done(sfn, [arn], timeout=60)[arn]
+    assert described["status"] == "SUCCEEDED", described
+    history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    entered = states_entered(history)
+    # The acquire failed its condition once, the holder check said "held", no wait.
+    assert entered.count("Semaphore: Acquire") == 1
+    assert "Semaphore: Check holder" in entered
+    assert "Semaphore: Wait for a slot" not in entered
+    assert_released(aws, deployed, [arn])
+
+
+def wrapper_runs_the_target_inside_the_semaphore(aws: Callable, deployed: dict) -> None:
+    sfn = aws("stepfunctions")
+    wrapper = deployed["wrapper_state_machine_arn"]
+    ok = start(sfn, wrapper, {"sleep_seconds": 0, "n": 1})
+    bad = start(sfn, wrapper, {"sleep_seconds": 0, "fail": "target broke"})
+    done = wait_done(sfn, [ok, bad], timeout=120)
+    assert done[ok]["status"] == "SUCCEEDED", done[ok]
+    output = json.loads(done[ok]["output"])
+    # The wrapper returns the target's output: the target recorded its own execution.
+    target_execution = output["work"]["recorded"]["execution_id"]
+    assert ":execution:" in target_execution
+    assert deployed["target_state_machine_arn"].split(":")[-1] in target_execution
+    assert output["n"] == 1
+    assert done[bad]["status"] == "FAILED", done[bad]
+    # The target's States.TaskFailed cannot be re-raised by a Fail state (States.Runtime):
+    # it comes back under the module's own name, the original in the cause.
+    assert done[bad]["error"] == "Semaphore.CriticalSectionFailed", done[bad]
+    cause = json.loads(done[bad]["cause"])
+    assert cause["Error"] == "States.TaskFailed"
+    assert "target broke" in cause["Cause"]
+    assert_released(aws, deployed, [ok, bad])
+
+
+def event_cleanup_frees_the_slot_of_a_timed_out_holder(aws: Callable, deployed: dict) -> None:
     sfn = aws("stepfunctions")
     arn = start(
         sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": EXECUTION_TIMEOUT + 5}
@@ -342,6 +351,31 @@ def test_event_cleanup_frees_the_slot_of_a_timed_out_holder(aws: Callable, deplo
         30,
         "the EventBridge cleanup to release the timed-out holder",
     )
+
+
+def test_quick_scenarios_release_while_a_holder_times_out(aws: Callable, deployed: dict) -> None:
+    """The timed-out holder's 45 s are spent running the quick scenarios on the other slots.
+
+    Scenario A: a holder outlives EXECUTION_TIMEOUT, ends TIMED_OUT, and the event
+    cleanup frees its slot. Scenario B, on the two other slots, one after another: a
+    failing critical section releases and re-raises; a holder's re-acquire is
+    idempotent; the wrapper runs its target inside the semaphore. Each has its own
+    executions and assertions; each of B's checks its executions released their slots
+    (the timed-out holder still counts), and the whole lock is free at the end.
+    """
+
+    def quick() -> None:
+        failure_in_critical_section_releases_and_reraises(aws, deployed)
+        reacquire_by_the_holder_is_idempotent(aws, deployed)
+        wrapper_runs_the_target_inside_the_semaphore(aws, deployed)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        scenarios = [
+            pool.submit(event_cleanup_frees_the_slot_of_a_timed_out_holder, aws, deployed),
+            pool.submit(quick),
+        ]
+        for scenario in scenarios:
+            scenario.result()
     assert_lock_free(aws, deployed)
 
 
