@@ -51,12 +51,16 @@ SCENARIOS = (
     "lost",
 )
 FALLBACK = 3
+# c's statement runs past a whole fallback period even when its park is entered late:
+# a loaded machine took more than a second from the submission to the park, and a
+# 4-s statement then ended before the first 3-s fallback check (no check to count).
+C_SECONDS = 2 * FALLBACK + 1
 # Three tasks on two levels: a (a reload: DELETE + INSERT in one batch) and c (a
-# statement that runs 4 s, longer than one fallback period) first, then b.
+# statement that runs C_SECONDS, longer than two fallback periods) first, then b.
 DAG = {
     "a": "SELECT 1 AS x",
     "b": "-- sfn: mode=append\nSELECT x FROM agg.a",
-    "c": "-- sfn: mode=append\n/* sfnp:sleep=4 */ SELECT 2 AS x",
+    "c": f"-- sfn: mode=append\n/* sfnp:sleep={C_SECONDS} */ SELECT 2 AS x",
 }
 TASK_DONE = "def handler(event, context):\n    return {'recorded': event.get('task_id')}\n"
 
@@ -277,7 +281,7 @@ def test_events_resume_every_task_and_the_formula_holds(runs: dict[str, Any]) ->
     run = runs["results"]["events"]
     assert run["status"] == "SUCCEEDED", run
     events = run["events"]
-    # c ran 4 s: at least one fallback describe (it was STARTED), then its event
+    # c ran C_SECONDS: at least one fallback describe (it was STARTED), then its event
     # resumed it; a and b: their events resumed the first park (a late event on a
     # loaded machine adds a fallback check, which the count below includes).
     fallbacks = _count(events, "TaskTimedOut")
@@ -302,7 +306,7 @@ def test_polls_cost_what_the_formula_says(runs: dict[str, Any]) -> None:
     run = runs["results"]["polls"]
     assert run["status"] == "SUCCEEDED", run
     polls = _count(run["events"], "WaitStateEntered", "Poll Wait Poll")
-    assert polls >= 2  # c ran 4 s, polled every second after a 1-s wait
+    assert polls >= 2  # c ran C_SECONDS, polled every second after a 1-s wait
     assert len(run["events"]) == history.level_history(
         runs["plan"], "simple-level", runs["polls"], polls
     )
@@ -312,7 +316,7 @@ def test_task_executions_cost_what_the_formula_says(runs: dict[str, Any]) -> Non
     with_events = runs["results"]["task-events"]
     assert with_events["status"] == "SUCCEEDED", with_events
     parked_again, ended = _fallbacks(with_events["events"], 1)
-    assert parked_again + ended >= 1  # c ran 4 s, past one fallback period
+    assert parked_again + ended >= 1  # c ran C_SECONDS, past one fallback period
     assert len(with_events["events"]) == (
         history.task_execution_history(runs["events"], parked_again)
         + ENDED_AT_FALLBACK_EVENTS * ended
