@@ -46,7 +46,31 @@ def deployed(
     workspace = Workspace(CONFIG, localstack_endpoint, tmp_path_factory.mktemp("job-poller-two"))
     with workspace.applied(variables) as outputs:
         yield {"workspace": workspace, "variables": variables, "outputs": outputs}
+        # A timed-out execution's job runs on (the slow one 3 x SLOW_TIMEOUT) and then
+        # writes its final status with its role: destroyed before that, the role is
+        # gone and the write is denied, as it would be in an account. Wait for every
+        # job the tests started to end first.
+        tables = [outputs["metadata_table_name"], *outputs["via_lambda_store"][1:]]
+        _wait_for_jobs(aws("dynamodb"), [t for t in tables if t], 3 * SLOW_TIMEOUT + 60)
     assert leftovers(aws, variables["name_prefix"]) == {}
+
+
+def _wait_for_jobs(ddb: Any, tables: list[str], timeout: float) -> None:
+    """Until no sample job's status in ``tables`` is still RUNNING (or ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        running = [
+            item["pk"]["S"]
+            for table in tables
+            for page in ddb.get_paginator("scan").paginate(TableName=table)
+            for item in page["Items"]
+            if item.get("sk", {}).get("S") == "status"
+            and json.loads(item["doc"]["S"]).get("status") == "RUNNING"
+        ]
+        if not running:
+            return
+        assert time.monotonic() < deadline, f"sample jobs still running: {running}"
+        time.sleep(2)
 
 
 CASES = {
