@@ -152,10 +152,12 @@ def prove_alarm(
     assert took <= periods_to_alarm * period, (
         f"{name}: ALARM {took:.1f} s after the fault, over {periods_to_alarm} periods of {period} s"
     )
-    notice = inbox.notice(name, "ALARM", 2 * period)
+    # The notice leaves with the state change, through SNS to SQS: under a loaded
+    # suite that delivery took over two periods once (the alarm was already in ALARM).
+    notice = inbox.notice(name, "ALARM", 6 * period)
     assert notice["Subject"].startswith(f'ALARM: "{name}"')
     assert notice["OldStateValue"] == "OK"
     assert notice["Trigger"]["MetricName"] or notice["Trigger"].get("Metrics")
     clear()
     wait_state(aws, name, "OK", settle)
-    inbox.notice(name, "OK", 2 * period)
+    inbox.notice(name, "OK", 6 * period)
