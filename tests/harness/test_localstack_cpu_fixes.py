@@ -1,5 +1,8 @@
 """LocalStack CPU fixes (emulation/fixes) give the answers LocalStack's own code gives.
 
+moto_dispatch: the kept handler names of a response class are moto's own listing.
+serializer_mime: a kept content type is the one LocalStack's negotiation picks.
+
 region_lookup: every service's valid regions are LocalStack's own list, from one shared
 session. service_catalog: the index LocalStack builds is kept, byte for byte, and a
 later LocalStack finds it in its own cache directory instead of building it.
@@ -251,3 +254,115 @@ def test_a_streamed_response_is_written_chunk_by_chunk_as_twisted_does(
     calls, events = _respond(monkeypatch, [("Content-Length", "2")], [b"a", b"b"])
     assert calls == ["blocking", "blocking", "call"]
     assert events == [200, b"a", b"b", "finish"]
+
+
+def test_moto_finds_the_same_handler_methods_once_per_class() -> None:
+    """The kept answer is moto's own listing: every function of the class, nothing else."""
+    import inspect
+
+    from moto.core import responses
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.iam.responses import IamResponse
+
+    from sfn_patterns_localstack.emulation.fixes import moto_dispatch
+
+    assert moto_dispatch.apply() is True
+    assert moto_dispatch.apply() is True  # idempotent: patched once
+    for clazz in (DynamoHandler, IamResponse):
+        own = {name for name, _ in inspect.getmembers(clazz, predicate=inspect.isfunction)}
+        kept = responses.method_names_from_class(clazz)
+        assert set(kept) == own
+        assert "get_item" in own or "create_role" in own
+        assert responses.method_names_from_class(clazz) is kept  # not listed again
+
+
+@pytest.mark.parametrize(
+    ("protocol", "headers"),
+    [
+        ("json", {"Accept": "application/json"}),
+        ("json", {"Accept": "*/*", "Content-Type": "application/x-amz-json-1.0"}),
+        ("json", {"Content-Type": "application/cbor"}),
+        ("json", {"Accept": "application/cbor"}),
+        ("json", {}),
+        ("json", None),
+        ("query", {"Accept": "application/json"}),
+        ("query", {"Content-Type": "application/x-www-form-urlencoded"}),
+        ("query", {"Accept": "text/xml"}),
+        ("rest-json", {"Accept": "application/json"}),
+        ("rest-xml", {"Accept": "*/*"}),
+    ],
+)
+def test_the_kept_content_type_is_the_one_localstack_negotiates(
+    protocol: str, headers: dict | None
+) -> None:
+    from localstack.aws.protocol import serializer as module
+
+    from sfn_patterns_localstack.emulation.fixes import serializer_mime
+
+    assert serializer_mime.apply() is True
+    patched = module.ResponseSerializer._get_mime_type
+    own = patched.__wrapped__  # LocalStack's body, negotiating every time
+    instance = module.create_serializer(_service_with(protocol))
+    expected = own(instance, headers)
+    assert patched(instance, headers) == expected
+    assert patched(instance, headers) == expected  # the kept answer
+
+
+def _service_with(protocol: str):
+    """A service model of the given protocol (one LocalStack serves)."""
+    from localstack.aws.spec import load_service
+
+    if protocol == "query":
+        return load_service("sqs", protocol="query")
+    return load_service({"json": "dynamodb", "rest-json": "lambda", "rest-xml": "s3"}[protocol])
+
+
+def test_json_and_cbor_requests_keep_different_content_types() -> None:
+    from localstack.aws.protocol import serializer as module
+
+    from sfn_patterns_localstack.emulation.fixes import serializer_mime
+
+    assert serializer_mime.apply() is True
+    instance = module.create_serializer(_service_with("json"))
+    cbor = instance._get_mime_type({"Content-Type": "application/cbor"})
+    json_ = instance._get_mime_type({"Content-Type": "application/x-amz-json-1.0"})
+    assert "cbor" in cbor and "json" in json_
+
+
+def test_a_response_is_logged_exactly_when_a_request_logger_passes_info(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """request_log: quiet loggers get no record built; a logger turned up gets its line."""
+    import logging
+    from types import SimpleNamespace
+
+    from localstack.aws.handlers import logging as module
+    from localstack.aws.handlers.logging import ResponseLogger
+    from rolo import Request
+    from werkzeug.datastructures import Headers
+
+    from sfn_patterns_localstack.emulation.fixes import request_log
+
+    monkeypatch.setenv("SFNP_REQUEST_LOG", "0")
+    quiet = logging.getLogger("localstack.request")
+    monkeypatch.setattr(quiet, "level", quiet.level)  # restored after the test
+    assert request_log.apply() is True
+    built: list[object] = []
+    own = module.restore_payload
+    monkeypatch.setattr(module, "restore_payload", lambda r: built.append(r) or own(r))
+    context = SimpleNamespace(
+        is_internal_call=False, operation=None, request=Request("GET", "/probe")
+    )
+    response = SimpleNamespace(status_code=200, is_streamed=False, data=b"", headers=Headers())
+    logger = ResponseLogger()
+    with caplog.at_level(logging.INFO, logger="localstack.request.http"):
+        quiet.setLevel(logging.WARNING)
+        logging.getLogger("localstack.request.http").setLevel(logging.NOTSET)
+        logger._log(context, response)
+        assert not built and "/probe" not in caplog.text
+        logging.getLogger("localstack.request.http").setLevel(logging.INFO)
+        try:
+            logger._log(context, response)
+        finally:
+            logging.getLogger("localstack.request.http").setLevel(logging.NOTSET)
+    assert "GET /probe => 200" in caplog.text

@@ -17,10 +17,12 @@ from sfn_patterns_localstack.emulation.fixes import (
     http_server,
     lambda_async,
     lambda_code_url,
+    moto_dispatch,
     moto_transaction_copy,
     moto_update_copy,
     region_lookup,
     request_log,
+    serializer_mime,
     service_catalog,
     sfn_client_cache,
     sfn_parse_cache,
@@ -47,6 +49,9 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # fixes.region_lookup), and GetFunction presigns its code URL with one S3 client (see
 # fixes.lambda_code_url). A log nobody keeps gets no line per request (fixes.request_log),
 # and the HTTP server parses no form body and writes no access log (fixes.http_server).
+# moto finds a request's handler without listing its class's members each time
+# (fixes.moto_dispatch); a response's content type is negotiated once per distinct
+# Accept and Content-Type (fixes.serializer_mime).
 service_catalog.apply()
 request_log.apply()
 http_server.apply()
@@ -56,6 +61,8 @@ sfn_stop.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
 moto_update_copy.apply()
+moto_dispatch.apply()
+serializer_mime.apply()
 moto_transaction_copy.apply()
 lambda_async.apply()
 events_rule_state.apply()
