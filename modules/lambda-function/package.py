@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import hashlib
 import io
 import json
@@ -71,8 +72,12 @@ class Source:
         return cls(base / spec["path"], patterns, (spec.get("prefix_in_zip") or "").strip("/"))
 
 
+@functools.cache
 def glob_regex(pattern: str) -> re.Pattern:
-    """``**`` matches across directories, ``*`` and ``?`` within one path component."""
+    """``**`` matches across directories, ``*`` and ``?`` within one path component.
+
+    Kept per pattern: every file of a source is tested against every pattern.
+    """
     out, i = [], 0
     while i < len(pattern):
         if pattern.startswith("**/", i):
