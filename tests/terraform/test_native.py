@@ -78,6 +78,7 @@ def test_terraform_test_passes(
         TF_DATA_DIR=str(tmp_path / ".terraform"),
         TF_IN_AUTOMATION="1",
         TF_INPUT="0",
+        TF_DISABLE_PLUGIN_TLS="1",  # as the harness's Workspace: no per-start certificates
         PATH=interpreter_first_path(env.get("PATH", "")),
         SFN_PATTERNS_DAG_CACHE=str(tmp_path / "dag-parse"),
     )
