@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -93,12 +94,19 @@ func capPollDelay(d time.Duration) time.Duration {{
 
 
 def used_types(root: Path) -> set[str]:
-    """Every aws_* resource, data source and ephemeral type in ROOT's *.tf files."""
+    """Every aws_* resource, data source and ephemeral type in ROOT's *.tf files.
+
+    Skipped directories are pruned, not walked and filtered: a checkout's .venv alone
+    holds tens of thousands of files, and every bootstrap asks (2.7 s of the
+    bootstrap's wall clock on a loaded machine, 0.1 s pruned).
+    """
     found: set[str] = set()
-    for path in sorted(root.rglob("*.tf")):
-        if SKIP_DIRS.intersection(path.relative_to(root).parts):
-            continue
-        found.update(BLOCK.findall(path.read_text(errors="replace")))
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            if name.endswith(".tf"):
+                text = (Path(dirpath) / name).read_text(errors="replace")
+                found.update(BLOCK.findall(text))
     return found
 
 
