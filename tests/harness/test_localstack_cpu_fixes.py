@@ -366,3 +366,40 @@ def test_a_response_is_logged_exactly_when_a_request_logger_passes_info(
         finally:
             logging.getLogger("localstack.request.http").setLevel(logging.NOTSET)
     assert "GET /probe => 200" in caplog.text
+
+
+def test_a_failed_sns_delivery_to_sqs_is_retried_as_aws_does() -> None:
+    """sns_sqs_retry: three immediate attempts, then back-off; a missing queue is final."""
+    from sfn_patterns_localstack.emulation.fixes import sns_sqs_retry
+
+    assert sns_sqs_retry.apply() is True
+    pauses: list[float] = []
+    calls: list[int] = []
+
+    def flaky() -> None:
+        calls.append(1)
+        if len(calls) < 5:
+            raise RuntimeError("Read timeout on endpoint URL")
+
+    sns_sqs_retry.send_with_retries(flaky, pause=pauses.append)
+    assert len(calls) == 5 and pauses == [1.0, 2.0]  # three at once, then 1 s and 2 s apart
+
+    def gone() -> None:
+        calls.append(1)
+        raise RuntimeError("AWS.SimpleQueueService.NonExistentQueue")
+
+    calls.clear()
+    with pytest.raises(RuntimeError, match="NonExistentQueue"):
+        sns_sqs_retry.send_with_retries(gone, pause=pauses.append)
+    assert len(calls) == 1
+
+    def down() -> None:
+        calls.append(1)
+        raise RuntimeError("connection refused")
+
+    calls.clear()
+    pauses.clear()
+    with pytest.raises(RuntimeError, match="refused"):
+        sns_sqs_retry.send_with_retries(down, pause=pauses.append)
+    assert len(calls) == len(sns_sqs_retry.attempts())
+    assert pauses == list(sns_sqs_retry.BACKOFF)

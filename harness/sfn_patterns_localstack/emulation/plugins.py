@@ -28,6 +28,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     sfn_parse_cache,
     sfn_sdk_error_names,
     sfn_stop,
+    sns_sqs_retry,
 )
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
 from sfn_patterns_localstack.emulation.meter import routes as meter_routes
@@ -51,7 +52,8 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # and the HTTP server parses no form body and writes no access log (fixes.http_server).
 # moto finds a request's handler without listing its class's members each time
 # (fixes.moto_dispatch); a response's content type is negotiated once per distinct
-# Accept and Content-Type (fixes.serializer_mime).
+# Accept and Content-Type (fixes.serializer_mime). SNS retries a failed delivery to an
+# SQS queue, as AWS's delivery policy does (fixes.sns_sqs_retry).
 service_catalog.apply()
 request_log.apply()
 http_server.apply()
@@ -63,6 +65,7 @@ sfn_client_cache.apply()
 moto_update_copy.apply()
 moto_dispatch.apply()
 serializer_mime.apply()
+sns_sqs_retry.apply()
 moto_transaction_copy.apply()
 lambda_async.apply()
 events_rule_state.apply()
