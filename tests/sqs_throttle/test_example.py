@@ -327,8 +327,11 @@ def test_ledger_keeps_the_bound_when_list_executions_lags(aws: Callable, deploye
             return []
 
     naive_ids = [f"naive-{run}-{i}" for i in range(MAX + 2)]
+    # Long enough that all MAX + 2 starts land while the first still runs, however
+    # loaded the machine (at 2 s, eight busy workers once spread the starts so far
+    # apart that no more than MAX overlapped, and the control proved nothing).
     for request_id in naive_ids:
-        enqueue(deployed["queue_url"], {"seconds": 2}, request_id=request_id, client=aws("sqs"))
+        enqueue(deployed["queue_url"], {"seconds": 10}, request_id=request_id, client=aws("sqs"))
     naive = NoLedger(starter.config, aws("sqs"), Lagging(aws("stepfunctions")), aws("dynamodb"))
     naive.run(max_seconds=5)
     naive_found = wait_all_done(aws, deployed, {execution_name(r) for r in naive_ids})
