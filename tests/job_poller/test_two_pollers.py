@@ -189,7 +189,9 @@ def _wait_for_jobs(ddb: Any, tables: list[str], timeout: float) -> None:
 
 
 CASES = {
-    "own-ok": ("state_machine_arn", {"job": {"duration_seconds": 3}}),
+    # 6 s: still running at the first check, however late it comes (a 3-s job had
+    # already ended at the first check once, under a loaded run: no poll to count).
+    "own-ok": ("state_machine_arn", {"job": {"duration_seconds": 6}}),
     # The wait-count jobs run 3 timeouts: a counter counts polls, and on a loaded
     # machine each poll takes longer than its interval (a job 5 s over the timeout
     # ended before the 7th poll at a load of 28 on 2 cores).
@@ -278,7 +280,7 @@ def test_the_loop_costs_what_the_module_says(
     model = deployed["outputs"]["cost_model"]
     assert model["shape"] == "loop"
     polls = states_entered(run["events"]).count("job Count")
-    assert polls >= 1  # a 3-s job outlives the 1-s initial wait
+    assert polls >= 1  # a 6-s job outlives the 1-s initial wait
     assert (
         len(run["events"])
         == model["history_events_fixed"] + polls * model["history_events_per_poll"]
