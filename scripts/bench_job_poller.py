@@ -45,7 +45,7 @@ from typing import Any
 import boto3
 
 from sfn_patterns.job_poller.store import execution_key
-from sfn_patterns_localstack.executions import history
+from sfn_patterns_localstack.executions import history, wait_stopped
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -247,8 +247,7 @@ def run(args: argparse.Namespace, endpoint: str, destroy: bool) -> int:
             )["executionArn"]
             for mode in MODES
         ]
-        while any(sfn.describe_execution(executionArn=a)["status"] == "RUNNING" for a in warm):
-            time.sleep(0.5)
+        wait_stopped(sfn, warm, timeout=120)
         started = {
             (mode, duration): sfn.start_execution(
                 stateMachineArn=pollers[mode]["arn"],
@@ -258,27 +257,22 @@ def run(args: argparse.Namespace, endpoint: str, destroy: bool) -> int:
             for duration in args.durations
         }
         progress(f"running {len(started)} jobs ({', '.join(map(str, args.durations))} s) ...")
-        deadline = time.monotonic() + max(args.durations) * 3 + 120
+        # One describe call per interval (of the first execution still running), not one
+        # per pending execution: the waiting itself is not what is measured.
+        stopped = wait_stopped(sfn, list(started.values()), max(args.durations) * 3 + 120)
+        if len(stopped) < len(started):
+            progress("some executions did not finish in time")
+            return 1
         results: dict[tuple[str, float], dict[str, Any]] = {}
-        while len(results) < len(started):
-            if time.monotonic() > deadline:
-                progress("some executions did not finish in time")
-                return 1
-            for key, arn in started.items():
-                if key in results:
-                    continue
-                described = sfn.describe_execution(executionArn=arn)
-                if described["status"] == "RUNNING":
-                    continue
-                measured = measure(key[0], history(sfn, arn))
-                measured["status"] = described["status"]
-                ended = job_end(ddb, pollers[key[0]]["table"], arn)
-                measured["delay"] = measured["moved_on"] - ended
-                # The job as the poller saw it: from Run Job's return to the job's end
-                # (the runner's own start may lag the request by a cold start).
-                measured["waited"] = ended - measured["waiting_from"]
-                results[key] = measured
-            time.sleep(0.5)
+        for key, arn in started.items():
+            measured = measure(key[0], history(sfn, arn))
+            measured["status"] = stopped[arn]["status"]
+            ended = job_end(ddb, pollers[key[0]]["table"], arn)
+            measured["delay"] = measured["moved_on"] - ended
+            # The job as the poller saw it: from Run Job's return to the job's end
+            # (the runner's own start may lag the request by a cold start).
+            measured["waited"] = ended - measured["waiting_from"]
+            results[key] = measured
         return report(args, pollers, results)
     finally:
         if destroy:

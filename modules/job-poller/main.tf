@@ -82,8 +82,8 @@ locals {
   )
 
   # --- Cost per job, by shape (README "Cost" and "History budget") -----------------------
-  # Counted from execution histories (tests/job_poller/test_example.py,
-  # test_two_pollers.py and test_sdk_events.py check each against LocalStack histories):
+  # Counted from execution histories (tests/job_poller/test_example.py
+  # and test_two_pollers.py check each against LocalStack histories):
   # fixed part of a job that succeeds, then per poll (or fallback check);
   # every retry of a task on a service error adds 3 history events (TaskFailed,
   # TaskScheduled, TaskStarted). R counts per state visit: Run Job, and Get Status (or

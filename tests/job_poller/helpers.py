@@ -15,9 +15,16 @@ def start(sfn: Any, state_machine_arn: str, payload: dict[str, Any]) -> str:
     ]
 
 
+# How often a wait asks whether an execution has stopped: the pollers' own step (their
+# Wait states and retry intervals are whole seconds, 1 s at the least). Asking more
+# often only adds calls; no test reads when the wait noticed an end (timings come from
+# the execution histories and describe_execution's own dates).
+WAIT_INTERVAL = 1.0
+
+
 def wait_all(sfn: Any, executions: dict[str, str], timeout: float = 90) -> dict[str, dict]:
     """Wait for every execution to stop; return name -> describe_execution + ``events``."""
-    stopped = wait_stopped(sfn, list(executions.values()), timeout)
+    stopped = wait_stopped(sfn, list(executions.values()), timeout, interval=WAIT_INTERVAL)
     pending = sorted(name for name, arn in executions.items() if arn not in stopped)
     assert not pending, f"executions still RUNNING after {timeout} s: {pending}"
     return {name: {**stopped[arn], "events": history(sfn, arn)} for name, arn in executions.items()}

@@ -1,9 +1,22 @@
-"""The module with a wait-count timeout and a DynamoDB store, plus two pollers in one machine.
+"""The module's variants beyond the example, on one deployment: a wait-count timeout and a
+DynamoDB store, two pollers in one machine, the Lambda-ARN adapter, and the aws-sdk
+variant completed by Step Functions' own events and acting in another account.
 
-tests/job_poller/two_pollers applies the module (Lambda variant, sample job) and
-a second machine that chains two poll loops, ``fast`` (start-time, 3 s) and
-``slow`` (wait-count, 8 s), from the same templates: each loop keeps its own
-timeout, counter and metadata keys.
+tests/job_poller/two_pollers applies, in one configuration (one apply, one second
+plan, one destroy for this whole file):
+
+* main.tf: the module (Lambda variant, sample job) and a second machine that chains
+  two poll loops, ``fast`` (start-time) and ``slow`` (wait-count), from the same
+  templates: each loop keeps its own timeout, counter and metadata keys; and a
+  module instance whose adapter is a Lambda ARN;
+* sdk_events.tf: two aws-sdk pollers of a child state machine (the job): ``events``
+  parks on a task token until the child's "Step Functions Execution Status Change"
+  event resumes it (the event-completion function), with a DescribeExecution
+  fallback; ``cross_account`` starts and polls a child in account 111111111111
+  through a role there (ASL ``Credentials``), the way the module README documents.
+
+Every execution of both halves starts at once (their waits overlap); each test
+asserts on one of them.
 """
 
 from __future__ import annotations
@@ -14,10 +27,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 
 from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_cli.templating import render_tftpl, templates_root
+from sfn_patterns_localstack.roles import allow, delete_role
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests import result_cache
@@ -31,17 +46,117 @@ CONFIG = Path(__file__).resolve().parent / "two_pollers"
 # Generous margins: the first executions after an apply meet cold Lambdas on a
 # loaded machine, and the fast loop's clock starts before its job does.
 OWN_TIMEOUT, FAST_TIMEOUT, SLOW_TIMEOUT = 8, 6, 12
+OTHER_ACCOUNT = "111111111111"
+# The aws-sdk pollers (sdk_events.tf). A fallback long enough for the status-change
+# event to beat it on a loaded machine (8 s was beaten once in a full run with five
+# LocalStacks and checkov on 2 cores); the loop timeout stays above it, so a job whose
+# event is lost still ends by the fallback.
+SDK_TIMEOUT, SDK_FALLBACK = 20, 15
+CHILD = {
+    "StartAt": "Run",
+    "States": {
+        "Run": {"Type": "Wait", "SecondsPath": "$.duration_seconds", "End": True},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def prefix() -> str:
+    """The deployment's name prefix (the other account's role trusts a role named by it)."""
+    return f"jp2-{int(time.time()) % 100000}"
+
+
+def _other(endpoint: str, service: str) -> Any:
+    """A client acting in the other account (LocalStack maps the access key to it)."""
+    return boto3.client(
+        service,
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=OTHER_ACCOUNT,
+        aws_secret_access_key="test",
+    )
+
+
+@pytest.fixture(scope="module")
+def other_account(localstack_endpoint: str, prefix: str) -> Iterator[dict[str, str]]:
+    """The other account's job (a child machine) and the role the poller acts through."""
+    iam, sfn = _other(localstack_endpoint, "iam"), _other(localstack_endpoint, "stepfunctions")
+    runner = iam.create_role(
+        RoleName=f"{prefix}-child",
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "states.amazonaws.com"},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            }
+        ),
+    )["Role"]["Arn"]
+    child = sfn.create_state_machine(
+        name=f"{prefix}-child", definition=json.dumps(CHILD), roleArn=runner
+    )["stateMachineArn"]
+    # The trust policy the module README documents: the poller's state machine role
+    # (in the poller's account) may assume this role.
+    poller_role = f"arn:aws:iam::000000000000:role/{prefix}-cross-job-poller"
+    role = iam.create_role(
+        RoleName=f"{prefix}-jobs",
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"AWS": poller_role},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            }
+        ),
+    )["Role"]["Arn"]
+    # and, as the README says, allows the start and describe actions on the job there.
+    iam.put_role_policy(
+        RoleName=f"{prefix}-jobs",
+        PolicyName="child-jobs",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    allow("states:StartExecution", child),
+                    allow(
+                        "states:DescribeExecution",
+                        child.replace(":stateMachine:", ":execution:") + ":*",
+                    ),
+                ],
+            }
+        ),
+    )
+    yield {"child": child, "role": role, "poller_role": poller_role}
+    sfn.delete_state_machine(stateMachineArn=child)
+    for name in (f"{prefix}-child", f"{prefix}-jobs"):
+        delete_role(iam, name)
 
 
 @pytest.fixture(scope="module")
 def deployed(
-    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+    localstack_endpoint: str,
+    aws: Callable,
+    prefix: str,
+    other_account: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[dict[str, Any]]:
     variables = {
-        "name_prefix": f"jp2-{int(time.time()) % 100000}",
+        "name_prefix": prefix,
         "timeout_seconds": OWN_TIMEOUT,
         "fast_timeout_seconds": FAST_TIMEOUT,
         "slow_timeout_seconds": SLOW_TIMEOUT,
+        "sdk_timeout_seconds": SDK_TIMEOUT,
+        "sdk_fallback_seconds": SDK_FALLBACK,
+        "other_account_child_arn": other_account["child"],
+        "other_account_role_arn": other_account["role"],
     }
     workspace = Workspace(CONFIG, localstack_endpoint, tmp_path_factory.mktemp("job-poller-two"))
     with workspace.applied(variables) as outputs:
@@ -52,7 +167,7 @@ def deployed(
         # job the tests started to end first.
         tables = [outputs["metadata_table_name"], *outputs["via_lambda_store"][1:]]
         _wait_for_jobs(aws("dynamodb"), [t for t in tables if t], 3 * SLOW_TIMEOUT + 60)
-    assert leftovers(aws, variables["name_prefix"]) == {}
+    assert leftovers(aws, prefix) == {}
 
 
 def _wait_for_jobs(ddb: Any, tables: list[str], timeout: float) -> None:
@@ -74,7 +189,9 @@ def _wait_for_jobs(ddb: Any, tables: list[str], timeout: float) -> None:
 
 
 CASES = {
-    "own-ok": ("state_machine_arn", {"job": {"duration_seconds": 3}}),
+    # 6 s: still running at the first check, however late it comes (a 3-s job had
+    # already ended at the first check once, under a loaded run: no poll to count).
+    "own-ok": ("state_machine_arn", {"job": {"duration_seconds": 6}}),
     # The wait-count jobs run 3 timeouts: a counter counts polls, and on a loaded
     # machine each poll takes longer than its interval (a job 5 s over the timeout
     # ended before the 7th poll at a load of 28 on 2 cores).
@@ -93,29 +210,60 @@ CASES = {
         "two_pollers_arn",
         {"jobs": {"fast": {"duration_seconds": 1}, "slow": {"duration_seconds": 3 * SLOW_TIMEOUT}}},
     ),
+    # The aws-sdk pollers' child jobs (sdk_events.tf).
+    "sdk-delivered": ("events_state_machine_arn", {"job": {"duration_seconds": 2}}),
+    "sdk-failed": (
+        "events_state_machine_arn",
+        {"job": {"duration_seconds": 1, "outcome": "fail"}},
+    ),
+    "sdk-slow": ("events_state_machine_arn", {"job": {"duration_seconds": 60}}),
+    "sdk-cross": ("cross_account_state_machine_arn", {"job": {"duration_seconds": 2}}),
 }
+# Waited for with the events lost (after the others): the slow park outlives them.
+LATE = ("sdk-slow",)
 
 
 @pytest.fixture(scope="module")
 def runs(deployed: dict[str, Any], aws: Callable) -> dict[str, dict]:
-    sfn = aws("stepfunctions")
-    # One instant job per machine first, so the cases meet warm Lambdas: their
-    # timeouts then measure the loops, not cold starts.
+    sfn, events = aws("stepfunctions"), aws("events")
+    # One instant job per machine with Lambdas first, so the cases meet warm Lambdas:
+    # their timeouts then measure the loops, not cold starts (the completion function
+    # of the event poller is warm for its cases).
     warm = {"job": {"duration_seconds": 0}, "jobs": {"fast": {}, "slow": {}}}
     outputs = deployed["outputs"]
     helpers.wait_all(
         sfn,
         {
             name: helpers.start(sfn, outputs[name], warm)
-            for name in ("state_machine_arn", "via_lambda_arn", "two_pollers_arn")
+            for name in (
+                "state_machine_arn",
+                "via_lambda_arn",
+                "two_pollers_arn",
+                "events_state_machine_arn",
+            )
         },
         timeout=120,
     )
     started = {
-        name: helpers.start(sfn, deployed["outputs"][output], payload)
+        name: helpers.start(sfn, outputs[output], payload)
         for name, (output, payload) in CASES.items()
     }
-    return {**helpers.wait_all(sfn, started, timeout=120), "_arns": started}
+    done = helpers.wait_all(sfn, {k: v for k, v in started.items() if k not in LATE}, timeout=120)
+    # Events lost: with the rule's target removed, only the fallback check can see the
+    # end. (LocalStack 4.9.2 still delivers to a DISABLED rule, so disabling it would
+    # not do.)
+    rule = outputs["events_rule_name"]
+    targets = events.list_targets_by_rule(Rule=rule)["Targets"]
+    events.remove_targets(Rule=rule, Ids=[t["Id"] for t in targets])
+    try:
+        dropped = helpers.start(
+            sfn, outputs["events_state_machine_arn"], {"job": {"duration_seconds": 1}}
+        )
+        late = {name: started[name] for name in LATE}
+        done.update(helpers.wait_all(sfn, {"sdk-dropped": dropped, **late}, 90))
+    finally:
+        events.put_targets(Rule=rule, Targets=targets)
+    return {**done, "_arns": started}
 
 
 def test_module_with_dynamodb_store_succeeds(runs: dict[str, dict]) -> None:
@@ -132,7 +280,7 @@ def test_the_loop_costs_what_the_module_says(
     model = deployed["outputs"]["cost_model"]
     assert model["shape"] == "loop"
     polls = states_entered(run["events"]).count("job Count")
-    assert polls >= 1  # a 3-s job outlives the 1-s initial wait
+    assert polls >= 1  # a 6-s job outlives the 1-s initial wait
     assert (
         len(run["events"])
         == model["history_events_fixed"] + polls * model["history_events_per_poll"]
@@ -244,6 +392,82 @@ def test_python_renders_the_fragment_exactly_as_terraform(deployed: dict[str, An
     assert json.loads(text) == json.loads(fragment["json"])
 
 
+# --- the aws-sdk variant: completion = event on Step Functions' events; another account
+
+
+def test_the_status_change_event_resumes_the_execution(
+    runs: dict[str, dict], deployed: dict[str, Any]
+) -> None:
+    run = runs["sdk-delivered"]
+    assert run["status"] == "SUCCEEDED", run
+    assert helpers.count(run["events"], "TaskTimedOut") == 0
+    status = helpers.output(run)["job_poller"]["child"]["status"]
+    # The event's detail, not DescribeExecution's answer.
+    assert status["status"] == "SUCCEEDED" and "stateMachineArn" in status["result"]
+    model = deployed["outputs"]["events_cost_model"]
+    assert model["shape"] == "event-sdk"
+    assert len(run["events"]) == model["history_events_fixed"]
+    assert helpers.transitions(run["events"]) == model["transitions_fixed"]
+
+
+def test_a_failed_job_event_ends_in_the_failed_exit(runs: dict[str, dict]) -> None:
+    run = runs["sdk-failed"]
+    assert run["status"] == "FAILED" and run["error"] == "JobPoller.JobFailed"
+
+
+def test_without_events_the_fallback_describe_completes(
+    runs: dict[str, dict], deployed: dict[str, Any]
+) -> None:
+    run = runs["sdk-dropped"]
+    assert run["status"] == "SUCCEEDED", run
+    polls = helpers.count(run["events"], "TaskTimedOut")
+    assert polls >= 1
+    assert states_entered(run["events"]).count("child Get Status") == polls
+    # The model prices the usual path, where an event resumes the park; when the
+    # fallback check itself finds the end, no park follows it, so it costs less.
+    model = deployed["outputs"]["events_cost_model"]
+    assert len(run["events"]) < (
+        model["history_events_fixed"] + polls * model["history_events_per_poll"]
+    )
+    assert helpers.transitions(run["events"]) < (
+        model["transitions_fixed"] + polls * model["transitions_per_poll"]
+    )
+
+
+def test_the_park_counts_fallback_checks_and_times_out(
+    runs: dict[str, dict], deployed: dict[str, Any]
+) -> None:
+    run = runs["sdk-slow"]
+    assert run["status"] == "FAILED" and run["error"] == "JobPoller.Timeout"
+    assert helpers.task_failures(run["events"])[-1] == "JobTimeoutError"
+    model = deployed["outputs"]["events_cost_model"]
+    assert helpers.count(run["events"], "TaskTimedOut") == model["max_polls"]
+
+
+def test_tasks_act_in_the_other_account(
+    runs: dict[str, dict],
+    deployed: dict[str, Any],
+    other_account: dict[str, str],
+    localstack_endpoint: str,
+) -> None:
+    run = runs["sdk-cross"]
+    assert run["status"] == "SUCCEEDED", run
+    handle = helpers.output(run)["job_poller"]["child"]["run"]["handle"]
+    assert f":{OTHER_ACCOUNT}:execution:" in handle["ExecutionArn"]
+    described = _other(localstack_endpoint, "stepfunctions").describe_execution(
+        executionArn=handle["ExecutionArn"]
+    )
+    assert described["status"] == "SUCCEEDED"
+    scheduled = [
+        e["taskScheduledEventDetails"] for e in run["events"] if e["type"] == "TaskScheduled"
+    ]
+    assert scheduled and all(
+        s.get("taskCredentials") == {"roleArn": other_account["role"]} for s in scheduled
+    )
+    # The role the other account trusts is the poller's state machine role.
+    assert deployed["outputs"]["cross_account_role_arn"] == other_account["poller_role"]
+
+
 # The configuration's variables with a one-second poll for 100,000 seconds.
 BUDGET_VARIABLES = {
     "name_prefix": "jp2-budget",
@@ -252,6 +476,9 @@ BUDGET_VARIABLES = {
     "slow_timeout_seconds": SLOW_TIMEOUT,
     "initial_wait_seconds": 0,
     "poll_interval_seconds": 1,
+    # Never applied: the other account's job and role need only be well-formed ARNs.
+    "other_account_child_arn": f"arn:aws:states:us-east-1:{OTHER_ACCOUNT}:stateMachine:budget",
+    "other_account_role_arn": f"arn:aws:iam::{OTHER_ACCOUNT}:role/budget",
 }
 
 

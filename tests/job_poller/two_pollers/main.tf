@@ -1,4 +1,5 @@
-# Test-only configuration: the module's Lambda variant with the loop of earlier
+# Test-only configuration (with sdk_events.tf, one apply for test_two_pollers.py):
+# the module's Lambda variant with the loop of earlier
 # versions (polling = "loop"), a wait-count timeout and a DynamoDB store, plus a
 # second machine that runs TWO poll loops in a row (fast, then slow), each with its
 # own timeout, counter and metadata keys, built from the same templates and the

@@ -32,3 +32,25 @@ variable "slow_timeout_seconds" {
   type        = number
   default     = 8
 }
+
+variable "sdk_timeout_seconds" {
+  description = "Per-loop timeout of both aws-sdk pollers (sdk_events.tf)."
+  type        = number
+  default     = 8
+}
+
+variable "sdk_fallback_seconds" {
+  description = "Fallback check interval of the event-completed aws-sdk poller."
+  type        = number
+  default     = 3
+}
+
+variable "other_account_child_arn" {
+  description = "ARN of a child state machine in another account (created by the test), started through the role below."
+  type        = string
+}
+
+variable "other_account_role_arn" {
+  description = "Role in the other account that trusts the cross-account poller's state machine role."
+  type        = string
+}

@@ -1,12 +1,8 @@
-# Test-only configuration: the aws-sdk variant with completion = "event" on Step
-# Functions' own "Execution Status Change" events of a child machine (the job), and
-# the aws-sdk variant acting in another account through Credentials.
+# The aws-sdk variant (sharing this configuration's one apply with the two-poller
+# machine): completion = "event" on Step Functions' own "Execution Status Change"
+# events of a child machine (the job), and the aws-sdk variant acting in another
+# account through Credentials (tests/job_poller/test_two_pollers.py).
 
-provider "aws" {
-  region = "us-east-1"
-}
-
-data "aws_partition" "current" {}
 data "aws_region" "current" {}
 data "aws_caller_identity" "current" {}
 
@@ -57,8 +53,8 @@ module "events" {
   name             = "${var.name_prefix}-events"
   poller_name      = "child"
   completion       = "event"
-  fallback_seconds = var.fallback_seconds
-  timeout_seconds  = var.timeout_seconds
+  fallback_seconds = var.sdk_fallback_seconds
+  timeout_seconds  = var.sdk_timeout_seconds
   task_retry       = { interval_seconds = 1, max_attempts = 2, backoff_rate = 2 }
   aws_sdk_job      = local.sdk_job
   completion_event = {
@@ -87,7 +83,7 @@ module "cross_account" {
   poller_name           = "child"
   initial_wait_seconds  = 1
   poll_interval_seconds = 1
-  timeout_seconds       = var.timeout_seconds
+  timeout_seconds       = var.sdk_timeout_seconds
   task_retry            = { interval_seconds = 1, max_attempts = 2, backoff_rate = 2 }
   aws_sdk_job = merge(local.sdk_job, {
     start_parameters_json = jsonencode({ StateMachineArn = var.other_account_child_arn, "Input.$" = "States.JsonToString($.job)" })
