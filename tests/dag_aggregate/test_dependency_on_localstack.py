@@ -45,7 +45,7 @@ MAX_HISTORY_EVENTS = 25_000
 # The size only has to prove the dependency strategy on LocalStack: one execution per
 # task, several waves of dispatch through the concurrency limit, no history growing
 # with the DAG. 30 tasks at max_concurrency 10 are three waves or more; the coordinator
-# parks on one token, a history of a dozen-odd events whatever the DAG's size, so
+# parks on one token (one Task state: eight-odd events whatever the DAG's size), so
 # "fewer events than the DAG has tasks" still fails at 30 if any history grows by one
 # event per task. Each task costs about 0.7 CPU-seconds of the emulator (a task
 # execution, two runtime calls, a statement): the 50 this file ran cost 14 more for
