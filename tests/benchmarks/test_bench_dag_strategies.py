@@ -16,6 +16,6 @@ def test_bench_dag_strategies_smoke(localstack_endpoint: str) -> None:
         assert row[0] == "event"
         assert float(row[2]) > 0  # a measured makespan
         assert 3 <= float(row[4]) < 20  # transitions per task (no mismatch: exit status 0)
-    scale = cell(rows, "8")
+    scale = cell(rows, "6")
     assert scale[-1] in ("yes", "no")
     assert 0 < float(scale[5]) < 20  # DynamoDB requests per task, from the runtime's logs

@@ -1,11 +1,14 @@
-"""strategy = "dependency" on LocalStack: a 50-task DAG, then a failure, a retry, a selection.
+"""strategy = "dependency" on LocalStack: a 30-task DAG, then a failure, a retry, a selection.
 
 One deployment of examples/dag-aggregate (``external_tables = ["raw.*"]``) serves
-every test of this file: it is applied with the synthetic DAG first, then applied
-again with FAILURE_DAG's ``sql_dir`` (an in-place update of the definitions, not a
-second deployment: each deployment is an init, an apply, a plan and a destroy of
-the whole example). The SQL really runs on the DuckDB-backed Redshift Data API.
-``sfn-patterns dag run | retry | status`` are driven through click, against
+every test of this file. Its first apply holds two DAGs in one SQL directory, each
+selected by its tag: the synthetic DAG (``tag:synthetic``) and FAILURE_DAG
+(``tag:failure``; the selection test's own selectors pick within it, as FAILURE_DAG's
+tasks read nothing of the synthetic DAG's). Its second apply is the example as
+shipped (an in-place update of the definitions, not a second deployment: each
+deployment is an init, an apply, a plan and a destroy of the whole example, and each
+apply a refresh and a plan). The SQL really runs on the DuckDB-backed Redshift Data
+API. ``sfn-patterns dag run | retry | status`` are driven through click, against
 LocalStack. Expected sets are written by hand from FAILURE_DAG; each run's task
 executions are told apart by their names, which start with the run id.
 
@@ -19,7 +22,6 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,10 +44,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 MAX_HISTORY_EVENTS = 25_000
 # The size only has to prove the dependency strategy on LocalStack: one execution per
 # task, several waves of dispatch through the concurrency limit, no history growing
-# with the DAG. 50 tasks at max_concurrency 10 are five waves; the 200 this file ran
-# cost the suite 104 CPU-seconds for the same proof, and the 2,000-task scale run is
+# with the DAG. 30 tasks at max_concurrency 10 are three waves or more; the coordinator
+# parks on one token (one Task state: eight-odd events whatever the DAG's size), so
+# "fewer events than the DAG has tasks" still fails at 30 if any history grows by one
+# event per task. Each task costs about 0.7 CPU-seconds (a task execution, two runtime
+# calls, a statement: the cut from 200 tasks to 50 saved 104), so the 20 more this
+# file ran cost about 14 for the same proof; the 2,000-task scale run is
 # scripts/bench_dag_strategies.py's.
-TASKS = 50
+TASKS = 30
 MAX_CONCURRENCY = 10
 
 
@@ -56,29 +62,25 @@ def deployment(
     yield from deploy(localstack_endpoint, aws, tmp_path_factory.mktemp("dependency"))
 
 
-def _synthetic_dir(directory: Path, n: int, seed: int) -> Path:
+def _synthetic_sql(n: int, seed: int) -> dict[str, str]:
+    """``n`` tasks (t00000...) tagged ``synthetic``, each reading up to three earlier ones."""
     parents = random_dag(n, seed=seed, max_parents=3, window=60)
     files = {}
     for name, deps in parents.items():
         reads = " UNION ALL ".join(f"SELECT n FROM agg.{p}" for p in sorted(deps))
         body = f"SELECT COUNT(*) AS n FROM ({reads}) AS r" if deps else "SELECT 1 AS n"
-        files[name] = f"-- sfn: mode=append wait=0\n{body}"
-    return write_sql_dir(directory, files)
+        files[name] = f"-- sfn: mode=append wait=0 tags=synthetic\n{body}"
+    return files
 
 
-def test_a_synthetic_dag_runs_to_completion_without_long_histories(
-    deployment: Deployment, tmp_path: Path
-) -> None:
-    sql_dir = _synthetic_dir(tmp_path / "sql", TASKS, seed=11)
-    for statement in ["CREATE SCHEMA IF NOT EXISTS agg"] + [
-        f"CREATE TABLE agg.{path.stem} (n BIGINT)" for path in sorted(sql_dir.glob("*.sql"))
-    ]:
-        deployment.sql(statement)
-    deployment.apply(sql_dir, max_concurrency=MAX_CONCURRENCY)
-    assert len(deployment.outputs["priorities"]) == TASKS
+def test_a_synthetic_dag_runs_to_completion_without_long_histories(dags: Deployment) -> None:
+    deployment = dags
+    priorities = deployment.outputs["priorities"]
+    assert len(priorities) == TASKS + len(FAILURE_DAG)
+    assert sorted(priorities) == sorted([*SYNTHETIC, *FAILURE_DAG])
 
     begin = time.monotonic()
-    result = deployment.run(f"synthetic-{TASKS}", timeout=600)
+    result = deployment.run(f"synthetic-{TASKS}", timeout=600, select="tag:synthetic")
     elapsed = time.monotonic() - begin
     assert result["status"] == "SUCCEEDED", result
     output = json.loads(result["output"])
@@ -103,37 +105,46 @@ def test_a_synthetic_dag_runs_to_completion_without_long_histories(
 
 # b fails while raw.flag holds 'bad'; y is slow, so it is still running when b fails.
 # z needs both branches: it must never start while b has not succeeded.
+# (Its widest point is two tasks at once: the synthetic DAG's max_concurrency, 10, runs
+# it as the 2 it ran on a deployment of its own did.)
 FAILURE_DAG = {
-    "a": "-- sfn: mode=append wait=0\nSELECT 1 AS x",
-    "b": "-- sfn: mode=append wait=0\nSELECT CAST(f.v AS INTEGER) AS x FROM raw.flag AS f, agg.a",
-    "c": "-- sfn: mode=append wait=0\nSELECT x FROM agg.b",
-    "x": "-- sfn: mode=append wait=0\nSELECT 2 AS x",
-    "y": "-- sfn: mode=append wait=2\n/* sfnp:sleep=4 */ SELECT x FROM agg.x",
-    "z": "-- sfn: mode=append wait=0\nSELECT x FROM agg.y UNION ALL SELECT x FROM agg.b",
+    name: f"-- sfn: mode=append wait={wait} tags=failure\n{body}"
+    for name, wait, body in (
+        ("a", 0, "SELECT 1 AS x"),
+        ("b", 0, "SELECT CAST(f.v AS INTEGER) AS x FROM raw.flag AS f, agg.a"),
+        ("c", 0, "SELECT x FROM agg.b"),
+        ("x", 0, "SELECT 2 AS x"),
+        ("y", 2, "/* sfnp:sleep=4 */ SELECT x FROM agg.x"),
+        ("z", 0, "SELECT x FROM agg.y UNION ALL SELECT x FROM agg.b"),
+    )
 }
+SYNTHETIC = _synthetic_sql(TASKS, seed=11)
 
 
 @pytest.fixture(scope="module")
-def failure_dag(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
-    """The deployment applied with FAILURE_DAG (its tables created, raw.flag 'bad')."""
-    for statement in (
-        "CREATE SCHEMA IF NOT EXISTS raw",
-        "CREATE SCHEMA IF NOT EXISTS agg",
-        "CREATE TABLE raw.flag (v VARCHAR)",
-        "INSERT INTO raw.flag VALUES ('bad')",
-        *(f"CREATE TABLE agg.{name} (x INTEGER)" for name in FAILURE_DAG),
-    ):
-        deployment.sql(statement)
-    deployment.apply(write_sql_dir(tmp_path_factory.mktemp("failure") / "sql", FAILURE_DAG), 2)
+def dags(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
+    """The deployment applied once with both DAGs (their tables created, raw.flag 'bad')."""
+    deployment.sql_batch(
+        [
+            "CREATE SCHEMA IF NOT EXISTS raw",
+            "CREATE SCHEMA IF NOT EXISTS agg",
+            "CREATE TABLE raw.flag (v VARCHAR)",
+            "INSERT INTO raw.flag VALUES ('bad')",
+            *(f"CREATE TABLE agg.{name} (x INTEGER)" for name in FAILURE_DAG),
+            *(f"CREATE TABLE agg.{name} (n BIGINT)" for name in SYNTHETIC),
+        ]
+    )
+    sql_dir = write_sql_dir(tmp_path_factory.mktemp("dags") / "sql", {**SYNTHETIC, **FAILURE_DAG})
+    deployment.apply(sql_dir, max_concurrency=MAX_CONCURRENCY)
     return deployment
 
 
 def test_a_failure_skips_only_its_descendants_and_a_retry_reruns_just_them(
-    failure_dag: Deployment,
+    dags: Deployment,
 ) -> None:
-    deployment = failure_dag
+    deployment = dags
     deployment.sql("UPDATE raw.flag SET v = 'bad'")
-    first = deployment.run("nightly-1", timeout=150)
+    first = deployment.run("nightly-1", timeout=150, select="tag:failure")
     assert first["status"] == "FAILED", first
     sfn = deployment.aws("stepfunctions")
     history = sfn.get_execution_history(executionArn=first["executionArn"], reverseOrder=True)
@@ -204,8 +215,8 @@ def test_a_failure_skips_only_its_descendants_and_a_retry_reruns_just_them(
     assert code == 0 and "nothing to retry" in err
 
 
-def test_a_selection_runs_only_the_chosen_tasks_in_dag_order(failure_dag: Deployment) -> None:
-    deployment = failure_dag
+def test_a_selection_runs_only_the_chosen_tasks_in_dag_order(dags: Deployment) -> None:
+    deployment = dags
     deployment.sql("UPDATE raw.flag SET v = '7'")
     # +z is a, b, x, y, z; without x and y: a, b and z, z waiting for b (y is left out).
     code, out, err = deployment.cli(
@@ -231,7 +242,7 @@ def test_a_selection_runs_only_the_chosen_tasks_in_dag_order(failure_dag: Deploy
 
 @pytest.mark.iam_denial
 def test_without_run_statements_on_the_target_a_task_fails_with_access_denied(
-    failure_dag: Deployment, localstack_endpoint: str
+    dags: Deployment, localstack_endpoint: str
 ) -> None:
     """RunStatementsOnTheTarget is needed: without redshift-data:ExecuteStatement the task
     machine's Execute state is refused; the task execution fails with AWS's AccessDenied
@@ -242,7 +253,7 @@ def test_without_run_statements_on_the_target_a_task_fails_with_access_denied(
     ``RedshiftDataException``); the cause carries the sentence and the 400 status. The
     same selection, run again with the grant back, succeeds: the revocation was the cause.
     """
-    deployment = failure_dag
+    deployment = dags
     aws = deployment.aws
     require_enforcement(aws, localstack_endpoint)
     sfn = aws("stepfunctions")
@@ -281,11 +292,13 @@ def test_the_example_matches_a_sequential_run_and_plans_no_change(deployment: De
     strategy dependency, on a workgroup of its own: the oracles of example_run.py (as
     test_example_on_localstack.py checks the level strategies), the run document; then
     the second plan of this deployment shows no change. Last in this file: the update
-    from FAILURE_DAG's configuration to the example's is itself an apply to plan after.
+    from the two DAGs' configuration to the example's is itself an apply to plan after.
     """
     workgroup = f"wg-example-{uuid.uuid4().hex[:6]}"
     plan = prepare(deployment.aws, workgroup)
-    deployment.apply(None, max_concurrency=3, external_tables=(), workgroup=workgroup)
+    deployment.apply(
+        None, max_concurrency=3, external_tables=(), workgroup=workgroup, refresh=False
+    )
     run_and_check(deployment.aws, deployment.outputs, workgroup, "dependency", plan)
     code, output = deployment.workspace.plan_exit_code(deployment.variables)
     assert code == 0, f"second plan is not empty:\n{output}"

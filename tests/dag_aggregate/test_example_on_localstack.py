@@ -4,48 +4,87 @@ The SQL really runs: the harness serves the Redshift Data API from DuckDB. Each
 strategy's state machine runs the 12 tasks through executeStatement /
 batchExecuteStatement and a describeStatement poll loop; the oracles are in
 example_run.py (the hand-declared edges of ``example_edges.json``, a sequential run
-in a fresh DuckDB). The level strategies each apply the example here; the dependency
-strategy runs on the deployment test_dependency_on_localstack.py shares among its
-tests (test_the_example_matches_a_sequential_run there), which also keeps the
-example's alarms: no test here reads alarms, so these two deployments apply none.
+in a fresh DuckDB). The level strategies share ONE deployment here: the example's
+module call once per strategy, each on a workgroup of its own (tests/dag_aggregate/
+level_strategies), applied, run at once, second-plan-checked and destroyed once (two
+deployments of the example cost two of each). The dependency strategy runs on the
+deployment test_dependency_on_localstack.py shares among its tests
+(test_the_example_matches_a_sequential_run there), which applies the example itself
+and keeps its alarms: no test here reads alarms, so this deployment applies none.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
-from .example_run import EXAMPLE, prepare, run_and_check
+from .example_run import prepare, run_and_check
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
+CONFIG = Path(__file__).resolve().parent / "level_strategies"
+STRATEGIES = ("simple-level", "parent-level")
 
-@pytest.mark.parametrize("strategy", ["simple-level", "parent-level"])
-def test_example_matches_a_sequential_run(
-    strategy: str, localstack_endpoint: str, aws: Callable, tmp_path: Path
-) -> None:
-    workgroup = f"wg-{strategy}-{int(time.time()) % 100000}"
-    plan = prepare(aws, workgroup)
+
+@pytest.fixture(scope="module")
+def level_strategies(
+    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    """Both level strategies applied; each strategy's run, what it raised (None: held).
+
+    Both run at once, each on its own workgroup (the oracles list a workgroup's
+    statements: each run sees only its own). Then the second plan, then the destroy
+    and its leftover check (Workspace.applied).
+    """
+    suffix = uuid.uuid4().hex[:6]
+    workgroups = {strategy: f"wg-{strategy}-{suffix}" for strategy in STRATEGIES}
+    plans = {strategy: prepare(aws, workgroup) for strategy, workgroup in workgroups.items()}
     variables = {
-        "name_prefix": f"dag-{int(time.time()) % 100000}",
-        "strategy": strategy,
-        **workgroup_variables(workgroup),
-        "max_concurrency": 3,
-        "alarms": {"create": False},
+        "name_prefix": f"dag-{suffix}",
+        "strategies": {
+            strategy: {
+                "workgroup_name": wg["redshift_workgroup_name"],
+                "workgroup_id": wg["redshift_workgroup_id"],
+            }
+            for strategy, wg in ((s, workgroup_variables(w)) for s, w in workgroups.items())
+        },
     }
-    workspace = Workspace(EXAMPLE, localstack_endpoint, tmp_path / "tf")
-    try:
-        workspace.init()
-        workspace.apply(variables)
-        run_and_check(aws, workspace.outputs(), workgroup, strategy, plan)
+    workspace = Workspace(CONFIG, localstack_endpoint, tmp_path_factory.mktemp("level") / "tf")
+    with workspace.applied(variables) as outputs:
+        deployments = outputs["deployments"]
+        assert sorted(deployments) == sorted(STRATEGIES)
+        with ThreadPoolExecutor(max_workers=len(STRATEGIES)) as pool:
+            futures = {
+                strategy: pool.submit(
+                    run_and_check,
+                    aws,
+                    deployments[strategy],
+                    workgroups[strategy],
+                    strategy,
+                    plans[strategy],
+                )
+                for strategy in STRATEGIES
+            }
+        raised = {strategy: future.exception() for strategy, future in futures.items()}
         code, output = workspace.plan_exit_code(variables)
-        assert code == 0, f"second plan is not empty:\n{output}"
-    finally:
-        workspace.destroy(variables)
-        workspace.close()
+        yield {"raised": raised, "plan": (code, output)}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_example_matches_a_sequential_run(strategy: str, level_strategies: dict[str, Any]) -> None:
+    error = level_strategies["raised"][strategy]
+    if error is not None:
+        raise error
+
+
+def test_the_level_strategies_plan_no_change(level_strategies: dict[str, Any]) -> None:
+    code, output = level_strategies["plan"]
+    assert code == 0, f"second plan is not empty:\n{output}"
