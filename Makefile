@@ -24,8 +24,10 @@ CHECKOV_SKIP := $(foreach p,$(CHECKOV_SKIPS),--skip-path '$(p)')
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
+# SFNP_BOOTSTRAPPED=1: a make that a bootstrapped recipe started (make test's fast
+# checks) does not check the toolchain a second time.
 bootstrap: ## Install the toolchain: .venv, Terraform, providers (idempotent, cached)
-	@bash scripts/bootstrap.sh
+	@[ "$$SFNP_BOOTSTRAPPED" = 1 ] || bash scripts/bootstrap.sh
 
 demo: bootstrap ## Start LocalStack, deploy every pattern, run each, write build/demo-report/index.html
 	@$(VENV)/bin/sfn-patterns demo
@@ -40,23 +42,29 @@ CHECKOV_CACHED := BC_SKIP_MAPPING=TRUE $(VENV)/bin/python scripts/cached_check.p
 	--env BC_SKIP_MAPPING $(foreach x,.tf .tf.json .tfvars .tfvars.json .hcl .tftpl .checkov.yaml .checkov.yml,--suffix $(x)) \
 	$(foreach p,$(CHECKOV_SKIPS),--skip '$(p)') -- $(CHECKOV_RUN)
 
-# Five workers, one LocalStack each: with less CPU per test (README "Tests: what runs,
-# and how long"), four left 43 % of the 2 cores idle while tests waited on executions
-# (a623eef: 7 min 52 s on 4 workers, 7 min 29 s on 5); a file's tests stay on one worker
-# (they share its deployment), and files go longest first (tests/scheduling.py; xdist's
-# own most-tests-first reordering is off). The 25 slowest tests are printed at the end.
-# checkov (a minute of one core, single-threaded, unless its result is replayed) runs
-# beside pytest, whose workers leave CPU idle while they wait on executions; its
-# report is printed after pytest's and either failing fails the target.
-PYTEST_WORKERS ?= 5
-test: fast-checks ## Run the static checks and every test (unit + LocalStack integration)
+# Eight workers, one LocalStack each: most test files spend most of their time waiting
+# on what they observe (executions, timeouts, alarm periods), so with five the two cores
+# sat idle for the first minutes while the five longest (and sleepiest) files ran
+# (README "Tests: what runs, and how long"); a file's tests stay on one worker (they
+# share its deployment), and files go longest first (tests/scheduling.py; xdist's own
+# most-tests-first reordering is off). The 25 slowest tests are printed at the end.
+# The static checks run beside pytest, whose workers leave CPU idle while they wait:
+# fast-checks (lint, import contracts, README tables, tflint: about 30 s of one core)
+# and checkov (a minute of one core unless its result is replayed). Their reports are
+# printed after pytest's, and any of the three failing fails the target.
+PYTEST_WORKERS ?= 8
+test: bootstrap ## Run the static checks and every test (unit + LocalStack integration)
 	@mkdir -p build; \
+	SFNP_BOOTSTRAPPED=1 $(MAKE) --no-print-directory fast-checks > build/fast-checks.log 2>&1 & fast_pid=$$!; \
 	$(CHECKOV_CACHED) > build/checkov.log 2>&1 & checkov_pid=$$!; \
 	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25; pytest_rc=$$?; \
+	wait $$fast_pid; fast_rc=$$?; \
 	wait $$checkov_pid; checkov_rc=$$?; \
+	echo "==> fast checks (ran beside pytest)"; cat build/fast-checks.log; \
+	if [ $$fast_rc -ne 0 ]; then echo "fast checks failed (exit $$fast_rc)"; fi; \
 	echo "==> checkov (terraform framework, ran beside pytest)"; cat build/checkov.log; \
 	if [ $$checkov_rc -ne 0 ]; then echo "checkov failed (exit $$checkov_rc)"; fi; \
-	[ $$pytest_rc -eq 0 ] && [ $$checkov_rc -eq 0 ]
+	[ $$pytest_rc -eq 0 ] && [ $$fast_rc -eq 0 ] && [ $$checkov_rc -eq 0 ]
 
 test-unit: bootstrap ## Only the fast tests that need no LocalStack
 	@$(VENV)/bin/python -m pytest -m "not integration"
