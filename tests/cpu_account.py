@@ -2,7 +2,7 @@
 
 Why: `make test` runs on two cores, so what bounds a warm run is CPU, not the wall
 time a file spends waiting for an execution. A file that sleeps 60 s costs nothing;
-a file that plans Terraform for 20 s costs 20 s of a core shared by five workers.
+a file that plans Terraform for 20 s costs 20 s of a core shared by all the workers.
 ``--durations`` and ``build/test-durations.json`` only show wall time, so every
 addition's real cost was guessed. This plugin records, per file, the CPU its worker
 and everything under it used (the in-process LocalStack, its Lambda fork servers and
