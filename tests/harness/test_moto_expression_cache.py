@@ -18,7 +18,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.dynamodb import comparisons
-from moto.dynamodb.parsing import validators
+from moto.dynamodb.parsing import ast_nodes, validators
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.parsing.tokens import ExpressionTokenizer
 
@@ -227,6 +227,9 @@ def _as_moto(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(validators, "deepcopy", copy.deepcopy)
     parse = comparisons.ConditionExpressionParser.parse
     monkeypatch.setattr(comparisons.ConditionExpressionParser, "parse", parse.__wrapped__)
+    walker = ast_nodes.DepthFirstTraverser
+    for name in ("nodes_to_be_processed", "process"):
+        monkeypatch.setattr(walker, name, getattr(walker, name).__wrapped__)
 
 
 def test_same_answers_errors_and_items_as_moto(monkeypatch: pytest.MonkeyPatch) -> None:

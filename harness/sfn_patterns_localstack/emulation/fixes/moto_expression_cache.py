@@ -8,7 +8,7 @@ validates). Measured with py-spy on LocalStack serving the status-table tracker'
 claims and completions, parsing and that copy were about a seventh of its CPU per
 UpdateItem; the tracker (pynamodb) sends the same few expression strings every time.
 
-Three changes, each returning exactly what moto computed before:
+Four changes, each returning exactly what moto computed before:
 
 * ``UpdateExpressionParser.make`` keeps the tree of each expression string (the tree
   depends on the string alone: placeholders stay placeholders). Nothing changes a
@@ -23,6 +23,12 @@ Three changes, each returning exactly what moto computed before:
   reuses the handler's parse of the same request. The result is only evaluated
   (``expr(item)`` reads the item, changes nothing) and the names and values it found
   are handed out as fresh lists.
+
+* The validator's ten tree walkers (``DepthFirstTraverser``) each rebuild their
+  node-class-to-handler map twice for every node they visit (``nodes_to_be_processed``
+  and ``process``, despite the former's "Cached accessor" docstring). Every
+  ``_processing_map`` of moto returns the same constant map of the walker's own
+  methods, so each walker builds it once.
 
 An expression that fails to parse raises as before (nothing is kept). Both caches are
 bounded. The DynamoDB provider runs one operation at a time (plugins.serialized).
@@ -86,7 +92,7 @@ def apply() -> bool:
     """Patch moto's DynamoDB once; return False (and change nothing) if its code changed."""
     try:
         from moto.dynamodb import comparisons
-        from moto.dynamodb.parsing import validators
+        from moto.dynamodb.parsing import ast_nodes, validators
         from moto.dynamodb.parsing.expressions import UpdateExpressionParser
     except ImportError:
         return False
@@ -102,6 +108,10 @@ def apply() -> bool:
         or validators.deepcopy is not copy.deepcopy
         or "self.expr_attr_values_found.extend(" not in inspect.getsource(parse)
         or "return op" not in inspect.getsource(parse)
+        or "return tuple(k for k in self._processing_map().keys())"
+        not in inspect.getsource(ast_nodes.DepthFirstTraverser.nodes_to_be_processed)
+        or "for class_key, processor in self._processing_map().items():"
+        not in inspect.getsource(ast_nodes.DepthFirstTraverser.process)
     ):
         LOG.warning("sfn-patterns moto expression cache not applied: moto's code changed")
         return False
@@ -142,7 +152,29 @@ def apply() -> bool:
         self.expr_attr_values_found.extend(values)
         return op
 
+    traverser = ast_nodes.DepthFirstTraverser
+
+    def processing_map(self: Any) -> tuple[dict, tuple]:
+        kept = self.__dict__.get("_sfnp_map")
+        if kept is None:
+            handlers = self._processing_map()
+            kept = self.__dict__["_sfnp_map"] = (handlers, tuple(handlers))
+        return kept
+
+    @functools.wraps(traverser.nodes_to_be_processed)
+    def nodes_to_be_processed(self: Any) -> tuple:
+        return processing_map(self)[1]
+
+    @functools.wraps(traverser.process)
+    def process(self: Any, node: Any) -> Any:
+        for class_key, processor in processing_map(self)[0].items():
+            if isinstance(node, class_key):
+                return processor(node)
+        return None
+
     cached_parse._sfnp_patched = True  # type: ignore[attr-defined]
+    traverser.nodes_to_be_processed = nodes_to_be_processed
+    traverser.process = process
     UpdateExpressionParser.make = classmethod(cached_make)
     validators.deepcopy = deepcopy
     parser_class.parse = cached_parse
