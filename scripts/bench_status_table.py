@@ -152,6 +152,39 @@ def _work(impl: str, table: str, endpoint: str, ids: list[str], ready_dir: Path)
     return f"{done} {stale}"
 
 
+def _import(impl: str) -> None:
+    """Import an implementation's tracker (once, before the workers are forked)."""
+    if impl == "ours":
+        import sfn_patterns.status_table  # noqa: F401
+    else:
+        import pynamodb_mate.patterns.status_tracker.api  # type: ignore[import-not-found]  # noqa: F401
+
+
+def _fork_workers(args: argparse.Namespace, ids: list[str]) -> int:
+    """Fork ``args.processes`` workers; each prints its "completed stale" line.
+
+    Why fork: importing an implementation (boto3, pynamodb) costs a process about 1.5
+    CPU-seconds; forked after the import, the workers pay it once. No client exists
+    before the fork (the setup's model class is not the workers'), each child makes
+    its own. Exits 0 when every child did.
+    """
+    _import(args.impl)
+    children = []
+    for _ in range(args.processes):
+        pid = os.fork()
+        if pid == 0:  # the child: one worker, never back into the parent's code
+            code = 1
+            try:
+                line = _work(args.impl, args.table, args.endpoint, list(ids), args.ready_dir)
+                os.write(1, f"{line}\n".encode())  # one write: lines never interleave
+                code = 0
+            finally:
+                os._exit(code)
+        children.append(pid)
+    codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]
+    return 0 if all(code == 0 for code in codes) else 1
+
+
 # -- orchestrator side ------------------------------------------------------------------------
 
 
@@ -165,38 +198,49 @@ def _run(
     ids_file.write_text(json.dumps(ids))
     env = {**os.environ, **AWS_ENV}
     base = [python, __file__, "--endpoint", endpoint, "--impl", impl, "--table", table]
+    setup: list[str] = []
     if python == sys.executable:
         # Our tracker imports here too: no interpreter started just to create the
         # table (not timed either way). pynamodb reads the keys from the environment.
         os.environ.update(AWS_ENV)
         _setup(impl, table, endpoint, ids)
     else:
-        subprocess.run([*base, "--role", "setup", "--ids-file", str(ids_file)], env=env, check=True)
+        setup = ["--setup"]  # by the workers' launcher, before it forks them (not timed)
     ready = workdir / table
     ready.mkdir()
-    workers = [
-        subprocess.Popen(
-            [*base, "--role", "work", "--ids-file", str(ids_file), "--ready-dir", str(ready)],
-            env=env,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(n_workers)
-    ]
+    # One process per implementation and run: it imports, then forks the N workers.
+    launcher = subprocess.Popen(
+        [
+            *base,
+            "--role",
+            "work",
+            *setup,
+            "--processes",
+            str(n_workers),
+            "--ids-file",
+            str(ids_file),
+            "--ready-dir",
+            str(ready),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while len(list(ready.glob("ready-*"))) < n_workers:
-        if time.monotonic() > deadline or any(w.poll() not in (None, 0) for w in workers):
-            for w in workers:
-                w.kill()
+        if time.monotonic() > deadline or launcher.poll() is not None:
+            launcher.kill()
             raise RuntimeError(f"{impl}: workers failed to start")
         time.sleep(0.05)
     started = time.perf_counter()
     (ready / "go").touch()
-    outputs = [w.communicate(timeout=600)[0] for w in workers]
+    output = launcher.communicate(timeout=600)[0]
     elapsed = time.perf_counter() - started
-    if any(w.returncode for w in workers):
+    if launcher.returncode:
         raise RuntimeError(f"{impl}: a worker failed")
-    counts = [out.strip().splitlines()[-1].split() for out in outputs]
+    counts = [line.split() for line in output.strip().splitlines()]
+    if len(counts) != n_workers:
+        raise RuntimeError(f"{impl}: {len(counts)} of {n_workers} workers reported")
     completed = sum(int(done) for done, _ in counts)
     stale = sum(int(stale) for _, stale in counts)
     return n_tasks / elapsed, completed, stale
@@ -232,13 +276,11 @@ def _mate_available(python: str) -> bool:
 
 
 def _child(args: argparse.Namespace) -> int:
-    """A worker process's role: create the tasks, or work through them."""
+    """The workers' launcher: create the tasks if asked (--setup), then fork the workers."""
     ids = json.loads(args.ids_file.read_text())
-    if args.role == "setup":
+    if args.setup:
         _setup(args.impl, args.table, args.endpoint, ids)
-    else:
-        print(_work(args.impl, args.table, args.endpoint, ids, args.ready_dir))
-    return 0
+    return _fork_workers(args, ids)
 
 
 def main() -> int:
@@ -266,7 +308,9 @@ def main() -> int:
     parser.add_argument("--no-mate", action="store_true", help="Do not run pynamodb_mate.")
     parser.add_argument("--smoke", action="store_true", help="Smallest size (6 tasks, 2 workers).")
     # Internal: a child process's role.
-    parser.add_argument("--role", choices=["setup", "work"], help=argparse.SUPPRESS)
+    parser.add_argument("--role", choices=["work"], help=argparse.SUPPRESS)
+    parser.add_argument("--setup", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--processes", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--impl", choices=["ours", "mate"], help=argparse.SUPPRESS)
     parser.add_argument("--table", help=argparse.SUPPRESS)
     parser.add_argument("--ids-file", type=Path, help=argparse.SUPPRESS)

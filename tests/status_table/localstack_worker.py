@@ -5,7 +5,8 @@ all of them) and reports their exit codes.
 
 It works through a list of task ids in random order; each task's side effect is one
 line appended (O_APPEND, one write) to an effects file, so the test can count how
-often every task really ran.
+often every task really ran. Each claim it loses (the task was done, or held by a
+live lease) is a ``LOST`` line, so the test can show the workers really raced.
 """
 
 from __future__ import annotations
@@ -127,8 +128,10 @@ def work_through(
                 try:
                     attempt = tracker.start(task_id)
                 except TaskAlreadySucceededError:
+                    os.write(fd, f"LOST {task_id} {label} succeeded\n".encode())
                     continue
                 except TaskLockedError:
+                    os.write(fd, f"LOST {task_id} {label} locked\n".encode())
                     locked.append(task_id)
                     continue
                 except transient:

@@ -18,6 +18,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     lambda_async,
     lambda_code_url,
     moto_dispatch,
+    moto_expression_cache,
     moto_transaction_copy,
     moto_update_copy,
     region_lookup,
@@ -40,7 +41,8 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # once rather than once per execution (see sfn_parse_cache), to reuse a task's
 # client per role (see sfn_client_cache), to spare moto's UpdateItem a copy of the
 # whole item (see moto_update_copy) and its TransactWriteItems a copy of whole tables
-# (see moto_transaction_copy), to make a disabled EventBridge rule deliver
+# (see moto_transaction_copy), to parse each DynamoDB expression once rather than
+# twice a request (see moto_expression_cache), to make a disabled EventBridge rule deliver
 # nothing (see fixes.events_rule_state), and to name an aws-sdk Task's error after the
 # service's error code, as AWS does (see fixes.sfn_sdk_error_names). Under the test
 # suite, every definition Step Functions accepts is also recorded for asl-validator
@@ -67,6 +69,7 @@ moto_dispatch.apply()
 serializer_mime.apply()
 sns_sqs_retry.apply()
 moto_transaction_copy.apply()
+moto_expression_cache.apply()
 lambda_async.apply()
 events_rule_state.apply()
 sfn_sdk_error_names.apply()
