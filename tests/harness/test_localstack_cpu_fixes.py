@@ -114,9 +114,16 @@ def test_the_code_url_is_the_one_localstack_signs() -> None:
         s3_bucket="awslambda-us-east-1-tasks", s3_key="snapshots/f-1", s3_object_version=None
     )
     versioned = mock.Mock(s3_bucket="b", s3_key="k", s3_object_version="v3")
-    with mock.patch("botocore.auth.datetime") as clock:
+    # Both clocks a signature reads: SigV4's datetime, and the epoch seconds S3's
+    # query-string ``Expires`` is counted from (a second boundary crossed between the
+    # two calls once made them differ by one).
+    with mock.patch("botocore.auth.datetime") as clock, mock.patch("botocore.auth.time") as epoch:
         import datetime as real
+        import time as real_time
 
+        epoch.time.return_value = 1795690000.0
+        epoch.gmtime.side_effect = real_time.gmtime
+        epoch.strftime.side_effect = real_time.strftime
         clock.datetime.utcnow.return_value = real.datetime(2026, 11, 26, 4, 0, 0)
         clock.datetime.now.return_value = real.datetime(2026, 11, 26, 4, 0, 0)
         for target in (code, versioned):
