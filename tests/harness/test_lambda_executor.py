@@ -289,15 +289,27 @@ def test_a_dead_fork_server_is_replaced_and_the_next_invoke_succeeds(aws, make_f
     assert b"--fork-server" in _cmdline(second["ppid"])
 
 
-def test_stopping_localstack_leaves_no_process_and_no_file(tmp_path: Path) -> None:
+def test_a_lean_localstack_stopped_leaves_no_process_and_no_file(tmp_path: Path) -> None:
+    """One LocalStack of its own (server.start), serving a Lambda and SQS, then stopped.
+
+    Lean while it runs: its log has LocalStack's messages but no line per request
+    (fixes/request_log.py; a daemon's kept log has them, tests/harness/test_server.py),
+    and the service catalog index it needed is in the project's cache for the next one
+    (fixes/service_catalog.py). Clean once stopped: no process, no file.
+    """
     import boto3
 
     from sfn_patterns_localstack import server
+    from sfn_patterns_localstack.clients import client_factory
+    from sfn_patterns_localstack.emulation.fixes import service_catalog
 
     runtime_dirs = set(Path(tempfile.gettempdir()).glob("sfnp-lambda-runtime-*"))
     instance = server.start()
     pids: list[int] = []
     try:
+        sqs = client_factory(instance.endpoint)("sqs")
+        url = sqs.create_queue(QueueName="lean-log")["QueueUrl"]
+        assert sqs.get_queue_url(QueueName="lean-log")["QueueUrl"] == url
         kw = dict(
             endpoint_url=instance.endpoint,
             region_name="us-east-1",
@@ -321,8 +333,13 @@ def test_stopping_localstack_leaves_no_process_and_no_file(tmp_path: Path) -> No
         pids = [worker["pid"], worker["ppid"]]
         assert worker["ppid"] != instance.process.pid
         assert _alive(pids) == pids
+        log = instance.log_path.read_text(errors="replace")
     finally:
         instance.stop()
+    assert "Ready." in log
+    assert "sqs.CreateQueue" not in log and "sqs.GetQueueUrl" not in log
+    assert "lambda.Invoke" not in log
+    assert list(service_catalog.shared_dir().glob(service_catalog.PATTERN))
     assert _wait_until_gone(pids) == []
     # Nothing left on disk either: its work directory (log, unzipped code, scratch)
     # is gone, and the runtime's package directory is the one kept in the cache.
