@@ -101,21 +101,25 @@ class Deployment:
             )
         self.outputs = self.workspace.outputs()
 
-    def sql(self, statement: str) -> str:
-        """Run one statement to completion; returns its id."""
+    def _finished(self, sid: str, what: object) -> None:
+        """Wait until statement ``sid`` ends (30 s at most); it must have FINISHED."""
         client = self.aws("redshift-data")
-        sid = client.execute_statement(
-            WorkgroupName=self.workgroup, Database=DATABASE, Sql=statement
-        )["Id"]
         deadline = time.monotonic() + 30
         while (described := client.describe_statement(Id=sid))["Status"] not in (
             "FINISHED",
             "FAILED",
             "ABORTED",
         ):
-            assert time.monotonic() < deadline, statement
+            assert time.monotonic() < deadline, what
             time.sleep(0.05)
         assert described["Status"] == "FINISHED", described
+
+    def sql(self, statement: str) -> str:
+        """Run one statement to completion; returns its id."""
+        sid = self.aws("redshift-data").execute_statement(
+            WorkgroupName=self.workgroup, Database=DATABASE, Sql=statement
+        )["Id"]
+        self._finished(sid, statement)
         return sid
 
     def sql_batch(self, statements: list[str]) -> None:
@@ -130,15 +134,7 @@ class Deployment:
             sid = client.batch_execute_statement(
                 WorkgroupName=self.workgroup, Database=DATABASE, Sqls=batch
             )["Id"]
-            deadline = time.monotonic() + 30
-            while (described := client.describe_statement(Id=sid))["Status"] not in (
-                "FINISHED",
-                "FAILED",
-                "ABORTED",
-            ):
-                assert time.monotonic() < deadline, batch
-                time.sleep(0.05)
-            assert described["Status"] == "FINISHED", described
+            self._finished(sid, batch)
 
     def count(self, table: str) -> int:
         sid = self.sql(f"SELECT COUNT(*) FROM {table}")
