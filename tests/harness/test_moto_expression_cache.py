@@ -93,15 +93,21 @@ def _outcome(call: Any, **kwargs: Any) -> tuple[str, Any]:
     return "ok", answer
 
 
+def _table_t() -> Any:
+    """A client of the mocked account (inside ``mock_aws``) with table ``t`` (key ``pk``)."""
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    ddb.create_table(
+        TableName="t",
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+    )
+    return ddb
+
+
 def _run() -> list[tuple[str, Any]]:
     with mock_aws():
-        ddb = boto3.client("dynamodb", region_name="us-east-1")
-        ddb.create_table(
-            TableName="t",
-            BillingMode="PAY_PER_REQUEST",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        )
+        ddb = _table_t()
         log: list[tuple[str, Any]] = []
         for i in range(3):
             log.append(
@@ -273,13 +279,7 @@ def test_each_expression_is_parsed_once_a_request_or_once_for_all(
     )
     condition = "attribute_not_exists(n) OR n < :n"
     with mock_aws():
-        ddb = boto3.client("dynamodb", region_name="us-east-1")
-        ddb.create_table(
-            TableName="t",
-            BillingMode="PAY_PER_REQUEST",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        )
+        ddb = _table_t()
         for i in range(5):
             ddb.update_item(
                 TableName="t",

@@ -12,7 +12,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_arn
-from sfn_patterns_localstack.roles import events_to_queue_policy
+from sfn_patterns_localstack.roles import events_to_queue_policy, trust_policy
 
 pytestmark = pytest.mark.integration
 
@@ -260,18 +260,7 @@ def test_step_functions_polls_a_statement_to_completion(aws, rsd) -> None:
     iam, sfn = aws("iam"), aws("stepfunctions")
     role = iam.create_role(
         RoleName=f"sfn-rsd-{uuid.uuid4().hex[:8]}",
-        AssumeRolePolicyDocument=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "states.amazonaws.com"},
-                        "Action": "sts:AssumeRole",
-                    }
-                ],
-            }
-        ),
+        AssumeRolePolicyDocument=trust_policy("states"),
     )["Role"]
     # What the two tasks need, as on AWS: the statement on the workgroup's id ARN with
     # its temporary credentials, and describing the role's own statements.

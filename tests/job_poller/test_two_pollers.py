@@ -32,7 +32,7 @@ import pytest
 
 from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_cli.templating import render_tftpl, templates_root
-from sfn_patterns_localstack.roles import allow, delete_role
+from sfn_patterns_localstack.roles import allow, delete_role, trust_policy
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests import result_cache
@@ -83,18 +83,7 @@ def other_account(localstack_endpoint: str, prefix: str) -> Iterator[dict[str, s
     iam, sfn = _other(localstack_endpoint, "iam"), _other(localstack_endpoint, "stepfunctions")
     runner = iam.create_role(
         RoleName=f"{prefix}-child",
-        AssumeRolePolicyDocument=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "states.amazonaws.com"},
-                        "Action": "sts:AssumeRole",
-                    }
-                ],
-            }
-        ),
+        AssumeRolePolicyDocument=trust_policy("states"),
     )["Role"]["Arn"]
     child = sfn.create_state_machine(
         name=f"{prefix}-child", definition=json.dumps(CHILD), roleArn=runner
