@@ -153,14 +153,16 @@ def test_24_executions_never_exceed_the_limit(aws: Callable, deployed: dict) -> 
         assert set(waits) <= {ACQUIRE, RECHECK}, entered
         # The plan-time history budget, against this real history: each parked
         # period that timed out wrote Entered, Scheduled, Started, TimedOut, Exited,
-        # and its TaskSubmitted (none if the call outlived the timeout; a second one
-        # when the previous period's slow call answered late), never more than the
-        # module's per_wait.
+        # and its call's TaskSubmitted. A slow call can answer periods later (LocalStack
+        # writes its TaskSubmitted into whichever window is open then, so one window can
+        # hold several), but each period makes one call: the loop never writes more
+        # TaskSubmitted than periods, nor more events than the module's per_wait each.
         starts = [
             i
             for i, e in enumerate(events)
             if e.get("stateEnteredEventDetails", {}).get("name") in (ACQUIRE, RECHECK)
         ]
+        windows = []
         for first, second in itertools.pairwise(starts):
             window = [e["type"] for e in events[first:second]]
             # LocalStack 4.9.2 also records a wake-up that lands at the period's
@@ -176,8 +178,10 @@ def test_24_executions_never_exceed_the_limit(aws: Callable, deployed: dict) -> 
                 "TaskTimedOut",
                 "TaskStateExited",
             ], window
-            assert window.count("TaskSubmitted") <= 2, window
-            assert len(window) <= budget["per_wait"], window
+            windows.append(window)
+        submitted = sum(w.count("TaskSubmitted") for w in windows)
+        assert submitted <= len(windows), windows
+        assert sum(map(len, windows)) <= budget["per_wait"] * len(windows), windows
 
 
 def first_acquire_call(events: list[dict[str, Any]]) -> tuple[float, float]:
