@@ -20,6 +20,7 @@ file per LocalStack process, as under ``make test``'s workers; LocalStack's entr
 from __future__ import annotations
 
 import collections
+import gc
 import os
 import sys
 import threading
@@ -78,7 +79,7 @@ class Sampler:
         me = threading.get_ident()
         self.samples += 1
         seen = {}
-        for ident, frame in sys._current_frames().items():
+        for ident, frame in _current_frames().items():
             if ident == me:
                 continue
             used = _thread_cpu_ns(ident)
@@ -112,6 +113,24 @@ class Sampler:
                     next_flush = time.monotonic() + FLUSH_SECONDS
             except Exception:
                 continue
+
+
+def _current_frames() -> dict[int, object]:
+    """``sys._current_frames()`` with the garbage collector paused around it.
+
+    Why: CPython 3.11 builds that dict while holding the runtime's thread-list lock; a
+    collection it triggers can finalize an object whose finalizer releases the GIL (a
+    sqlite3 statement did), and a thread that takes the GIL then and starts or ends a
+    thread waits for that lock forever. Seen once: a LocalStack's reactor stuck for
+    minutes under ``SFNP_PROFILE`` (stop 37).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _thread_name(ident: int) -> str:
