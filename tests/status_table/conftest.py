@@ -9,14 +9,11 @@ expression, so expiry is tested without sleeping on either backend.
 
 from __future__ import annotations
 
-import functools
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import botocore.session
-import pynamodb.connection.base as pynamodb_connection
 import pytest
 from botocore.client import BaseClient
 
@@ -36,32 +33,6 @@ class FakeClock:
 
     def advance(self, **kwargs: float) -> None:
         self.now += timedelta(**kwargs)
-
-
-@functools.cache
-def _service_models() -> Any:
-    """One botocore data loader for the whole test process (see shared_service_models)."""
-    return botocore.session.get_session().get_component("data_loader")
-
-
-@pytest.fixture(autouse=True)
-def shared_service_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pynamodb's botocore sessions share one loader of botocore's JSON service models.
-
-    Why: every tracker of a new table is a new pynamodb model class, whose connection
-    starts a botocore session of its own, and a fresh session reads and parses the
-    DynamoDB model and the endpoints file again (about 0.1 CPU-s; 14 ms with the
-    loader shared). The loader only caches those read-only files: credentials,
-    configuration and clients stay per session, as in the library, so a tracker that
-    signs as a role (test_terraform_example) still reads its credentials afresh.
-    """
-
-    def get_session() -> botocore.session.Session:
-        session = botocore.session.get_session()
-        session.register_component("data_loader", _service_models())
-        return session
-
-    monkeypatch.setattr(pynamodb_connection, "get_session", get_session)
 
 
 @pytest.fixture
