@@ -36,7 +36,7 @@ Measured from the executions' own histories and start/stop dates:
 
 The three semaphore schemes are one example re-applied with other variables.
 When this script starts LocalStack itself it throws it away afterwards and
-destroys nothing; with LOCALSTACK_ENDPOINT set it destroys what it applied.
+destroys nothing; with LOCALSTACK_ENDPOINT set it destroys what it applied (not with --keep).
 
     .venv/bin/python scripts/bench_concurrency.py            # ~12-15 minutes
     .venv/bin/python scripts/bench_concurrency.py --smoke    # smallest size, every column
@@ -471,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n", 1)[0],
         epilog="Set LOCALSTACK_ENDPOINT to use a running LocalStack (what is applied is then "
-        "destroyed); otherwise one is started in-process and thrown away.",
+        "destroyed, unless --keep); otherwise one is started in-process and thrown away.",
     )
     parser.add_argument("-n", type=int, default=8, help="requests arriving at once (default 8)")
     parser.add_argument(
@@ -488,6 +488,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wait-max", type=int, default=3, help="semaphore's longest wait")
     parser.add_argument(
         "--only", action="append", choices=SCHEMES, help="run only this scheme (repeatable)"
+    )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="with LOCALSTACK_ENDPOINT: leave what is applied there, not destroy it (for a "
+        "LocalStack that is thrown away afterwards, as the test suite's are)",
     )
     args = parser.parse_args(argv)
     if args.smoke:
@@ -507,7 +513,13 @@ def main(argv: list[str] | None = None) -> int:
         instance = server.start()
         endpoint = instance.endpoint
     try:
-        results = run(endpoint, loads, schemes, destroy=instance is None, alarms=not args.smoke)
+        results = run(
+            endpoint,
+            loads,
+            schemes,
+            destroy=instance is None and not args.keep,
+            alarms=not args.smoke,
+        )
     finally:
         if instance is not None:
             instance.stop()

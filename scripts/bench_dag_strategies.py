@@ -27,9 +27,9 @@
     executions with the largest SQL), against the 25,000-event and 256 KB limits.
 
 LOCALSTACK_ENDPOINT (or --endpoint) uses that LocalStack, else one is started; what
-is applied is destroyed. ``--smoke``: parent-level and dependency with events on 4
-of the example's tasks (3 levels) and a short target, and a 6-task scale run
-(every column filled, every formula checked).
+is applied there is destroyed (``--keep``: left). ``--smoke``: parent-level and
+dependency with events on 4 of the example's tasks (3 levels) and a short target, and
+a 6-task scale run (every column filled, every formula checked).
 
 Run: .venv/bin/python scripts/bench_dag_strategies.py [--target 45] [--scale-tasks 2000]
 """
@@ -432,8 +432,12 @@ def scale(
     return variables
 
 
-def run(args: argparse.Namespace, endpoint: str) -> int:
-    """Both parts in one workspace (each apply replaces the previous resources)."""
+def run(args: argparse.Namespace, endpoint: str, destroy: bool) -> int:
+    """Both parts in one workspace (each apply replaces the previous resources).
+
+    Then ``destroy`` what is applied (not on a LocalStack this script started and throws
+    away).
+    """
     session = boto3.Session(
         aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1"
     )
@@ -454,7 +458,7 @@ def run(args: argparse.Namespace, endpoint: str) -> int:
             variables = scale(args, aws, workspace, scratch)
     finally:
         try:
-            if variables:
+            if destroy and variables:
                 workspace.destroy(variables)
         finally:
             workspace.close()
@@ -528,6 +532,12 @@ def main() -> int:
         action="store_true",
         help="parent-level and dependency with events on 4 example tasks, 6-task scale run",
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="with an endpoint: leave what is applied there, not destroy it (for a "
+        "LocalStack that is thrown away afterwards, as the test suite's are)",
+    )
     args = parser.parse_args()
     if args.smoke:
         args.strategies, args.target = ["parent-level", "dependency"], 6
@@ -541,12 +551,12 @@ def main() -> int:
         # more task executions for less); bench_scale measures the sizes.
         args.scale_tasks, args.scale_concurrency, args.scale_sample = 6, 2, 3
     if args.endpoint:
-        return run(args, args.endpoint.rstrip("/"))
+        return run(args, args.endpoint.rstrip("/"), destroy=not args.keep)
     from sfn_patterns_localstack import server
 
     instance = server.start()
     try:
-        return run(args, instance.endpoint)
+        return run(args, instance.endpoint, destroy=False)
     finally:
         instance.stop()
 

@@ -33,7 +33,7 @@ otherwise.
     .venv/bin/python scripts/bench_faults.py --only status-table --tasks 400
 
 Set LOCALSTACK_ENDPOINT to use a running LocalStack (what is applied is then
-destroyed); otherwise one is started in-process and thrown away.
+destroyed, unless --keep); otherwise one is started in-process and thrown away.
 """
 
 from __future__ import annotations
@@ -465,8 +465,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n", 1)[0],
         epilog="Set LOCALSTACK_ENDPOINT to use a running LocalStack (what is applied is then "
-        "destroyed); otherwise one is started in-process and thrown away. Exits 1 when a "
-        "request was lost, a run doubled, a limit exceeded or a slot leaked.",
+        "destroyed, unless --keep); otherwise one is started in-process and thrown away. "
+        "Exits 1 when a request was lost, a run doubled, a limit exceeded or a slot leaked.",
     )
     parser.add_argument(
         "--smoke",
@@ -489,6 +489,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", action="append", choices=PATTERNS, help="run only this pattern (repeatable)"
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="with LOCALSTACK_ENDPOINT: leave what is applied there, not destroy it (for a "
+        "LocalStack that is thrown away afterwards, as the test suite's are)",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         # Still contended (3 workers on 12 tasks), still one waiter over the limit of 2.
@@ -508,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
             endpoint,
             patterns,
             sizes,
-            destroy=instance is None,
+            destroy=instance is None and not args.keep,
             alarms=not args.smoke,
             warm_up=not args.smoke,
         )

@@ -376,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         epilog="Set LOCALSTACK_ENDPOINT to use a running LocalStack (what is applied is then "
-        "destroyed); otherwise one is started in-process and thrown away.",
+        "destroyed, unless --keep); otherwise one is started in-process and thrown away.",
     )
     parser.add_argument(
         "--durations", type=float, nargs="+", default=[3.5, 6.5, 9.5], help="job seconds"
@@ -387,6 +387,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--smoke", action="store_true", help="one 8-s job per wait (P = 4 s, F = 5 s)"
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="with LOCALSTACK_ENDPOINT: leave what is applied there, not destroy it (for a "
+        "LocalStack that is thrown away afterwards, as the test suite's are)",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         # One 8-s job: 2 polls (W0 = 2, P = 4: checks due at 2, 6 and 10 s) and 1
@@ -395,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         args.durations, args.interval, args.fallback = [8.0], 4, 5
     endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
     if endpoint:
-        return run(args, endpoint.rstrip("/"), destroy=True)
+        return run(args, endpoint.rstrip("/"), destroy=not args.keep)
     from sfn_patterns_localstack import server
 
     progress("starting LocalStack")

@@ -41,8 +41,8 @@ measured per-item costs of the largest size run and AWS's published default quot
 (QUOTAS below: value, unit and page), the quota that binds, and the arithmetic.
 ``--from-json`` prints the tables and the model of a saved run without LocalStack.
 
-LOCALSTACK_ENDPOINT uses that LocalStack (what is applied is destroyed); otherwise one
-is started in-process and thrown away.
+LOCALSTACK_ENDPOINT uses that LocalStack (what is applied is destroyed, unless
+``--keep``); otherwise one is started in-process and thrown away.
 
     .venv/bin/python scripts/bench_scale.py --capacity --json build/scale.json   # hours
     .venv/bin/python scripts/bench_scale.py --max-size 1000 --only semaphore
@@ -1356,7 +1356,7 @@ def run_all(args: argparse.Namespace) -> list[PatternRun]:
         instance = server.start()
         endpoint = instance.endpoint
     scratch = Path(tempfile.mkdtemp(prefix="bench-scale-"))
-    ctx = Context(endpoint.rstrip("/"), destroy=instance is None, scratch=scratch)
+    ctx = Context(endpoint.rstrip("/"), destroy=instance is None and not args.keep, scratch=scratch)
     plan = plan_sizes(args)
     runs = []
     deployments: dict[str, Any] = {}
@@ -1456,6 +1456,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--dag-concurrency", type=int, default=40, help="dag-aggregate max_concurrency (40)"
+    )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="with LOCALSTACK_ENDPOINT: leave what is applied there, not destroy it (for a "
+        "LocalStack that is thrown away afterwards, as the test suite's are)",
     )
     # Internal: a status-table worker process.
     parser.add_argument("--worker", help=argparse.SUPPRESS)

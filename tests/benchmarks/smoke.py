@@ -3,8 +3,8 @@
 Every figure in a README comes from one run of a ``scripts/bench_*.py``; running each
 at ``--smoke`` size in the suite keeps those scripts working, so a figure's source
 can never rot unnoticed. A script must accept ``--smoke``, use the LocalStack named by
-``LOCALSTACK_ENDPOINT`` (and then destroy what it applied), exit 0 and print its
-table as Markdown rows (lines starting with ``|``).
+``LOCALSTACK_ENDPOINT`` (and then destroy what it applied, unless ``--keep``), exit 0
+and print its table as Markdown rows (lines starting with ``|``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,12 @@ from pathlib import Path
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 
-def run_smoke(name: str, endpoint: str | None, timeout: float = 600) -> list[str]:
-    """Run ``scripts/<name>.py --smoke``; return its table rows (fails the test otherwise).
+def run_smoke(
+    name: str, endpoint: str | None, timeout: float = 600, keep: bool = False
+) -> list[str]:
+    """Run ``scripts/<name>.py --smoke`` (and ``--keep``: what it applies is left on
+    ``endpoint``, conftest.destroy_deployments); return its table rows (fails the test
+    otherwise).
 
     The script gets a temporary directory of its own (``TMPDIR``), which must be
     empty when it exits: a benchmark (and any LocalStack it starts) cleans up after
@@ -31,7 +35,7 @@ def run_smoke(name: str, endpoint: str | None, timeout: float = 600) -> list[str
     with tempfile.TemporaryDirectory(prefix="sfnp-smoke-") as scratch:
         env["TMPDIR"] = scratch
         proc = subprocess.run(
-            [sys.executable, str(SCRIPTS / f"{name}.py"), "--smoke"],
+            [sys.executable, str(SCRIPTS / f"{name}.py"), "--smoke", *(["--keep"] if keep else [])],
             capture_output=True,
             text=True,
             env=env,

@@ -11,8 +11,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.slow]
 COLUMNS = ["semaphore", "semaphore-fifo", "oldest-first", "callback", "sqs-throttle"]
 
 
-def test_bench_concurrency_smoke(localstack_endpoint: str) -> None:
-    rows = run_smoke("bench_concurrency", localstack_endpoint)
+def test_bench_concurrency_smoke(localstack_endpoint: str, destroy_deployments: bool) -> None:
+    rows = run_smoke("bench_concurrency", localstack_endpoint, keep=not destroy_deployments)
     header = [c.strip().strip("`") for c in rows[0].strip().strip("|").split("|")][1:]
     assert header == COLUMNS
     for label in (

@@ -9,8 +9,8 @@ from .smoke import cell, run_smoke
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 
-def test_bench_dag_strategies_smoke(localstack_endpoint: str) -> None:
-    rows = run_smoke("bench_dag_strategies", localstack_endpoint)
+def test_bench_dag_strategies_smoke(localstack_endpoint: str, destroy_deployments: bool) -> None:
+    rows = run_smoke("bench_dag_strategies", localstack_endpoint, keep=not destroy_deployments)
     for strategy in ("parent-level", "dependency"):
         row = cell(rows, strategy)
         assert row[0] == "event"

@@ -14,8 +14,8 @@ from .smoke import cell, run_smoke
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 
-def test_bench_faults_smoke(localstack_endpoint: str) -> None:
-    rows = run_smoke("bench_faults", localstack_endpoint)
+def test_bench_faults_smoke(localstack_endpoint: str, destroy_deployments: bool) -> None:
+    rows = run_smoke("bench_faults", localstack_endpoint, keep=not destroy_deployments)
     for label in ("requests lost", "duplicate runs", "slots leaked after settling"):
         assert set(cell(rows, label)) == {"0"}, (label, rows)
     assert set(cell(rows, "over-admissions")) <= {"0", "n/a"}, rows

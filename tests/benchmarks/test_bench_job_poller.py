@@ -13,8 +13,8 @@ def _number(text: str) -> float:
     return float(text.replace(",", ""))
 
 
-def test_bench_job_poller_smoke(localstack_endpoint: str) -> None:
-    rows = run_smoke("bench_job_poller", localstack_endpoint)
+def test_bench_job_poller_smoke(localstack_endpoint: str, destroy_deployments: bool) -> None:
+    rows = run_smoke("bench_job_poller", localstack_endpoint, keep=not destroy_deployments)
     assert rows[0].replace(" ", "") == "|perjob|loop|retry|event|"
     loop, retry, event = (_number(c) for c in cell(rows, "transitions per job, 30 min"))
     # The targets for a 30-min job, W0 = 15 min, P = 1 min.

@@ -49,8 +49,8 @@ def row(table: dict[str, list[str]], prefix: str) -> list[str]:
     return next(cells for label, cells in table.items() if label.startswith(prefix))
 
 
-def test_bench_scale_smoke(localstack_endpoint: str) -> None:
-    rows = run_smoke("bench_scale", localstack_endpoint, timeout=900)
+def test_bench_scale_smoke(localstack_endpoint: str, destroy_deployments: bool) -> None:
+    rows = run_smoke("bench_scale", localstack_endpoint, timeout=900, keep=not destroy_deployments)
     found = tables(rows)
     assert len(found) == len(PATTERNS), rows
     semaphore, throttle, status, poller, dag = found

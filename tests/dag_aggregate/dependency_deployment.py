@@ -189,9 +189,10 @@ class Deployment:
 
 
 def deploy(
-    localstack_endpoint: str, aws: Callable[[str], Any], scratch: Path
+    localstack_endpoint: str, aws: Callable[[str], Any], scratch: Path, destroy: bool = True
 ) -> Iterator[Deployment]:
-    """A Deployment whose workspace is destroyed and closed afterwards (fixture body)."""
+    """A Deployment whose workspace is closed, and destroyed if ``destroy``, afterwards
+    (fixture body; conftest.destroy_deployments says when a test may skip the destroy)."""
     workspace = Workspace(EXAMPLE, localstack_endpoint, scratch / "tf")
     deployment = Deployment(aws, workspace, f"wg-dep-{uuid.uuid4().hex[:6]}", localstack_endpoint)
     try:
@@ -199,7 +200,7 @@ def deploy(
         yield deployment
     finally:
         try:
-            if deployment.variables:
+            if destroy and deployment.variables:
                 workspace.destroy(deployment.variables)
         finally:
             workspace.close()

@@ -141,7 +141,10 @@ def _sql(client: Any, workgroup: str, statement: str) -> None:
 
 @pytest.fixture(scope="module")
 def deployment(
-    localstack_endpoint: str, aws: Callable[[str], Any], tmp_path_factory: pytest.TempPathFactory
+    localstack_endpoint: str,
+    aws: Callable[[str], Any],
+    tmp_path_factory: pytest.TempPathFactory,
+    destroy_deployments: bool,
 ) -> Iterator[Deployment]:
     scratch = tmp_path_factory.mktemp("dependency-failures")
     sql_dir = scratch / "sql"
@@ -173,7 +176,8 @@ def deployment(
         yield Deployment(aws, workspace.outputs(), workgroup)
     finally:
         try:
-            workspace.destroy(variables)
+            if destroy_deployments:
+                workspace.destroy(variables)
         finally:
             workspace.close()
 

@@ -57,9 +57,14 @@ MAX_CONCURRENCY = 10
 
 @pytest.fixture(scope="module")
 def deployment(
-    localstack_endpoint: str, aws: Callable[[str], Any], tmp_path_factory: pytest.TempPathFactory
+    localstack_endpoint: str,
+    aws: Callable[[str], Any],
+    tmp_path_factory: pytest.TempPathFactory,
+    destroy_deployments: bool,
 ) -> Iterator[Deployment]:
-    yield from deploy(localstack_endpoint, aws, tmp_path_factory.mktemp("dependency"))
+    yield from deploy(
+        localstack_endpoint, aws, tmp_path_factory.mktemp("dependency"), destroy_deployments
+    )
 
 
 def _synthetic_sql(n: int, seed: int) -> dict[str, str]:

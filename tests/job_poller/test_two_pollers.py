@@ -136,6 +136,8 @@ def deployed(
     prefix: str,
     other_account: dict[str, str],
     tmp_path_factory: pytest.TempPathFactory,
+    *,
+    destroy_deployments: bool,
 ) -> Iterator[dict[str, Any]]:
     variables = {
         "name_prefix": prefix,
@@ -148,15 +150,17 @@ def deployed(
         "other_account_role_arn": other_account["role"],
     }
     workspace = Workspace(CONFIG, localstack_endpoint, tmp_path_factory.mktemp("job-poller-two"))
-    with workspace.applied(variables) as outputs:
+    with workspace.applied(variables, destroy=destroy_deployments) as outputs:
         yield {"workspace": workspace, "variables": variables, "outputs": outputs}
-        # A timed-out execution's job runs on (the slow one 3 x SLOW_TIMEOUT) and then
-        # writes its final status with its role: destroyed before that, the role is
-        # gone and the write is denied, as it would be in an account. Wait for every
-        # job the tests started to end first.
-        tables = [outputs["metadata_table_name"], *outputs["via_lambda_store"][1:]]
-        _wait_for_jobs(aws("dynamodb"), [t for t in tables if t], 3 * SLOW_TIMEOUT + 60)
-    assert leftovers(aws, prefix) == {}
+        if destroy_deployments:
+            # A timed-out execution's job runs on (the slow one 3 x SLOW_TIMEOUT) and
+            # then writes its final status with its role: destroyed before that, the
+            # role is gone and the write is denied, as it would be in an account. Wait
+            # for every job the tests started to end first.
+            tables = [outputs["metadata_table_name"], *outputs["via_lambda_store"][1:]]
+            _wait_for_jobs(aws("dynamodb"), [t for t in tables if t], 3 * SLOW_TIMEOUT + 60)
+    if destroy_deployments:
+        assert leftovers(aws, prefix) == {}
 
 
 def _wait_for_jobs(ddb: Any, tables: list[str], timeout: float) -> None:

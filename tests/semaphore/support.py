@@ -23,15 +23,17 @@ NO_ALARMS = {"create": False}
 
 @contextmanager
 def deploy(
-    endpoint: str, aws: Callable, scratch: Path, tag: str, **variables: Any
+    endpoint: str, aws: Callable, scratch: Path, tag: str, destroy: bool = True, **variables: Any
 ) -> Iterator[dict[str, Any]]:
-    """Apply examples/semaphore with ``variables``, yield its outputs, destroy, check leftovers."""
+    """Apply examples/semaphore with ``variables``, yield its outputs, then (``destroy``)
+    destroy and check leftovers (conftest.destroy_deployments says when a test may not)."""
     prefix = f"{tag}-{uuid.uuid4().hex[:6]}"
     variables = {"name_prefix": prefix, **variables}
     workspace = Workspace(EXAMPLE, endpoint, scratch)
-    with workspace.applied(variables) as outputs:
+    with workspace.applied(variables, destroy=destroy) as outputs:
         yield {"prefix": prefix, "variables": variables, "workspace": workspace, **outputs}
-    assert leftovers(aws, prefix) == {}
+    if destroy:
+        assert leftovers(aws, prefix) == {}
 
 
 def lock_item(aws: Callable, deployed: dict) -> dict[str, Any]:

@@ -55,13 +55,17 @@ RECHECK = "Semaphore: Re-check"
 
 @pytest.fixture(scope="module")
 def deployed(
-    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+    localstack_endpoint: str,
+    aws: Callable,
+    tmp_path_factory: pytest.TempPathFactory,
+    destroy_deployments: bool,
 ) -> Iterator[dict[str, Any]]:
     with deploy(
         localstack_endpoint,
         aws,
         tmp_path_factory.mktemp("semaphore-callback-tf"),
         "semcb",
+        destroy=destroy_deployments,
         strategy="callback",
         semaphore_limit=LIMIT,
         fallback_seconds=FALLBACK,

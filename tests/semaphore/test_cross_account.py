@@ -105,12 +105,14 @@ def deployed(
     aws: Callable,
     other_account: dict,
     tmp_path_factory: pytest.TempPathFactory,
+    destroy_deployments: bool,
 ) -> Iterator[dict[str, Any]]:
     with deploy(
         localstack_endpoint,
         aws,
         tmp_path_factory.mktemp("semaphore-xacct-tf"),
         "semx",
+        destroy=destroy_deployments,
         strategy="callback",
         semaphore_limit=1,
         target_role_arn=other_account["role_arn"],

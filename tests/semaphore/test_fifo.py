@@ -45,13 +45,17 @@ TIMEOUT = 20
 
 @pytest.fixture(scope="module")
 def deployed(
-    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+    localstack_endpoint: str,
+    aws: Callable,
+    tmp_path_factory: pytest.TempPathFactory,
+    destroy_deployments: bool,
 ) -> Iterator[dict[str, Any]]:
     with deploy(
         localstack_endpoint,
         aws,
         tmp_path_factory.mktemp("semaphore-fifo-tf"),
         "semf",
+        destroy=destroy_deployments,
         strategy="dynamodb",
         fairness="fifo",
         semaphore_limit=LIMIT,

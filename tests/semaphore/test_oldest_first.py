@@ -31,13 +31,17 @@ LIMIT = 1
 
 @pytest.fixture(scope="module")
 def deployed(
-    localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
+    localstack_endpoint: str,
+    aws: Callable,
+    tmp_path_factory: pytest.TempPathFactory,
+    destroy_deployments: bool,
 ) -> Iterator[dict[str, Any]]:
     with deploy(
         localstack_endpoint,
         aws,
         tmp_path_factory.mktemp("semaphore-oldest-tf"),
         "semo",
+        destroy=destroy_deployments,
         strategy="oldest-first",
         semaphore_limit=LIMIT,
         wait_min_seconds=1,

@@ -376,11 +376,14 @@ class Workspace:
             self.close()
 
     @contextlib.contextmanager
-    def applied(self, variables: dict[str, object] | None = None) -> Iterator[dict[str, object]]:
-        """Init and apply, yield the outputs, then always destroy and close.
+    def applied(
+        self, variables: dict[str, object] | None = None, destroy: bool = True
+    ) -> Iterator[dict[str, object]]:
+        """Init and apply, yield the outputs, then destroy (unless told not to) and close.
 
         After a clean destroy the state must hold no resource: anything left would
-        be a resource Terraform lost track of.
+        be a resource Terraform lost track of. ``destroy=False`` leaves the deployment
+        to its LocalStack's end (a throwaway instance needs no teardown).
         """
         try:
             self.init()
@@ -388,9 +391,12 @@ class Workspace:
             yield self.outputs()
         finally:
             try:
-                self.destroy(variables)
+                if destroy:
+                    self.destroy(variables)
             finally:
                 self.close()
+        if not destroy:
+            return
         state = json.loads(self.state_path.read_text())
         if state["resources"]:
             raise TerraformError(f"destroy left resources in the state: {state['resources']}")
