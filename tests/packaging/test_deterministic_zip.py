@@ -21,7 +21,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGER = REPO_ROOT / "modules/lambda-function/package.py"
 _spec = importlib.util.spec_from_file_location("lambda_package", PACKAGER)
 package = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = package  # dataclasses look their module up
+sys.modules[_spec.name] = package
 _spec.loader.exec_module(package)
 
 # What the pattern modules pack (modules/*/main.tf source_path), relative to lambda_src/.
@@ -146,6 +146,37 @@ def test_unchanged_zip_is_not_rewritten(tmp_path: Path) -> None:
     before = os.stat(first["filename"]).st_mtime_ns
     package.build(sources(REPO_ROOT / "lambda_src", "smoke-sample"), tmp_path / "s.zip")
     assert os.stat(first["filename"]).st_mtime_ns == before
+
+
+def test_a_zip_whose_files_did_not_change_is_described_without_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "src").mkdir()
+    app = tmp_path / "src/app.py"
+    app.write_text("x = 1\n")
+    spec, out = [package.Source(tmp_path / "src")], tmp_path / "out.zip"
+    first = package.build(spec, out)
+    real_build_zip = package.build_zip
+    built: list[int] = []
+
+    def counting(files: list) -> bytes:
+        built.append(len(files))
+        return real_build_zip(files)
+
+    monkeypatch.setattr(package, "build_zip", counting)
+    assert package.build(spec, out) == first
+    assert built == []
+    # Same size, new content and mtime: rebuilt, and the description follows the bytes.
+    app.write_text("x = 2\n")
+    os.utime(app, ns=(app.stat().st_atime_ns, app.stat().st_mtime_ns + 1_000_000))
+    second = package.build(spec, out)
+    assert built == [1]
+    assert second["sha256"] != first["sha256"]
+    assert zipfile.ZipFile(out).read("app.py") == b"x = 2\n"
+    # A zip changed behind the packager's back is rebuilt too.
+    out.write_bytes(b"not a zip")
+    assert package.build(spec, out) == second
+    assert built == [1, 1]
 
 
 def test_a_missing_or_empty_source_is_a_clear_error(tmp_path: Path) -> None:
