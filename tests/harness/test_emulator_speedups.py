@@ -16,8 +16,6 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from moto import mock_aws
-from moto.dynamodb import models as moto_dynamodb
 
 from sfn_patterns_localstack.emulation.fixes import moto_update_copy, sfn_client_cache
 
@@ -132,6 +130,8 @@ def test_a_kept_session_is_assumed_again_after_its_time() -> None:
 
 @pytest.fixture
 def ddb() -> Any:
+    from moto import mock_aws
+
     assert moto_update_copy.apply()
     with mock_aws():
         yield boto3.client("dynamodb", region_name="us-east-1")
@@ -181,6 +181,8 @@ def test_updates_and_all_old_are_unchanged_without_a_stream(ddb: Any) -> None:
 
 
 def test_a_stream_still_gets_the_old_image(ddb: Any) -> None:
+    from moto.dynamodb import models as moto_dynamodb
+
     _table(ddb, "streamed", stream=True)
     ddb.put_item(TableName="streamed", Item={"pk": {"S": "k"}, "n": {"N": "1"}})
     ddb.update_item(

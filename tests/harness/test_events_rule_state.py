@@ -16,7 +16,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from localstack.services.events.provider import EventsProvider
 
 from sfn_patterns_localstack.emulation.fixes import events_rule_state
 from sfn_patterns_localstack.roles import events_to_queue_policy
@@ -42,6 +41,8 @@ def test_a_scheduled_rule_fires_only_while_enabled(state: str, sent: int) -> Non
         state=state, arn="arn:aws:events:us-east-1:000000000000:rule/r", targets={"t": {"Id": "t"}}
     )
     provider = SimpleNamespace(_target_sender_store={f"{rule.arn}-t": sender})
+    from localstack.services.events.provider import EventsProvider
+
     job = EventsProvider._get_scheduled_rule_job_function(
         provider, "000000000000", "us-east-1", rule
     )

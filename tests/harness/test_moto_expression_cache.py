@@ -16,11 +16,6 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from moto import mock_aws
-from moto.dynamodb import comparisons
-from moto.dynamodb.parsing import ast_nodes, validators
-from moto.dynamodb.parsing.expressions import UpdateExpressionParser
-from moto.dynamodb.parsing.tokens import ExpressionTokenizer
 
 from sfn_patterns_localstack.emulation.fixes import moto_expression_cache
 
@@ -106,6 +101,8 @@ def _table_t() -> Any:
 
 
 def _run() -> list[tuple[str, Any]]:
+    from moto import mock_aws
+
     with mock_aws():
         ddb = _table_t()
         log: list[tuple[str, Any]] = []
@@ -228,6 +225,10 @@ def _run() -> list[tuple[str, Any]]:
 
 
 def _as_moto(monkeypatch: pytest.MonkeyPatch) -> None:
+    from moto.dynamodb import comparisons
+    from moto.dynamodb.parsing import ast_nodes, validators
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+
     make = UpdateExpressionParser.make.__func__
     monkeypatch.setattr(UpdateExpressionParser, "make", classmethod(make.__wrapped__))
     monkeypatch.setattr(validators, "deepcopy", copy.deepcopy)
@@ -239,6 +240,8 @@ def _as_moto(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_same_answers_errors_and_items_as_moto(monkeypatch: pytest.MonkeyPatch) -> None:
+    from moto.dynamodb import comparisons
+
     assert moto_expression_cache.apply() is True
     assert getattr(comparisons.ConditionExpressionParser.parse, "_sfnp_patched", False)
     cached = _run()
@@ -257,6 +260,10 @@ def test_each_expression_is_parsed_once_a_request_or_once_for_all(
 ) -> None:
     """The UpdateExpression is tokenized once for all five requests, the condition
     (whose values change every request) once per request instead of twice."""
+    from moto import mock_aws
+    from moto.dynamodb import comparisons
+    from moto.dynamodb.parsing.tokens import ExpressionTokenizer
+
     assert moto_expression_cache.apply() is True
     monkeypatch.setattr(moto_expression_cache, "_update_trees", moto_expression_cache._Bounded(8))
     monkeypatch.setattr(moto_expression_cache, "_conditions", moto_expression_cache._Bounded(8))

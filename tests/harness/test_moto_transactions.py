@@ -12,8 +12,6 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from moto import mock_aws
-from moto.dynamodb import models
 
 from sfn_patterns_localstack.emulation.fixes import moto_transaction_copy
 
@@ -111,6 +109,8 @@ STEPS: list[list[dict]] = [
 
 def _run() -> list[Any]:
     """Every step's outcome and both tables' contents after it."""
+    from moto import mock_aws
+
     seen: list[Any] = []
     with mock_aws():
         ddb = boto3.client("dynamodb", region_name="us-east-1")
@@ -132,6 +132,8 @@ def _run() -> list[Any]:
 
 
 def test_same_items_and_errors_as_moto_s_full_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from moto.dynamodb import models
+
     assert moto_transaction_copy.apply() is True
     patched = models.DynamoDBBackend.transact_write_items
     assert getattr(patched, "_sfnp_patched", False)
@@ -146,6 +148,9 @@ def test_same_items_and_errors_as_moto_s_full_copy(monkeypatch: pytest.MonkeyPat
 
 
 def test_the_image_copies_only_updated_items() -> None:
+    from moto import mock_aws
+    from moto.dynamodb import models
+
     assert moto_transaction_copy.apply() is True
     with mock_aws():
         ddb = boto3.client("dynamodb", region_name="us-east-1")

@@ -11,15 +11,19 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
-from sfn_patterns_localstack.emulation.lambda_executor import executor
+from sfn_patterns_localstack.emulation import lambda_executor
+
+# The fork server's worker script, found without importing the executor (LocalStack).
+WORKER = Path(lambda_executor.__file__).with_name("worker.py")
 
 
 def test_warm_data_equals_a_fresh_parse_and_serves_every_session() -> None:
     code = textwrap.dedent(
         f"""
         import importlib.util, json, sys
-        spec = importlib.util.spec_from_file_location("worker", {str(executor.WORKER)!r})
+        spec = importlib.util.spec_from_file_location("worker", {str(WORKER)!r})
         worker = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(worker)
         from botocore import loaders

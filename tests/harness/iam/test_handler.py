@@ -11,7 +11,6 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from localstack.aws.api import CommonServiceException
 
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
 from sfn_patterns_localstack.emulation.iam import resource_policies
@@ -19,6 +18,18 @@ from sfn_patterns_localstack.emulation.iam.handler import Enforcer, denial_messa
 from sfn_patterns_localstack.emulation.iam.policy import NamedPolicy
 from sfn_patterns_localstack.emulation.iam.principals import Directory, RolePolicies, RoleSession
 from sfn_patterns_localstack.emulation.iam.usage import UsageRecorder, unused_actions
+
+
+def service_error() -> type[Exception]:
+    """LocalStack's service error class, imported when a test needs it, not at collection.
+
+    Why: importing ``localstack.aws.api`` costs each pytest process that collects this
+    file (every worker) most of a CPU-second; only the worker that runs it needs it.
+    """
+    from localstack.aws.api import CommonServiceException
+
+    return CommonServiceException
+
 
 ACCOUNT = "000000000000"
 KEY = "LSIAQAAAAAAAAAAAAAAA"
@@ -93,7 +104,7 @@ def test_allowed_call_passes_and_is_counted():
 
 def test_query_on_index_without_index_grant_is_denied_as_dynamodb_does():
     e = enforcer(Roles({"worker": WORKER}))
-    with pytest.raises(CommonServiceException) as raised:
+    with pytest.raises(service_error()) as raised:
         e(None, context("dynamodb", "Query", {"TableName": "jobs", "IndexName": "status"}), None)
     error = raised.value
     assert (error.code, error.status_code) == ("AccessDeniedException", 400)
@@ -118,14 +129,14 @@ def test_query_on_index_without_index_grant_is_denied_as_dynamodb_does():
 )
 def test_each_service_answers_with_its_own_code(service, operation, request_, code, status):
     e = enforcer(Roles({"worker": WORKER}))
-    with pytest.raises(CommonServiceException) as raised:
+    with pytest.raises(service_error()) as raised:
         e(None, context(service, operation, request_), None)
     assert (raised.value.code, raised.value.status_code) == (code, status)
 
 
 def test_unmapped_operation_of_a_role_session_is_denied_saying_so():
     e = enforcer(Roles({"worker": WORKER}))
-    with pytest.raises(CommonServiceException) as raised:
+    with pytest.raises(service_error()) as raised:
         e(None, context("dynamodb", "ExecuteStatement", {"Statement": "SELECT 1"}), None)
     assert "dynamodb:ExecuteStatement" in raised.value.message
     assert "unmapped" in raised.value.message
@@ -194,7 +205,7 @@ def assume(target="target"):
 
 def test_assume_role_needs_the_targets_trust():
     e = enforcer(Roles({"worker": WORKER, "target": trusting({"Service": "lambda.amazonaws.com"})}))
-    with pytest.raises(CommonServiceException) as raised:
+    with pytest.raises(service_error()) as raised:
         e(None, assume(), None)
     assert (raised.value.code, raised.value.status_code) == ("AccessDenied", 403)
     assert raised.value.message == (
@@ -208,7 +219,7 @@ def test_assume_role_needs_the_targets_trust():
 def test_assume_role_needs_the_callers_identity_policy_too():
     no_assume = RolePolicies(identity=(NamedPolicy("worker/none", doc()),), trust=None)
     e = enforcer(Roles({"worker": no_assume, "target": trusting({"AWS": SESSION.role_arn})}))
-    with pytest.raises(CommonServiceException) as raised:
+    with pytest.raises(service_error()) as raised:
         e(None, assume(), None)
     assert (
         "because no identity-based policy allows the sts:AssumeRole action" in raised.value.message
@@ -239,7 +250,7 @@ def test_service_principal_invoke_is_decided_by_the_function_policy(monkeypatch)
     )
     e = enforcer(Roles({}))
     internal = {"service_principal": "events", "source_arn": RULE}
-    with pytest.raises(CommonServiceException) as raised:
+    with pytest.raises(service_error()) as raised:
         e(
             None,
             context("lambda", "Invoke", {"FunctionName": FUNCTION}, key=ACCOUNT, internal=internal),
@@ -255,7 +266,7 @@ def test_service_principal_invoke_is_decided_by_the_function_policy(monkeypatch)
         None,
     )
     other_rule = {"service_principal": "events", "source_arn": RULE + "-x"}
-    with pytest.raises(CommonServiceException):
+    with pytest.raises(service_error()):
         e(
             None,
             context(
@@ -302,7 +313,7 @@ def test_redshift_statement_owner_condition(monkeypatch):
     e(None, execute, None)
     e.on_response(None, execute, None)
     e(None, context("redshift-data", "DescribeStatement", {"Id": "st-1"}), None)
-    with pytest.raises(CommonServiceException):  # a statement nobody here started
+    with pytest.raises(service_error()):  # a statement nobody here started
         e(None, context("redshift-data", "DescribeStatement", {"Id": "st-2"}), None)
 
 
@@ -359,7 +370,7 @@ def test_a_read_of_a_missing_key_needs_list_bucket_as_on_aws(monkeypatch, operat
     e = enforcer(Roles({"worker": reader}))
     e(None, context("s3", operation, request), None)  # the key is there: GetObject suffices
     exists["value"] = False
-    with pytest.raises(CommonServiceException) as raised:
+    with pytest.raises(service_error()) as raised:
         e(None, context("s3", operation, request), None)
     assert (raised.value.code, raised.value.status_code) == ("AccessDenied", 403)
     assert f"s3:ListBucket on resource: {bucket}" in raised.value.message

@@ -10,7 +10,6 @@ import json
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from sfn_patterns_localstack.emulation.iam.principals import (
     Directory,
@@ -45,6 +44,8 @@ MANAGED = {
 
 @pytest.fixture
 def moto_account(monkeypatch):
+    from moto import mock_aws
+
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
