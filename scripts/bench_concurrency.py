@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -68,6 +67,7 @@ sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness"), str(REPO / "scr
 from bench_dag_strategies import apply  # noqa: E402 (a re-apply skips the refresh)
 
 from sfn_patterns.sqs_throttle.producer import enqueue  # noqa: E402
+from sfn_patterns_localstack import bench  # noqa: E402
 from sfn_patterns_localstack.executions import history, peak_overlap  # noqa: E402
 from sfn_patterns_localstack.terraform.workspace import Workspace  # noqa: E402
 
@@ -489,12 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", action="append", choices=SCHEMES, help="run only this scheme (repeatable)"
     )
-    parser.add_argument(
-        "--keep",
-        action="store_true",
-        help="with LOCALSTACK_ENDPOINT: leave what is applied there, not destroy it (for a "
-        "LocalStack that is thrown away afterwards, as the test suite's are)",
-    )
+    bench.add_keep_option(parser)
     args = parser.parse_args(argv)
     if args.smoke:
         args.n, args.large_n, args.limit, args.hold = 3, 0, 1, 1
@@ -504,25 +499,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.large_n:
         loads.append(Load(args.large_n, args.limit, args.hold, args.wait_min, args.wait_max))
     schemes = [s for s in SCHEMES if not args.only or s in args.only]
-    endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
-    instance = None
-    if not endpoint:
-        from sfn_patterns_localstack import server
-
-        progress("starting LocalStack")
-        instance = server.start()
-        endpoint = instance.endpoint
-    try:
-        results = run(
-            endpoint,
-            loads,
-            schemes,
-            destroy=instance is None and not args.keep,
-            alarms=not args.smoke,
-        )
-    finally:
-        if instance is not None:
-            instance.stop()
+    with bench.localstack(progress, args.keep) as (endpoint, destroy):
+        results = run(endpoint, loads, schemes, destroy=destroy, alarms=not args.smoke)
     progress("done")
     for load, load_results in zip(loads, results, strict=True):
         print()

@@ -56,6 +56,7 @@ from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import plan_from_dir
 from sfn_patterns_cli.dag_aggregate.simulate import critical_path, lower_bound, simulate
 from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag
+from sfn_patterns_localstack import bench
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.executions import history as history_of
 from sfn_patterns_localstack.terraform.workspace import Workspace
@@ -532,12 +533,7 @@ def main() -> int:
         action="store_true",
         help="parent-level and dependency with events on 4 example tasks, 6-task scale run",
     )
-    parser.add_argument(
-        "--keep",
-        action="store_true",
-        help="with an endpoint: leave what is applied there, not destroy it (for a "
-        "LocalStack that is thrown away afterwards, as the test suite's are)",
-    )
+    bench.add_keep_option(parser)
     args = parser.parse_args()
     if args.smoke:
         args.strategies, args.target = ["parent-level", "dependency"], 6

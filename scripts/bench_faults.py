@@ -57,6 +57,7 @@ import boto3
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
 
+from sfn_patterns_localstack import bench  # noqa: E402
 from sfn_patterns_localstack.emulation.faults import client as faults  # noqa: E402
 from sfn_patterns_localstack.emulation.faults import scenarios  # noqa: E402
 from sfn_patterns_localstack.executions import history, peak_overlap, wait_stopped  # noqa: E402
@@ -489,38 +490,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", action="append", choices=PATTERNS, help="run only this pattern (repeatable)"
     )
-    parser.add_argument(
-        "--keep",
-        action="store_true",
-        help="with LOCALSTACK_ENDPOINT: leave what is applied there, not destroy it (for a "
-        "LocalStack that is thrown away afterwards, as the test suite's are)",
-    )
+    bench.add_keep_option(parser)
     args = parser.parse_args(argv)
     if args.smoke:
         # Still contended (3 workers on 12 tasks), still one waiter over the limit of 2.
         args.tasks, args.workers, args.executions, args.hold = 12, 3, 3, 1
     sizes = Sizes(args.tasks, args.workers, args.executions, args.limit, args.hold)
     patterns = [p for p in PATTERNS if not args.only or p in args.only]
-    endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
-    instance = None
-    if not endpoint:
-        from sfn_patterns_localstack import server
-
-        progress("starting LocalStack")
-        instance = server.start()
-        endpoint = instance.endpoint
-    try:
+    with bench.localstack(progress, args.keep) as (endpoint, destroy):
         results = run_all(
             endpoint,
             patterns,
             sizes,
-            destroy=instance is None and not args.keep,
+            destroy=destroy,
             alarms=not args.smoke,
             warm_up=not args.smoke,
         )
-    finally:
-        if instance is not None:
-            instance.stop()
     progress("done")
     print(table(results, sizes))
     found = failures(results)

@@ -45,6 +45,7 @@ from typing import Any
 import boto3
 
 from sfn_patterns.job_poller.store import execution_key
+from sfn_patterns_localstack import bench
 from sfn_patterns_localstack.executions import history, wait_stopped
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
@@ -387,12 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--smoke", action="store_true", help="one 8-s job per wait (P = 4 s, F = 5 s)"
     )
-    parser.add_argument(
-        "--keep",
-        action="store_true",
-        help="with LOCALSTACK_ENDPOINT: leave what is applied there, not destroy it (for a "
-        "LocalStack that is thrown away afterwards, as the test suite's are)",
-    )
+    bench.add_keep_option(parser)
     args = parser.parse_args(argv)
     if args.smoke:
         # One 8-s job: 2 polls (W0 = 2, P = 4: checks due at 2, 6 and 10 s) and 1

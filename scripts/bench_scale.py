@@ -1401,6 +1401,8 @@ def run_all(args: argparse.Namespace) -> list[PatternRun]:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run (or load a saved run), print the tables and the model."""
+    from sfn_patterns_localstack import bench
+
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -1457,12 +1459,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--dag-concurrency", type=int, default=40, help="dag-aggregate max_concurrency (40)"
     )
-    parser.add_argument(
-        "--keep",
-        action="store_true",
-        help="with LOCALSTACK_ENDPOINT: leave what is applied there, not destroy it (for a "
-        "LocalStack that is thrown away afterwards, as the test suite's are)",
-    )
+    bench.add_keep_option(parser)
     # Internal: a status-table worker process.
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--endpoint", help=argparse.SUPPRESS)
