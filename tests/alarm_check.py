@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 # The alarm period the tests pass to the modules (alarms.period_seconds).
 PERIOD = 10
+# Seconds to wait for an alarm's SNS notice once the alarm is in the state (see prove_alarm).
+NOTICE_WAIT = 120
 
 
 @dataclass
@@ -153,11 +155,15 @@ def prove_alarm(
         f"{name}: ALARM {took:.1f} s after the fault, over {periods_to_alarm} periods of {period} s"
     )
     # The notice leaves with the state change, through SNS to SQS: under a loaded
-    # suite that delivery took over two periods once (the alarm was already in ALARM).
-    notice = inbox.notice(name, "ALARM", 6 * period)
+    # suite that delivery took over two periods once, and in one run of stop 37 none
+    # came within six (the alarm was already in ALARM each time; a slow delivery or a
+    # lost one, not known: a LocalStack log would tell). What this proves is that the
+    # notice comes, not how fast under load (the ALARM's timing is asserted above):
+    # SNS's own delivery to SQS retries for about half a minute (fixes/sns_sqs_retry.py).
+    notice = inbox.notice(name, "ALARM", NOTICE_WAIT)
     assert notice["Subject"].startswith(f'ALARM: "{name}"')
     assert notice["OldStateValue"] == "OK"
     assert notice["Trigger"]["MetricName"] or notice["Trigger"].get("Metrics")
     clear()
     wait_state(aws, name, "OK", settle)
-    inbox.notice(name, "OK", 6 * period)
+    inbox.notice(name, "OK", NOTICE_WAIT)
