@@ -45,6 +45,9 @@ SKIPS = [
         r"(^|/)\.venv/",
         r"(^|/)\.terraform/",
         r"(^|/)build/",
+        # Built Lambda zips and the packager's records of them (.<zip>.json): outputs
+        # of a run, which a key read after them would count as inputs.
+        r"(^|/)\.build/",
         r"(^|/)node_modules/",
         r"(^|/)__pycache__/",
         r"(^|/)\.\w+_cache/",

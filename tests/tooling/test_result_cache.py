@@ -19,6 +19,7 @@ def _tree(root: Path) -> None:
         "tests/terraform/root_native/a.tftest.hcl": "run {}",
         "tests/semaphore/test_unrelated.py": "x = 1",
         ".venv/lib/site.py": "x = 1",
+        "modules/m/.build/.fn.zip.json": "{}",
     }.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
