@@ -46,6 +46,10 @@ CONFIG = Path(__file__).resolve().parent / "two_pollers"
 # Generous margins: the first executions after an apply meet cold Lambdas on a
 # loaded machine, and the fast loop's clock starts before its job does.
 OWN_TIMEOUT, FAST_TIMEOUT, SLOW_TIMEOUT = 8, 6, 12
+# How long the jobs run that a wait-count loop must time out on: its polls would have to
+# take over 5 s each (SLOW_TIMEOUT - 1 polls of 1 s) for the job to end first. A
+# sleeping job costs no CPU.
+WAIT_COUNT_JOB = 60
 OTHER_ACCOUNT = "111111111111"
 # The aws-sdk pollers (sdk_events.tf). A fallback long enough for the status-change
 # event to beat it on a loaded machine (8 s was beaten once in a full run with five
@@ -153,12 +157,12 @@ def deployed(
     with workspace.applied(variables, destroy=destroy_deployments) as outputs:
         yield {"workspace": workspace, "variables": variables, "outputs": outputs}
         if destroy_deployments:
-            # A timed-out execution's job runs on (the slow one 3 x SLOW_TIMEOUT) and
+            # A timed-out execution's job runs on (the slow ones WAIT_COUNT_JOB) and
             # then writes its final status with its role: destroyed before that, the
             # role is gone and the write is denied, as it would be in an account. Wait
             # for every job the tests started to end first.
             tables = [outputs["metadata_table_name"], *outputs["via_lambda_store"][1:]]
-            _wait_for_jobs(aws("dynamodb"), [t for t in tables if t], 3 * SLOW_TIMEOUT + 60)
+            _wait_for_jobs(aws("dynamodb"), [t for t in tables if t], WAIT_COUNT_JOB + 60)
     if destroy_deployments:
         assert leftovers(aws, prefix) == {}
 
@@ -185,10 +189,11 @@ CASES = {
     # 6 s: still running at the first check, however late it comes (a 3-s job had
     # already ended at the first check once, under a loaded run: no poll to count).
     "own-ok": ("state_machine_arn", {"job": {"duration_seconds": 6}}),
-    # The wait-count jobs run 3 timeouts: a counter counts polls, and on a loaded
-    # machine each poll takes longer than its interval (a job 5 s over the timeout
-    # ended before the 7th poll at a load of 28 on 2 cores).
-    "own-slow": ("state_machine_arn", {"job": {"duration_seconds": 3 * OWN_TIMEOUT}}),
+    # The wait-count jobs run WAIT_COUNT_JOB seconds: a counter counts polls, and on a
+    # loaded machine each poll takes longer than its interval (a job 5 s over the
+    # timeout ended before the 7th poll at a load of 28 on 2 cores; a 24-s job before
+    # the 7th 1-s poll in stop 37's last run).
+    "own-slow": ("state_machine_arn", {"job": {"duration_seconds": WAIT_COUNT_JOB}}),
     # An 8-s slow job would time out in the fast loop (6 s) but not in the slow one (12 s).
     "via-lambda": ("via_lambda_arn", {"job": {"duration_seconds": 2, "status_errors": 1}}),
     "two-ok": (
@@ -201,7 +206,7 @@ CASES = {
     ),
     "two-slow-timeout": (
         "two_pollers_arn",
-        {"jobs": {"fast": {"duration_seconds": 1}, "slow": {"duration_seconds": 3 * SLOW_TIMEOUT}}},
+        {"jobs": {"fast": {"duration_seconds": 1}, "slow": {"duration_seconds": WAIT_COUNT_JOB}}},
     ),
     # The aws-sdk pollers' child jobs (sdk_events.tf).
     "sdk-delivered": ("events_state_machine_arn", {"job": {"duration_seconds": 2}}),
