@@ -395,17 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         # fallback check (F = 5: due at 5 and 10 s), each boundary 2 s or more away, so
         # a loaded machine's late checks and late events still give the scheduled count.
         args.durations, args.interval, args.fallback = [8.0], 4, 5
-    endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
-    if endpoint:
-        return run(args, endpoint.rstrip("/"), destroy=not args.keep)
-    from sfn_patterns_localstack import server
-
-    progress("starting LocalStack")
-    instance = server.start()
-    try:
-        return run(args, instance.endpoint, destroy=False)
-    finally:
-        instance.stop()
+    with bench.localstack(progress, args.keep) as (endpoint, destroy):
+        return run(args, endpoint, destroy=destroy)
 
 
 if __name__ == "__main__":

@@ -1347,51 +1347,44 @@ def run_all(args: argparse.Namespace) -> list[PatternRun]:
     most of the time. The measurements run one pattern at a time, so each has the
     machine to itself (and the meter counts one pattern's calls).
     """
-    endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
-    instance = None
-    if not endpoint:
-        from sfn_patterns_localstack import server
+    from sfn_patterns_localstack import bench
 
-        progress("starting LocalStack")
-        instance = server.start()
-        endpoint = instance.endpoint
-    scratch = Path(tempfile.mkdtemp(prefix="bench-scale-"))
-    ctx = Context(endpoint.rstrip("/"), destroy=instance is None and not args.keep, scratch=scratch)
-    plan = plan_sizes(args)
-    runs = []
-    deployments: dict[str, Any] = {}
-    try:
-        with ThreadPoolExecutor(len(plan) or 1) as pool:
-            pending = {
-                pattern: pool.submit(PATTERN_FUNCTIONS[pattern][1], ctx, args, sizes)
-                for pattern, sizes in plan.items()
-            }
-            for pattern, sizes in plan.items():
-                setting, _, measure = PATTERN_FUNCTIONS[pattern]
-                run = PatternRun(pattern, setting(args))
-                runs.append(run)
-                try:
-                    deployments[pattern] = pending[pattern].result()
-                except Exception as error:  # reported in the table; the others go on
-                    run.stopped = f"{sizes[0]}: deployment failed: {error}"
-                    progress(f"{pattern}: deployment failed: {error}")
-                    continue
-                progress(f"{pattern}: sizes {sizes} (load {load_average()})")
-                for n in sizes:
+    with bench.localstack(progress, args.keep) as (endpoint, destroy):
+        scratch = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+        ctx = Context(endpoint, destroy=destroy, scratch=scratch)
+        plan = plan_sizes(args)
+        runs = []
+        deployments: dict[str, Any] = {}
+        try:
+            with ThreadPoolExecutor(len(plan) or 1) as pool:
+                pending = {
+                    pattern: pool.submit(PATTERN_FUNCTIONS[pattern][1], ctx, args, sizes)
+                    for pattern, sizes in plan.items()
+                }
+                for pattern, sizes in plan.items():
+                    setting, _, measure = PATTERN_FUNCTIONS[pattern]
+                    run = PatternRun(pattern, setting(args))
+                    runs.append(run)
                     try:
-                        run.columns.append(measure(ctx, deployments[pattern], n, args))
-                    except Exception as error:  # the larger sizes would fail the same way
-                        run.stopped = f"{n}: {error}"
-                        progress(f"{pattern}: size {n} failed: {error}")
-                        break
-    finally:
-        with ThreadPoolExecutor(max(1, len(ctx.deployments))) as pool:
-            list(pool.map(lambda d: teardown(ctx, d), ctx.deployments))
-        with contextlib.suppress(OSError):
-            ctx.meter_stop()
-        shutil.rmtree(scratch, ignore_errors=True)
-        if instance is not None:
-            instance.stop()
+                        deployments[pattern] = pending[pattern].result()
+                    except Exception as error:  # reported in the table; the others go on
+                        run.stopped = f"{sizes[0]}: deployment failed: {error}"
+                        progress(f"{pattern}: deployment failed: {error}")
+                        continue
+                    progress(f"{pattern}: sizes {sizes} (load {load_average()})")
+                    for n in sizes:
+                        try:
+                            run.columns.append(measure(ctx, deployments[pattern], n, args))
+                        except Exception as error:  # the larger sizes would fail the same way
+                            run.stopped = f"{n}: {error}"
+                            progress(f"{pattern}: size {n} failed: {error}")
+                            break
+        finally:
+            with ThreadPoolExecutor(max(1, len(ctx.deployments))) as pool:
+                list(pool.map(lambda d: teardown(ctx, d), ctx.deployments))
+            with contextlib.suppress(OSError):
+                ctx.meter_stop()
+            shutil.rmtree(scratch, ignore_errors=True)
     for error in ctx.teardown_errors:
         print(f"TEARDOWN FAILED: {error}", file=sys.stderr)
     if ctx.teardown_errors:
