@@ -161,9 +161,10 @@ def prove_alarm(
     # notice comes, not how fast under load (the ALARM's timing is asserted above):
     # SNS's own delivery to SQS retries for about half a minute (fixes/sns_sqs_retry.py).
     notice = inbox.notice(name, "ALARM", NOTICE_WAIT)
-    assert notice["Subject"].startswith(f'ALARM: "{name}"')
-    assert notice["OldStateValue"] == "OK"
-    assert notice["Trigger"]["MetricName"] or notice["Trigger"].get("Metrics")
+    # (Not a test module: pytest does not rewrite these asserts, so each says what it saw.)
+    assert notice["Subject"].startswith(f'ALARM: "{name}"'), notice
+    assert notice["OldStateValue"] == "OK", notice
+    assert notice["Trigger"].get("MetricName") or notice["Trigger"].get("Metrics"), notice
     clear()
     wait_state(aws, name, "OK", settle)
     inbox.notice(name, "OK", NOTICE_WAIT)

@@ -1,4 +1,7 @@
-"""AWS/States and AWS/SQS data are shaped as AWS documents them (no LocalStack needed)."""
+"""AWS/States, AWS/SQS, AWS/DynamoDB and AWS/Events data, shaped as AWS documents them.
+
+No LocalStack needed: each module's data are built from plain values.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,12 @@ import datetime
 import heapq
 from types import SimpleNamespace
 
-from sfn_patterns_localstack.emulation.metrics import sfn_metrics, sqs_metrics
+from sfn_patterns_localstack.emulation.metrics import (
+    dynamodb_metrics,
+    events_metrics,
+    sfn_metrics,
+    sqs_metrics,
+)
 
 ARN = "arn:aws:states:us-east-1:000000000000:stateMachine:jobs"
 
@@ -94,3 +102,74 @@ def test_a_standard_queue_and_an_empty_one() -> None:
     assert "ApproximateAgeOfOldestMessage" not in {
         d.name for d in sqs_metrics.queue_data(empty, 1.0)
     }
+
+
+# --- AWS/DynamoDB and AWS/Events (dynamodb_metrics, events_metrics) -------------------
+
+
+def _named(data: list) -> list[tuple]:
+    return [(d.namespace, d.name, d.value, dict(d.dimensions)) for d in data]
+
+
+def test_a_throttled_read_and_a_throttled_write() -> None:
+    read = dynamodb_metrics.answer_data(
+        "GetItem", {"TableName": "locks"}, 400, "ProvisionedThroughputExceededException"
+    )
+    assert _named(read) == [
+        ("AWS/DynamoDB", "ThrottledRequests", 1, {"TableName": "locks", "Operation": "GetItem"}),
+        ("AWS/DynamoDB", "ReadThrottleEvents", 1, {"TableName": "locks"}),
+    ]
+    write = dynamodb_metrics.answer_data(
+        "UpdateItem", {"TableName": "locks"}, 400, "ThrottlingException"
+    )
+    assert [d.name for d in write] == ["ThrottledRequests", "WriteThrottleEvents"]
+
+
+def test_a_server_error_is_a_system_error_of_its_operation() -> None:
+    for status, code in ((500, "InternalServerError"), (503, "ServiceUnavailable"), (500, None)):
+        data = dynamodb_metrics.answer_data("PutItem", {"TableName": "t"}, status, code)
+        assert _named(data) == [
+            ("AWS/DynamoDB", "SystemErrors", 1, {"TableName": "t", "Operation": "PutItem"})
+        ]
+
+
+def test_other_answers_and_tableless_requests_count_nothing() -> None:
+    assert dynamodb_metrics.answer_data("PutItem", {"TableName": "t"}, 400, "Conditional") == []
+    assert dynamodb_metrics.answer_data("ListTables", {}, 400, "ThrottlingException") == []
+    # A control-plane throttle counts as a throttled request, but is no read or write.
+    data = dynamodb_metrics.answer_data(
+        "DescribeTable", {"TableName": "t"}, 400, "ThrottlingException"
+    )
+    assert [d.name for d in data] == ["ThrottledRequests"]
+
+
+def test_batches_and_transactions_count_each_table_once() -> None:
+    batch = {"RequestItems": {"a": {}, "b": {}}}
+    assert dynamodb_metrics.table_names(batch) == ["a", "b"]
+    transaction = {
+        "TransactItems": [
+            {"Put": {"TableName": "a"}},
+            {"Update": {"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/b"}},
+            {"ConditionCheck": {"TableName": "a"}},
+        ]
+    }
+    assert dynamodb_metrics.table_names(transaction) == ["a", "b"]
+    data = dynamodb_metrics.answer_data(
+        "TransactWriteItems", transaction, 400, "ProvisionedThroughputExceededException"
+    )
+    assert [(d.name, dict(d.dimensions)["TableName"]) for d in data] == [
+        ("ThrottledRequests", "a"),
+        ("WriteThrottleEvents", "a"),
+        ("ThrottledRequests", "b"),
+        ("WriteThrottleEvents", "b"),
+    ]
+
+
+def test_a_failed_delivery_is_an_invocation_and_a_failed_one() -> None:
+    assert _named(events_metrics.delivery_data("starter", failed=False)) == [
+        ("AWS/Events", "Invocations", 1, {"RuleName": "starter"})
+    ]
+    assert _named(events_metrics.delivery_data("starter", failed=True)) == [
+        ("AWS/Events", "Invocations", 1, {"RuleName": "starter"}),
+        ("AWS/Events", "FailedInvocations", 1, {"RuleName": "starter"}),
+    ]

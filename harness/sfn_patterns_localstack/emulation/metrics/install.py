@@ -13,8 +13,11 @@ from . import (
     alarm_evaluation,
     alarm_tags,
     dimension_search,
+    dynamodb_metrics,
+    events_metrics,
     lambda_metrics,
     metric_index,
+    metric_math,
     sfn_metrics,
     sqs_metrics,
 )
@@ -40,8 +43,11 @@ def install() -> dict[str, bool]:
         "alarm_evaluation": alarm_evaluation.apply(),
         "alarm_tags": alarm_tags.apply(),
         "dimension_search": dimension_search.apply(),
+        "dynamodb": dynamodb_metrics.apply(),
+        "events": events_metrics.apply(),
         "lambda": lambda_metrics.apply(),
         "metric_index": metric_index.apply(),
+        "metric_math": metric_math.apply(),
         "states": sfn_metrics.apply(),
         "sqs": sqs_metrics.apply(),
     }
