@@ -37,3 +37,8 @@ output "dashboard_name" {
   description = "Name of the pattern module's dashboard; null unless create_dashboard."
   value       = module.status_table.dashboard_name
 }
+
+output "metrics_environment" {
+  description = "Environment for the worker functions that run the Tracker (its pattern metrics, under the module's name)."
+  value       = module.status_table.metrics_environment
+}

@@ -14,3 +14,16 @@ module "alarms" {
 
   tables = { table = { name = var.name, operations = ["GetItem", "PutItem", "UpdateItem", "Query", "TransactWriteItems", "BatchWriteItem"] } }
 }
+
+# --- pattern metrics (EMF lines the Tracker prints in the caller's workers) -------------
+
+locals {
+  metrics_namespace = "sfn-patterns"
+  # The Tracker prints its metrics under this namespace, dimensions Module and Pattern,
+  # wherever these variables are in the environment (output metrics_environment).
+  metrics_environment = {
+    SFN_PATTERNS_METRICS_NAMESPACE = local.metrics_namespace
+    SFN_PATTERNS_MODULE            = var.name
+  }
+  metrics_dimensions = { Module = var.name, Pattern = "status-table" }
+}

@@ -10,4 +10,14 @@ module "dashboard" {
   period_seconds = var.alarms.period_seconds
   alarm_arns     = module.alarms.alarm_arns
   tables         = [var.name]
+  pattern_metrics = {
+    title      = "Lease expiries, retries exhausted, oldest pending task (Tracker)"
+    namespace  = local.metrics_namespace
+    dimensions = local.metrics_dimensions
+    metrics = [
+      { name = "LeaseExpiries" },
+      { name = "RetriesExhausted" },
+      { name = "OldestPendingAge", stat = "Maximum", axis = "right" },
+    ]
+  }
 }

@@ -78,3 +78,8 @@ output "dashboard_body" {
   description = "Body (JSON) of the dashboard, built whether or not it is created (for review)."
   value       = module.dashboard.dashboard_body
 }
+
+output "metrics_environment" {
+  description = "Environment variables for the functions that run the Tracker on this table: with them it prints the pattern's metrics (LeaseExpiries, RetriesExhausted, OldestPendingAge) as EMF lines under this module's name."
+  value       = local.metrics_environment
+}

@@ -8,6 +8,8 @@ grant on the status index.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +23,7 @@ from sfn_patterns.status_table.model import make_model
 from sfn_patterns_cli.status_table.cli import group as status_cli
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
+from tests.dashboard_check import problems
 from tests.iam_denial import (
     assert_denial_text,
     denial,
@@ -40,7 +43,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "status-table"
 def example(
     localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict]:
-    variables = {"name_prefix": f"st-{int(time.time()) % 100000}"}
+    variables = {"name_prefix": f"st-{int(time.time()) % 100000}", "create_dashboard": True}
     workspace = Workspace(EXAMPLE, localstack_endpoint, tmp_path_factory.mktemp("status-tf"))
     with workspace.applied(variables) as outputs:
         yield {"workspace": workspace, "variables": variables, **outputs}
@@ -145,6 +148,22 @@ def test_example_table_serves_the_tracker(
         1 / 0  # noqa: B018 - the task's business logic fails
     assert orders.get("o-1").status == Status.SUCCEEDED
     assert orders.get("o-2").status == Status.FAILED
+    # A worker given the module's metrics_environment prints the pattern's metrics
+    # under this module instance's name.
+    with pytest.MonkeyPatch.context() as env:
+        for key, value in outputs["metrics_environment"].items():
+            env.setenv(key, value)
+        orders.create_tasks(["o-3"])
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            age = orders.emit_backlog_metrics()
+    assert age is not None and age >= 0
+    (line,) = [json.loads(text) for text in printed.getvalue().splitlines()]
+    assert (line["Module"], line["Pattern"]) == (
+        f"{variables['name_prefix']}-tasks",
+        "status-table",
+    )
+    assert line["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "sfn-patterns"
+    assert line["OldestPendingAge"] == age
 
     result = CliRunner().invoke(
         status_cli,
@@ -259,6 +278,34 @@ def test_without_its_grant_on_the_status_index_the_worker_cannot_query(
         t.task_id
         for t in tracker(example, localstack_endpoint, "index-denial").query(Status.PENDING)
     ] == ["i-1"]
+
+
+def test_the_dashboard_charts_the_tracker_metrics(aws: Callable, example: dict) -> None:
+    body = json.loads(
+        aws("cloudwatch").get_dashboard(DashboardName=example["dashboard_name"])["DashboardBody"]
+    )
+    assert problems(body) == []
+    rows = [
+        row
+        for widget in body["widgets"]
+        if widget["type"] == "metric"
+        for row in widget["properties"]["metrics"]
+    ]
+    module_name = f"{example['variables']['name_prefix']}-tasks"
+    pattern_rows = [row for row in rows if row[0] == "sfn-patterns"]
+    assert {row[1] for row in pattern_rows} == {
+        "LeaseExpiries",
+        "RetriesExhausted",
+        "OldestPendingAge",
+    }
+    # The dimensions the Tracker prints under metrics_environment (the test above).
+    assert all(
+        row[2:6] == ["Module", module_name, "Pattern", "status-table"] for row in pattern_rows
+    )
+    (alarm_widget,) = [w for w in body["widgets"] if w["type"] == "alarm"]
+    assert sorted(alarm_widget["properties"]["alarms"]) == sorted(
+        a["arn"] for a in example["alarms"].values()
+    )
 
 
 def test_second_plan_is_empty(example: dict) -> None:

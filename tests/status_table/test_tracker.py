@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from datetime import timedelta
@@ -145,6 +146,53 @@ def test_reclaim_at_max_retry_parks_the_task(make_tracker: MakeTracker, clock) -
         tracker.start("t1")
     task = tracker.get("t1")
     assert (task.status, task.retry, task.lease_owner) == (Status.IGNORED, 1, None)
+
+
+def _emf_metrics(text: str) -> list[dict]:
+    """Each EMF line's metrics (name -> value) and dimensions, in order."""
+    found = []
+    for line in text.splitlines():
+        if line.startswith('{"_aws"'):
+            document = json.loads(line)
+            (directive,) = document["_aws"]["CloudWatchMetrics"]
+            names = [m["Name"] for m in directive["Metrics"]]
+            found.append({name: document[name] for name in [*names, *directive["Dimensions"][0]]})
+    return found
+
+
+def test_lease_expiries_exhausted_retries_and_backlog_age_are_pattern_metrics(
+    make_tracker: MakeTracker, clock, capsys, monkeypatch
+) -> None:
+    """Issue 29: the tracker prints the pattern's metrics where the module's variables are set."""
+    monkeypatch.setenv("SFN_PATTERNS_METRICS_NAMESPACE", "sfn-patterns")
+    monkeypatch.setenv("SFN_PATTERNS_MODULE", "orders-tasks")
+    tracker = make_tracker(max_retry=2)
+    tracker.create_tasks(["crashes", "fails", "waits"])
+    capsys.readouterr()
+    # A crashed attempt's lease expires; the next start reclaims it (one expiry) ...
+    tracker.start("crashes")
+    clock.advance(seconds=301)
+    tracker.start("crashes")
+    # ... and the one after that has used up the retries: parked (expiry, exhausted).
+    clock.advance(seconds=301)
+    with pytest.raises(TaskIgnoredError):
+        tracker.start("crashes")
+    # A task that fails max_retry times is exhausted once, on its last failure.
+    fail_once(tracker, "fails")
+    fail_once(tracker, "fails")
+    dims = {"Module": "orders-tasks", "Pattern": "status-table"}
+    assert _emf_metrics(capsys.readouterr().out) == [
+        {"LeaseExpiries": 1, **dims},
+        {"LeaseExpiries": 1, "RetriesExhausted": 1, **dims},
+        {"RetriesExhausted": 1, **dims},
+    ]
+    # "waits" has been pending since it was created, 602 s of the clock ago.
+    assert tracker.emit_backlog_metrics() == pytest.approx(602)
+    assert _emf_metrics(capsys.readouterr().out) == [{"OldestPendingAge": 602, **dims}]
+    with tracker.start("waits"):
+        pass
+    assert tracker.emit_backlog_metrics() is None
+    assert capsys.readouterr().out == ""
 
 
 def test_stale_worker_failure_is_fenced_and_keeps_original_error(

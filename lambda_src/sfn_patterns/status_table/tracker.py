@@ -34,6 +34,7 @@ from datetime import datetime, timedelta, timezone
 from types import TracebackType
 from typing import Any, Protocol
 
+from sfn_patterns import metrics
 from sfn_patterns.status_table import bulk
 from sfn_patterns.status_table.errors import (
     PayloadMismatchError,
@@ -64,6 +65,9 @@ def add_note(exc: BaseException, note: str) -> None:
 
 
 log = logging.getLogger("sfn_patterns.status_table")
+# The pattern's metrics (EMF lines, :mod:`sfn_patterns.metrics`): printed only where
+# the module's metrics variables are set (``metrics_environment`` of modules/status-table).
+PATTERN = "status-table"
 
 Clock = Callable[[], datetime]
 # Lost acquisition races are re-evaluated this often before giving up as "locked".
@@ -225,6 +229,29 @@ class Tracker:
             newest_first=newest_first,
         )
 
+    def oldest_pending_age(self) -> float | None:
+        """Seconds since the oldest pending task became pending; None when none is.
+
+        One Query per shard of the status index (oldest first, one item each).
+        """
+        oldest = self.store.query(Status.PENDING, limit=1)
+        if not oldest:
+            return None
+        return max(0.0, (self.now() - oldest[0].update_time).total_seconds())
+
+    def emit_backlog_metrics(self) -> float | None:
+        """Print ``OldestPendingAge`` (seconds) as a pattern metric; the age, or None.
+
+        For a scheduled function of the caller's (the tracker has no schedule of its
+        own): a backlog that stops moving shows as an age that keeps growing. Nothing
+        is printed when no task is pending, as CloudWatch publishes no age of an
+        empty queue.
+        """
+        age = self.oldest_pending_age()
+        if age is not None:
+            metrics.emit(PATTERN, {"OldestPendingAge": (age, "Seconds")})
+        return age
+
     def claimable(self, limit: int | None = None) -> list[TaskRecord]:
         """Tasks a worker could start now: pending, failed, and in_progress with expired lease."""
         return self.store.claimable(self.now(), limit=limit)
@@ -354,6 +381,7 @@ class Tracker:
         """Set an expired task that used up its retries to ignored (ConditionFailed: lost)."""
         observed_attempt, owner = int(item.attempt), item.lease_owner
         self.store.park_expired(item, retry=retry, errors=errors, now=now)
+        metrics.emit(PATTERN, {"LeaseExpiries": 1, "RetriesExhausted": 1})
         log.warning(
             "ignored %s/%s: lease of attempt %d (%s) expired and retry %d reached max_retry %d",
             self.use_case_id,
@@ -456,6 +484,7 @@ class Tracker:
         except ConditionFailed as lost:
             return None, lost.item
         if reclaimed_from is not None:
+            metrics.emit(PATTERN, {"LeaseExpiries": 1})
             log.warning(
                 "reclaim %s: attempt %d by %s expired; attempt %d by %s (retry %d)",
                 label,
@@ -640,6 +669,8 @@ class Attempt:
             status,
         )
         self.final_status = status
+        if status is Status.IGNORED:
+            metrics.emit(PATTERN, {"RetriesExhausted": 1})
         log.log(
             logging.WARNING if status is Status.IGNORED else logging.INFO,
             "%s %s: attempt %d raised %s: %s (retry %d/%d)",
