@@ -32,3 +32,16 @@ def test_nothing_without_the_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
     out = io.StringIO()
     assert metrics.emit("semaphore", {"SlotsHeld": 1}, out) is None
     assert out.getvalue() == ""
+
+
+def test_properties_name_the_subject_without_becoming_dimensions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(metrics.NAMESPACE_ENV, "sfn-patterns")
+    monkeypatch.setenv(metrics.MODULE_ENV, "nightly")
+    out = io.StringIO()
+    metrics.emit("dag-aggregate", {"TaskFailures": 1}, out, properties={"Task": "orders"})
+    (line,) = out.getvalue().splitlines()
+    (failures,) = emf.parse_line(line)
+    assert failures.dimensions == (("Module", "nightly"), ("Pattern", "dag-aggregate"))
+    assert json.loads(line)["Task"] == "orders"  # in the log event, for Logs Insights

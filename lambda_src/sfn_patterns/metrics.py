@@ -38,8 +38,15 @@ def document(
     dimensions: Mapping[str, str],
     metrics: Mapping[str, Value],
     timestamp_ms: int | None = None,
+    properties: Mapping[str, str] | None = None,
 ) -> dict:
-    """The EMF document of ``metrics`` under one dimension set."""
+    """The EMF document of ``metrics`` under one dimension set.
+
+    ``properties`` are members of the document that are neither dimensions nor
+    metrics: CloudWatch keeps them in the log event only (searchable with Logs
+    Insights), so they cost nothing per value, where each dimension value is a custom
+    metric of its own (billed monthly).
+    """
     definitions = []
     values: dict = {}
     for name, value in metrics.items():
@@ -57,17 +64,27 @@ def document(
                 }
             ],
         },
+        **dict(properties or {}),
         **dict(dimensions),
         **values,
     }
 
 
-def emit(pattern: str, metrics: Mapping[str, Value], stream: IO[str] | None = None) -> dict | None:
-    """Print one EMF line for this module instance; the document, or None when off."""
+def emit(
+    pattern: str,
+    metrics: Mapping[str, Value],
+    stream: IO[str] | None = None,
+    properties: Mapping[str, str] | None = None,
+) -> dict | None:
+    """Print one EMF line for this module instance; the document, or None when off.
+
+    ``properties`` name what the values are about (a task, a run) without making it
+    a dimension (see :func:`document`).
+    """
     namespace = os.environ.get(NAMESPACE_ENV)
     if not namespace or not metrics:
         return None
     dimensions = {"Module": os.environ.get(MODULE_ENV, "unknown"), "Pattern": pattern}
-    line = document(namespace, dimensions, metrics)
+    line = document(namespace, dimensions, metrics, properties=properties)
     print(json.dumps(line, separators=(",", ":")), file=stream or sys.stdout, flush=True)
     return line

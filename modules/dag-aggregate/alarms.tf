@@ -34,3 +34,15 @@ module "alarms" {
     local.event_completion ? { completion-rule = "${var.name}-completion" } : {},
   )
 }
+
+# --- pattern metrics (EMF lines from the dependency runtime; sfn_patterns/metrics.py) ---
+
+locals {
+  metrics_namespace = "sfn-patterns"
+  # The runtime prints its metrics under this namespace, dimensions Module and Pattern.
+  metrics_environment = {
+    SFN_PATTERNS_METRICS_NAMESPACE = local.metrics_namespace
+    SFN_PATTERNS_MODULE            = var.name
+  }
+  metrics_dimensions = { Module = var.name, Pattern = "dag-aggregate" }
+}

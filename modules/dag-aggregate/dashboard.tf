@@ -14,4 +14,16 @@ module "dashboard" {
     local.dependency ? [local.runtime_function_name] : [],
     local.event_completion ? ["${var.name}-completion"] : [],
   )
+  # The dependency runtime's metrics (a level-order DAG has no runtime: its executions'
+  # metrics above are the run's).
+  pattern_metrics = {
+    title      = "Task failures, tasks skipped, run duration"
+    namespace  = local.metrics_namespace
+    dimensions = local.metrics_dimensions
+    metrics = local.dependency ? [
+      { name = "TaskFailures", stat = "Sum", axis = "left" },
+      { name = "TasksSkipped", stat = "Sum", axis = "left" },
+      { name = "RunDuration", stat = "Maximum", axis = "right" },
+    ] : []
+  }
 }

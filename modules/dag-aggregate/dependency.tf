@@ -179,17 +179,17 @@ module "runtime" {
   create = local.create_dependency
 
   function_name = local.runtime_function_name
-  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/dag_aggregate/__init__.py", "sfn_patterns/dag_aggregate/runtime/**"] }]
+  source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/metrics.py", "sfn_patterns/dag_aggregate/__init__.py", "sfn_patterns/dag_aggregate/runtime/**"] }]
   handler       = "sfn_patterns.dag_aggregate.runtime.handler.handler"
   timeout       = 120
-  environment_variables = local.create_dependency ? {
+  environment_variables = local.create_dependency ? merge(local.metrics_environment, {
     TABLE_NAME             = aws_dynamodb_table.runs[0].name
     PLAN_BUCKET            = aws_s3_bucket.plan[0].id
     PLAN_KEY               = aws_s3_object.plan[0].key
     TASK_STATE_MACHINE_ARN = local.task_machine_arn
     MAX_CONCURRENCY        = tostring(var.max_concurrency)
     RUN_RESULTS_BUCKET     = aws_s3_bucket.plan[0].id
-  } : {}
+  }) : {}
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   python_executable                 = var.python_executable

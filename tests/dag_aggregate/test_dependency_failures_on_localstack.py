@@ -16,6 +16,7 @@ running N seconds.
 
 from __future__ import annotations
 
+import datetime
 import json
 import time
 import uuid
@@ -316,6 +317,46 @@ def test_a_statement_past_its_own_timeout_is_cancelled_by_its_task(
 ) -> None:
     """See _cancel: the task's poll loop gives up at the task's timeout and cancels."""
     _held(scenarios, "cancel")
+
+
+def test_the_runtime_metrics_count_the_failed_and_skipped_tasks_of_the_four_runs(
+    scenarios: dict[str, BaseException | None], deployment: Deployment
+) -> None:
+    """Issue 29: the dependency runtime's EMF lines reach CloudWatch (through the harness).
+
+    Expected from the scenarios above, written out by hand: three tasks failed (held,
+    stuck, overrun), three never ran (h1 and h2 behind held, s1 behind stuck), and four
+    runs ended (takeover's once, though two coordinators ran it). Runs after the
+    scenarios and before the faults test, whose runs would add to the counts.
+    """
+    for name, error in scenarios.items():
+        assert error is None, f"scenario {name} failed, so its metrics are not known: {error!r}"
+    module = deployment.outputs["state_machine_arn"].rsplit(":", 1)[1]
+    dims = [{"Name": "Module", "Value": module}, {"Name": "Pattern", "Value": "dag-aggregate"}]
+    cloudwatch = deployment.aws("cloudwatch")
+
+    def statistic(metric: str, stat: str) -> float:
+        now = datetime.datetime.now(datetime.UTC)
+        points = cloudwatch.get_metric_statistics(
+            Namespace="sfn-patterns",
+            MetricName=metric,
+            Dimensions=dims,
+            StartTime=now - datetime.timedelta(hours=1),
+            EndTime=now + datetime.timedelta(minutes=1),
+            Period=7200,
+            Statistics=[stat],
+        )["Datapoints"]
+        return sum(p[stat] for p in points)
+
+    expected = {("TaskFailures", "Sum"): 3, ("TasksSkipped", "Sum"): 3}
+    expected[("RunDuration", "SampleCount")] = 4
+    deadline = time.monotonic() + 30  # the harness's sink writes every second
+    while True:
+        seen = {key: statistic(*key) for key in expected}
+        if seen == expected or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert seen == expected
 
 
 def _rows(client: Any, workgroup: str, table: str) -> int:

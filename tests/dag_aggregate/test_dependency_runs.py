@@ -318,3 +318,31 @@ def test_a_wide_dag_stays_within_dynamodb_expression_limits(ddb: Any) -> None:
     assert [r[0] for r in launcher.results] == ["success"]
     assert len(launcher.names) == len(parents)  # no execution started twice
     assert limited.longest > 500  # batched requests were checked, not only small ones
+
+
+def test_failures_skips_and_duration_are_pattern_metrics(
+    ddb: Any, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29: one TaskFailures per failed attempt (the task named, not a dimension),
+    and the ended run's TasksSkipped and RunDuration, printed by the one writer of the end."""
+    monkeypatch.setenv("SFN_PATTERNS_METRICS_NAMESPACE", "sfn-patterns")
+    monkeypatch.setenv("SFN_PATTERNS_MODULE", "nightly-dag")
+    times = iter(f"2026-01-01T00:{minute:02d}:00.000Z" for minute in range(60))
+    launcher = FakeLauncher()
+    sched = scheduler(ddb, make_plan(DIAMOND), 2, launcher, clock=lambda: next(times))
+    start(sched, "nightly", "e1", "t1", select="+z c")
+    drain(sched, launcher, "nightly", fail={"b"})
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    emf_lines = [x for x in lines if "_aws" in x]
+    assert all((x["Module"], x["Pattern"]) == ("nightly-dag", "dag-aggregate") for x in emf_lines)
+    failures = [x for x in emf_lines if "TaskFailures" in x]
+    assert [(x["TaskFailures"], x["Task"], x["RunId"]) for x in failures] == [(1, "b", "nightly")]
+    # The task is a property: the dimension set stays Module and Pattern.
+    assert failures[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Module", "Pattern"]]
+    (ended,) = [x for x in emf_lines if "TasksSkipped" in x]
+    assert (ended["TasksSkipped"], ended["Status"]) == (2, "FAILED")  # c and z never ran
+    assert ended["RunDuration"] > 0
+    assert {m["Name"]: m["Unit"] for m in ended["_aws"]["CloudWatchMetrics"][0]["Metrics"]} == {
+        "TasksSkipped": "Count",
+        "RunDuration": "Seconds",
+    }

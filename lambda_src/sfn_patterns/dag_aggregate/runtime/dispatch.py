@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
+from sfn_patterns import metrics
 from sfn_patterns.dag_aggregate.runtime import selection as sel
 from sfn_patterns.dag_aggregate.runtime.artifacts import ArtifactWriter, document, parse_time
 from sfn_patterns.dag_aggregate.runtime.store import (
@@ -74,6 +75,10 @@ from sfn_patterns.dag_aggregate.runtime.store import (
 log = logging.getLogger("sfn_patterns.dag_aggregate.runtime")
 
 GENERATOR = "sfn-patterns-runtime dag_aggregate"
+# The pattern's metrics (EMF lines): TaskFailures (the task named as a property, not a
+# dimension: a dimension value per task would be a custom metric per task, billed
+# monthly), TasksSkipped and RunDuration of an ended run.
+PATTERN = "dag-aggregate"
 LAUNCH_GRACE = 30.0  # seconds before another dispatcher restarts an unmarked claim
 REPORT_CLAIMS = 2  # a report claims at most this many tasks: its own slot, and one spare
 _MAX_RACES = 8  # lost claims in one dispatch before leaving it to the next report
@@ -426,6 +431,12 @@ class Scheduler:
             failure = Failure(
                 task, recorded.error or "DagAggregate.TaskFailed", recorded.cause or "-"
             )
+            if not replaying:  # once per failed attempt, however often it is reported
+                metrics.emit(
+                    PATTERN,
+                    {"TaskFailures": 1},
+                    properties={"Task": task, "RunId": run_id, "Error": failure.error},
+                )
         run = self._release(run_id, task, attempt, ready=ready, recheck=recheck, failure=failure)
         if run is not None:
             self.dispatch(run, f"{task}#{attempt}", want=REPORT_CLAIMS)
@@ -641,6 +652,7 @@ class Scheduler:
             )
         except ConditionFailed:
             return None  # another caller ended it, or something became ready
+        emit_run_metrics(final, counts)
         self._conclude(final, tasks)
         return None
 
@@ -683,6 +695,20 @@ class Scheduler:
         )
         key = self.artifacts.write(doc)
         return f"s3://{self.artifacts.bucket}/{key}"
+
+
+def emit_run_metrics(run: RunState, counts: Mapping[str, int]) -> None:
+    """The ended run's pattern metrics: its duration, and the tasks it never ran.
+
+    ``TasksSkipped``: selected tasks still pending when the run ended (a failure
+    stopped the run before their parents succeeded). Printed by the one caller whose
+    write ended the run.
+    """
+    values: dict[str, metrics.Value] = {"TasksSkipped": counts.get(PENDING, 0)}
+    started, finished = parse_time(run.started_at or ""), parse_time(run.finished_at or "")
+    if started and finished:
+        values["RunDuration"] = (max(0.0, (finished - started).total_seconds()), "Seconds")
+    metrics.emit(PATTERN, values, properties={"RunId": run.run_id, "Status": run.status})
 
 
 def outcome_from_report(event: Mapping[str, Any]) -> Outcome:
