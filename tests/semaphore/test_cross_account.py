@@ -4,11 +4,16 @@ LocalStack keeps accounts apart by access key: the target and its role are made 
 account 111111111111, the semaphore in the default 000000000000. Without
 Credentials the wrapper's StartExecution finds no such state machine; with them
 the target runs in the other account, named like the wrapper execution.
+
+The deployment (strategy callback, limit 1) also proves the callback strategy's own
+alarm, oldest-waiter-age: a second deployment of that strategy only for it would cost
+a whole apply, and test_callback.py's is the suite's longest file already.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -18,13 +23,23 @@ import pytest
 
 from sfn_patterns_localstack.roles import allow, delete_role
 from sfn_patterns_localstack.server import ENVIRONMENT
+from tests.alarm_check import PERIOD, Inbox, prove_alarm
 from tests.iam_denial import denial, expect_denials
 
-from .support import NO_ALARMS, deploy, start, wait_done
+from .support import deploy, holders, invoke, lock_item, start, wait_done, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 OTHER_ACCOUNT = "111111111111"
+OLDEST_WAITER_SECONDS = 5  # this deployment's oldest-waiter-age threshold (default 900)
+
+
+@pytest.fixture(scope="module")
+def inbox(aws: Callable) -> Iterator[Inbox]:
+    """Where the alarms notify: an SNS topic read through an SQS subscription."""
+    created = Inbox.create(aws, f"inbox-semx-{uuid.uuid4().hex[:6]}")
+    yield created
+    created.delete()
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +120,9 @@ def deployed(
     aws: Callable,
     other_account: dict,
     tmp_path_factory: pytest.TempPathFactory,
+    *,
     destroy_deployments: bool,
+    inbox: Inbox,
 ) -> Iterator[dict[str, Any]]:
     with deploy(
         localstack_endpoint,
@@ -117,7 +134,12 @@ def deployed(
         semaphore_limit=1,
         target_role_arn=other_account["role_arn"],
         external_target_state_machine_arn=other_account["target_arn"],
-        alarms=NO_ALARMS,
+        alarms={
+            "period_seconds": PERIOD,
+            "alarm_actions": [inbox.topic_arn],
+            "ok_actions": [inbox.topic_arn],
+            "thresholds": {"oldest_waiter_seconds": OLDEST_WAITER_SECONDS},
+        },
     ) as outputs:
         yield outputs
 
@@ -199,3 +221,42 @@ def test_without_credentials_the_other_account_is_not_reached(
         TableName=deployed["lock_table_name"], Key={"pk": {"S": deployed["lock_key"]}}
     )["Item"]
     assert item["holder_count"] == {"N": "0"}
+
+
+def test_a_waiter_kept_waiting_fires_the_oldest_waiter_alarm(
+    aws: Callable, deployed: dict, inbox: Inbox
+) -> None:
+    """A holder keeps the one slot; its waiter's age, measured by a reconciler sweep, passes
+    the threshold: ALARM. Cleared as an operator would: the holder stops, the waiter is
+    admitted, and the next sweep finds nobody waiting."""
+    sfn = aws("stepfunctions")
+    machine = deployed["embedded_state_machine_arn"]
+    holder = start(sfn, machine, {"sleep_seconds": 120, "n": 1})
+    wait_until(lambda: holder in holders(lock_item(aws, deployed)).values(), 60, "the holder")
+    waiter = start(sfn, machine, {"sleep_seconds": 0, "n": 2})
+
+    def keep_waiting() -> None:
+        wait_until(
+            lambda: int(lock_item(aws, deployed)["waiting"]["N"]) == 1, 60, "the waiter to park"
+        )
+        time.sleep(OLDEST_WAITER_SECONDS + 2)
+        report = invoke(aws, deployed["reconciler_function_name"])
+        assert report["queue_length"] == 1, report
+
+    def admit() -> None:
+        sfn.stop_execution(executionArn=holder, error="Test.Stop", cause="the slot is needed")
+        assert wait_done(sfn, [waiter], timeout=60)[waiter]["status"] == "SUCCEEDED"
+        assert invoke(aws, deployed["reconciler_function_name"])["queue_length"] == 0
+
+    try:
+        prove_alarm(
+            aws,
+            inbox,
+            deployed["alarms"]["oldest-waiter-age"]["name"],
+            inject=keep_waiting,
+            clear=admit,
+        )
+    finally:
+        for arn in (holder, waiter):
+            if sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
+                sfn.stop_execution(executionArn=arn, error="Test.Cleanup", cause="test ended")

@@ -44,6 +44,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sqs-throttle"
 MAX = 4
+OLDEST_MESSAGE_SECONDS = 15  # the queue-oldest-message threshold of this deployment
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +82,8 @@ def deployed(
             "dead_man_period_seconds": PERIOD,
             "alarm_actions": [inbox.topic_arn],
             "ok_actions": [inbox.topic_arn],
+            # A request waiting this long fires queue-oldest-message (default an hour).
+            "thresholds": {"oldest_message_seconds": OLDEST_MESSAGE_SECONDS},
         },
     }
     scratch = tmp_path_factory.mktemp("sqs-throttle-tf")
@@ -812,6 +815,33 @@ def test_a_stopped_schedule_fires_the_dead_mans_switch(
     finally:
         stopped.set()
         ticker.join()
+
+
+def test_a_stalled_queue_fires_the_oldest_message_alarm(
+    aws: Callable, deployed: dict, inbox: Inbox
+) -> None:
+    """A request nobody admits grows old: ALARM once it has waited the threshold.
+
+    The schedule is the test here too, and it does not tick: the request waits. The
+    age is SQS's own gauge (ApproximateAgeOfOldestMessage, the harness's every 5 s).
+    Cleared the way the operator's fix would: the starter runs again and admits it.
+    """
+    request_id = f"stalled-{uuid.uuid4().hex[:6]}"
+
+    def stall() -> None:
+        enqueue(deployed["queue_url"], {"seconds": 0}, request_id=request_id, client=aws("sqs"))
+        time.sleep(OLDEST_MESSAGE_SECONDS + 1)  # the alarm's threshold is reached now
+        assert queue_depth(aws, deployed["queue_url"]) == 1
+
+    def admit() -> None:
+        assert invoke_starter(aws, deployed, max_seconds=5)["started"] == [
+            execution_name(request_id)
+        ]
+        assert queue_depth(aws, deployed["queue_url"]) == 0
+
+    prove_alarm(
+        aws, inbox, deployed["alarms"]["queue-oldest-message"]["name"], inject=stall, clear=admit
+    )
 
 
 FAULT_REQUESTS = 3 * MAX
