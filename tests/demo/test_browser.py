@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sfn_patterns_localstack.demo.report import browser, gantt, render
+from sfn_patterns_localstack.demo.report import AlarmRow, MetricSeries, browser, gantt, render
 
 from .test_report import sample
 
@@ -43,6 +43,27 @@ def test_sample_report_renders_with_a_silent_console(chromium: str, tmp_path: Pa
     capture = browser.capture(page)
     # Stage colours of the Gantt bars and the green outcome badges are really drawn.
     assert_renders(capture, [gantt.STAGE_COLOURS[0], gantt.STAGE_COLOURS[2], "#2e7d32"])
+
+
+def test_the_alarms_section_draws_its_states_and_charts(chromium: str, tmp_path: Path) -> None:
+    """Issue 29: the Alarms section in the browser, an alarm in ALARM and a metric's chart.
+
+    The sample report has no alarm, so neither colour below is on its page: the red
+    badge is the ALARM state's, the blue line the sparkline's (alarms.sparkline).
+    """
+    alarms = [
+        AlarmRow("demo-throttle-dlq-messages", "OK", "AWS/SQS ApproximateNumberOfMessagesVisible"),
+        AlarmRow("demo-throttle-starter-errors", "ALARM", "AWS/Lambda Errors"),
+    ]
+    metrics = [MetricSeries("demo-semaphore", "SlotsHeld", [0.0, 3.0] * 6)]
+    pages = {}
+    for name, report in (("plain", sample()), ("alarms", sample(alarms=alarms, metrics=metrics))):
+        pages[name] = tmp_path / f"{name}.html"
+        pages[name].write_text(render(report), encoding="utf-8")
+    alarm_red, chart_blue = "#c62828", "#2b6cb0"
+    plain = browser.colour_histogram(browser.capture(pages["plain"], height=2400).png)
+    assert plain[browser.hex_rgb(alarm_red)] == plain[browser.hex_rgb(chart_blue)] == 0
+    assert_renders(browser.capture(pages["alarms"], height=2400), [alarm_red, chart_blue])
 
 
 def test_a_script_error_is_caught(chromium: str, tmp_path: Path) -> None:
