@@ -123,3 +123,36 @@ def _metric_row(row: Any) -> list[str]:
     elif len(names) < 2 or len(names) % 2:
         found.append(f"metric row {row!r}: namespace, name, then dimension name/value pairs")
     return found
+
+
+def deployed_body(aws: Any, name: str) -> dict:
+    """The body CloudWatch (LocalStack) holds for dashboard ``name``, parsed."""
+    import json
+
+    return json.loads(aws("cloudwatch").get_dashboard(DashboardName=name)["DashboardBody"])
+
+
+def assert_module_dashboard(
+    body: dict, *, module: str, pattern: str, metrics: set[str], alarm_arns: list[str]
+) -> list[list]:
+    """A pattern module's dashboard: a valid body, the pattern's metrics under the module
+    instance's dimensions, and one alarm widget with every alarm of the module.
+
+    ``metrics``: what the runtime prints for the pattern (issue 29's table), written
+    by the caller. Returns the metric rows for checks of the caller's own.
+    """
+    assert problems(body) == [], problems(body)
+    rows = [
+        row
+        for widget in body["widgets"]
+        if widget["type"] == "metric"
+        for row in widget["properties"]["metrics"]
+    ]
+    pattern_rows = [row for row in rows if row[0] == "sfn-patterns"]
+    assert {row[1] for row in pattern_rows} == metrics, pattern_rows
+    assert all(row[2:6] == ["Module", module, "Pattern", pattern] for row in pattern_rows), (
+        pattern_rows
+    )
+    (alarm_widget,) = [w for w in body["widgets"] if w["type"] == "alarm"]
+    assert sorted(alarm_widget["properties"]["alarms"]) == sorted(alarm_arns)
+    return rows

@@ -19,10 +19,15 @@ module "dashboard" {
     title      = "Loop timeouts, fallback checks, lost completion events"
     namespace  = local.metrics_namespace
     dimensions = local.metrics_dimensions
-    metrics = [
-      { name = "LoopTimeouts" },
-      { name = "FallbackChecks" },
-      { name = "LostCompletionEvents" },
-    ]
+    # Only what this poller's Get Job Status prints (none without Lambdas): a loop
+    # timeout it decides (start-time, or event completion's fallback-check count), and
+    # with completion = "event" its fallback checks and the lost events they found.
+    metrics = concat(
+      local.use_lambda && (local.start_time || local.event) ? [{ name = "LoopTimeouts", stat = "Sum", axis = "left" }] : [],
+      local.use_lambda && local.event ? [
+        { name = "FallbackChecks", stat = "Sum", axis = "left" },
+        { name = "LostCompletionEvents", stat = "Sum", axis = "left" },
+      ] : [],
+    )
   }
 }

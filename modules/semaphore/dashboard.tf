@@ -21,12 +21,15 @@ module "dashboard" {
     title      = "Slots held, waiters, hand-overs, slots reclaimed"
     namespace  = local.metrics_namespace
     dimensions = local.metrics_dimensions
-    metrics = [
-      { name = "SlotsHeld", stat = "Maximum" },
-      { name = "Waiters", stat = "Maximum" },
-      { name = "HandOvers" },
-      { name = "SlotsReclaimed" },
-      { name = "OldestWaiterAgeSeconds", stat = "Maximum", axis = "right" },
-    ]
+    # Only what this strategy's functions print (an empty line on a dashboard reads as
+    # "all quiet"): the reconciler's sweep (slots held; waiters where a queue exists; the
+    # oldest waiter's age with callback), the callback's hand-overs, leaks reclaimed.
+    metrics = concat(
+      local.lock_item && local.create_reconciler ? [{ name = "SlotsHeld", stat = "Maximum", axis = "left" }] : [],
+      (local.callback || local.fifo) && local.create_reconciler ? [{ name = "Waiters", stat = "Maximum", axis = "left" }] : [],
+      local.callback ? [{ name = "HandOvers", stat = "Sum", axis = "left" }] : [],
+      local.lock_item && (local.create_reconciler || local.create_cleanup) ? [{ name = "SlotsReclaimed", stat = "Sum", axis = "left" }] : [],
+      local.callback && local.create_reconciler ? [{ name = "OldestWaiterAgeSeconds", stat = "Maximum", axis = "right" }] : [],
+    )
   }
 }

@@ -85,6 +85,8 @@ class Deployment:
             **workgroup_variables(self.workgroup),
             "max_concurrency": max_concurrency,
             "external_tables": list(external_tables),
+            # Its body is checked against AWS's structure (test_dependency_on_localstack).
+            "create_dashboard": True,
         }
         if sql_dir is not None:
             self.variables["sql_dir"] = str(sql_dir)

@@ -28,6 +28,7 @@ import pytest
 
 from sfn_patterns_cli.dag_aggregate import runs
 from sfn_patterns_cli.dag_aggregate.synthetic import random_dag
+from tests.dashboard_check import assert_module_dashboard, deployed_body
 from tests.iam_denial import (
     assert_denial_text,
     denial,
@@ -124,6 +125,19 @@ FAILURE_DAG = {
     )
 }
 SYNTHETIC = _synthetic_sql(TASKS, seed=11)
+
+
+def test_the_dashboard_charts_the_runtime_metrics(dags: Deployment) -> None:
+    """The dependency runtime's metrics (what dispatch prints: issue 29's task failures,
+    tasks skipped, run duration), under the module instance's dimensions."""
+    outputs = dags.outputs
+    assert_module_dashboard(
+        deployed_body(dags.aws, outputs["dashboard_name"]),
+        module=outputs["state_machine_arn"].rsplit(":", 1)[1],
+        pattern="dag-aggregate",
+        metrics={"TaskFailures", "TasksSkipped", "RunDuration"},
+        alarm_arns=[a["arn"] for a in outputs["alarms"].values()],
+    )
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.alarm_check import PERIOD, Inbox, alarm, prove_alarm
+from tests.dashboard_check import assert_module_dashboard, deployed_body
 from tests.iam_denial import (
     assert_denial_text,
     denial,
@@ -100,6 +101,7 @@ def example(
         "timeout_seconds": TIMEOUT,
         "fallback_seconds": FALLBACK,
         "force_destroy": True,
+        "create_dashboard": True,
         "alarms": {
             "period_seconds": PERIOD,
             "alarm_actions": [inbox.topic_arn for inbox in inboxes.values()],
@@ -660,6 +662,30 @@ def test_throttling_longer_than_the_retry_budget_fails_with_the_named_error(
 
 
 # --- alarms ------------------------------------------------------------------------------
+
+
+def test_each_pollers_dashboard_charts_what_its_lambdas_print(
+    aws: Callable, example: dict[str, Any]
+) -> None:
+    """Pattern metrics only where Get Job Status prints them (get_job_status.py): the
+    lambda poller (start-time) its loop timeouts; the events poller also its fallback
+    checks and lost events; the sdk poller has no Lambda, so no pattern panel."""
+    outputs = example["outputs"]
+    prefix = example["variables"]["name_prefix"]
+    printed = {
+        "lambda": {"LoopTimeouts"},
+        "events": {"LoopTimeouts", "FallbackChecks", "LostCompletionEvents"},
+        "sdk": set(),
+    }
+    assert sorted(outputs["dashboard_names"]) == sorted(printed)
+    for poller, name in outputs["dashboard_names"].items():
+        assert_module_dashboard(
+            deployed_body(aws, name),
+            module=f"{prefix}-{poller}",
+            pattern="job-poller",
+            metrics=printed[poller],
+            alarm_arns=[a["arn"] for a in outputs["alarms"][poller].values()],
+        )
 
 
 def test_every_poller_has_its_alarms(aws: Callable, example: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ import pytest
 from sfn_patterns.semaphore.lease import holder_attribute
 from sfn_patterns_localstack.executions import history
 from tests.alarm_check import PERIOD, Inbox, prove_alarm
+from tests.dashboard_check import assert_module_dashboard, deployed_body
 from tests.sfn_history import states_entered
 
 from . import fault_run
@@ -76,6 +77,7 @@ def deployed(
             "alarm_actions": [inbox.topic_arn],
             "ok_actions": [inbox.topic_arn],
         },
+        create_dashboard=True,
     ) as outputs:
         # The reconciler tests invoke it themselves. Its schedule (every 5 minutes on
         # the wall clock) would otherwise free a leaked slot first, now and then.
@@ -121,6 +123,20 @@ def test_a_leaked_slot_fires_the_slots_reclaimed_alarm(
         deployed["alarms"]["slots-reclaimed"]["name"],
         inject=leak,
         clear=lambda: None,  # no further leak: the alarm returns to OK by itself
+    )
+
+
+def test_the_dashboard_charts_what_the_dynamodb_strategy_prints(
+    aws: Callable, deployed: dict
+) -> None:
+    """Strategy dynamodb without a queue: the reconciler's sweep prints the slots held and
+    the leaks it reclaimed (so does the cleanup); no waiters, hand-overs or waiter age."""
+    assert_module_dashboard(
+        deployed_body(aws, deployed["dashboard_name"]),
+        module=deployed["prefix"],
+        pattern="semaphore",
+        metrics={"SlotsHeld", "SlotsReclaimed"},
+        alarm_arns=[a["arn"] for a in deployed["alarms"].values()],
     )
 
 

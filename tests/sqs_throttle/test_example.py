@@ -28,7 +28,7 @@ from sfn_patterns_localstack.executions import peak_overlap
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.alarm_check import PERIOD, Inbox, alarm, prove_alarm
-from tests.dashboard_check import problems
+from tests.dashboard_check import assert_module_dashboard, deployed_body
 from tests.iam_denial import (
     assert_denial_text,
     denial,
@@ -722,30 +722,18 @@ def test_every_signal_has_its_alarm_on_the_deployed_resources(
 
 
 def test_the_dashboard_body_has_the_documented_structure(aws: Callable, deployed: dict) -> None:
-    body = json.loads(
-        aws("cloudwatch").get_dashboard(DashboardName=deployed["dashboard_name"])["DashboardBody"]
+    rows = assert_module_dashboard(
+        deployed_body(aws, deployed["dashboard_name"]),
+        module=deployed["prefix"],
+        pattern="sqs-throttle",
+        # What the starter prints (issue 29: running against MAX, admitted per tick),
+        # and the poison messages it sets aside.
+        metrics={"Running", "MaxConcurrent", "Admitted", "Poison"},
+        alarm_arns=[a["arn"] for a in deployed["alarms"].values()],
     )
-    assert problems(body) == []
-    rows = [
-        row
-        for widget in body["widgets"]
-        if widget["type"] == "metric"
-        for row in widget["properties"]["metrics"]
-    ]
     watched = {row[3] for row in rows if row[0].startswith("AWS/")}
     queues = {deployed[k].rsplit("/", 1)[1] for k in ("queue_url", "dlq_url")}
     assert watched == {deployed["starter_function_name"], *queues}
-    # The pattern's own metrics, under the module instance's dimensions.
-    assert {row[1] for row in rows if row[0] == "sfn-patterns"} >= {"Running", "Admitted"}
-    assert all(
-        row[2:6] == ["Module", deployed["prefix"], "Pattern", "sqs-throttle"]
-        for row in rows
-        if row[0] == "sfn-patterns"
-    )
-    (alarm_widget,) = [w for w in body["widgets"] if w["type"] == "alarm"]
-    assert sorted(alarm_widget["properties"]["alarms"]) == sorted(
-        a["arn"] for a in deployed["alarms"].values()
-    )
 
 
 # The two alarm proofs run one after the other: run at once on one inbox (the

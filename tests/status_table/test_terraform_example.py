@@ -23,7 +23,7 @@ from sfn_patterns.status_table.model import make_model
 from sfn_patterns_cli.status_table.cli import group as status_cli
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
-from tests.dashboard_check import problems
+from tests.dashboard_check import assert_module_dashboard, deployed_body
 from tests.iam_denial import (
     assert_denial_text,
     denial,
@@ -281,30 +281,13 @@ def test_without_its_grant_on_the_status_index_the_worker_cannot_query(
 
 
 def test_the_dashboard_charts_the_tracker_metrics(aws: Callable, example: dict) -> None:
-    body = json.loads(
-        aws("cloudwatch").get_dashboard(DashboardName=example["dashboard_name"])["DashboardBody"]
-    )
-    assert problems(body) == []
-    rows = [
-        row
-        for widget in body["widgets"]
-        if widget["type"] == "metric"
-        for row in widget["properties"]["metrics"]
-    ]
-    module_name = f"{example['variables']['name_prefix']}-tasks"
-    pattern_rows = [row for row in rows if row[0] == "sfn-patterns"]
-    assert {row[1] for row in pattern_rows} == {
-        "LeaseExpiries",
-        "RetriesExhausted",
-        "OldestPendingAge",
-    }
     # The dimensions the Tracker prints under metrics_environment (the test above).
-    assert all(
-        row[2:6] == ["Module", module_name, "Pattern", "status-table"] for row in pattern_rows
-    )
-    (alarm_widget,) = [w for w in body["widgets"] if w["type"] == "alarm"]
-    assert sorted(alarm_widget["properties"]["alarms"]) == sorted(
-        a["arn"] for a in example["alarms"].values()
+    assert_module_dashboard(
+        deployed_body(aws, example["dashboard_name"]),
+        module=f"{example['variables']['name_prefix']}-tasks",
+        pattern="status-table",
+        metrics={"LeaseExpiries", "RetriesExhausted", "OldestPendingAge"},
+        alarm_arns=[a["arn"] for a in example["alarms"].values()],
     )
 
 
