@@ -123,8 +123,9 @@ def faults_group() -> None:
     A plan is a JSON document: {"seed": 1, "faults": [{"service": "dynamodb",
     "operation": "PutItem", "kind": "throttle", "probability": 0.2}]}. Kinds: throttle,
     internal_error, unavailable, error, latency, stale_list, duplicate_delivery,
-    event_duplicate, event_delay, event_drop, kill, timeout. The schema is in the
-    harness README (Fault injection) and sfn_patterns_localstack.emulation.faults.
+    event_duplicate, event_delay, event_drop, kill, timeout, transition_throttle. The
+    schema is in the harness README (Fault injection) and
+    sfn_patterns_localstack.emulation.faults.
     """
 
 

@@ -49,6 +49,7 @@ def handler(event, context):
     return "ok"
 """
 GONE = "gone"  # the rule's target: a state machine name nothing creates
+HELD = 1.0  # seconds a throttled state transition waits
 
 
 def _zip(source: str) -> bytes:
@@ -340,9 +341,34 @@ def proofs(aws: Callable, watched: dict, plan: Faults) -> dict[str, tuple[Callab
     def nothing() -> None:
         """The fault was a single event: nothing to clear, the next periods are clean."""
 
+    def over_quota() -> None:
+        # The account's state-transition bucket is empty for this machine: each of its
+        # transitions is held a second (not refused: the execution goes on). Every
+        # transition, not the first only: the other proofs' executions of this machine
+        # may enter a state first (held too; their outcomes do not change).
+        plan.add(
+            "transitions",
+            {
+                "service": "stepfunctions",
+                "operation": "StateTransition",
+                "kind": "transition_throttle",
+                "resource": watched["machine"],
+                "seconds": HELD,
+            },
+        )
+        arn = sfn.start_execution(
+            stateMachineArn=watched["machine"], input=json.dumps({"seconds": 0})
+        )["executionArn"]
+        _wait_status(sfn, arn, "SUCCEEDED")
+        events = sfn.get_execution_history(executionArn=arn)["events"]
+        started, entered = events[0]["timestamp"], events[1]["timestamp"]
+        assert events[1]["type"] == "WaitStateEntered", events[1]
+        assert (entered - started).total_seconds() >= HELD, (started, entered)
+
     return {
         "machine-executions-timed-out": (timed_out, nothing),
         "machine-executions-aborted": (aborted, nothing),
+        "machine-execution-throttled": (over_quota, lambda: plan.remove("transitions")),
         "function-errors": (failing, nothing),
         "throttled-throttles": (throttled, unthrottled),
         "function-duration": (slow, nothing),

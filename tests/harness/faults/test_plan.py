@@ -93,6 +93,15 @@ def test_a_full_fault_parses_with_every_field() -> None:
             "faults[0].caller_role: kind 'kill' acts on a delivery or an invocation",
         ),
         (_one(**THROTTLE, resource=""), "faults[0].resource: must be a non-empty string"),
+        (
+            _one(service="stepfunctions", operation="StartExecution", kind="transition_throttle"),
+            "faults[0].kind: 'transition_throttle' applies only to service 'stepfunctions' "
+            "operation 'StateTransition'",
+        ),
+        (
+            _one(service="stepfunctions", operation="StateTransition", kind="transition_throttle"),
+            "faults[0].seconds: required for kind 'transition_throttle'",
+        ),
         ({"seed": 1, "faults": [THROTTLE, "throttle"]}, "faults[1]: must be an object"),
     ],
 )

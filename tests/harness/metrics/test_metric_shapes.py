@@ -173,3 +173,14 @@ def test_a_failed_delivery_is_an_invocation_and_a_failed_one() -> None:
         ("AWS/Events", "Invocations", 1, {"RuleName": "starter"}),
         ("AWS/Events", "FailedInvocations", 1, {"RuleName": "starter"}),
     ]
+
+
+def test_the_metric_is_execution_throttled_by_state_machine() -> None:
+    datum = sfn_metrics.throttled_datum(ARN)
+    assert (datum.namespace, datum.name, datum.value, datum.unit) == (
+        "AWS/States",
+        "ExecutionThrottled",
+        1,
+        "Count",
+    )
+    assert datum.dimensions == (("StateMachineArn", ARN),)

@@ -50,7 +50,12 @@ Kinds, by where they act:
 * in the Lambda executor (service ``lambda``, operation ``Invoke``, resource =
   function name): ``kill`` (the handler's process killed ``seconds``, default 0,
   after the invoke started), ``timeout`` (the handler finishes, its answer is lost, the
-  invoke times out) (:mod:`.invocation`).
+  invoke times out) (:mod:`.invocation`);
+* as an execution enters a state (service ``stepfunctions``, operation
+  ``StateTransition``, resource = state machine ARN): ``transition_throttle`` (the
+  transition waits ``seconds``, as one over the account's state-transition quota
+  waits for its bucket to refill; listeners, the metrics emulation's
+  ``ExecutionThrottled``, are told) (:mod:`.transitions`).
 
 A call's resource is its first string parameter among TableName, FunctionName,
 stateMachineArn, executionArn, QueueUrl, EventBusName, Name, WorkgroupName.
@@ -69,6 +74,7 @@ resource, kind, fault index, the fault's call number): ``GET /_sfnp/faults``,
 Modules: :mod:`.plan` (parse and check), :mod:`.injector` (decide and log),
 :mod:`.journal` (the log), :mod:`.errors` (each service's errors), :mod:`.gateway`
 (the handlers), :mod:`.stale_list`, :mod:`.deliveries`, :mod:`.invocation`,
+:mod:`.transitions`,
 :mod:`.routes` (the HTTP route), :mod:`.client` (the route's client),
 :mod:`.install` (wiring at LocalStack's start).
 """

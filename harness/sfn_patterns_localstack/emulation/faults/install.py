@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 
-from sfn_patterns_localstack.emulation.faults import deliveries, gateway, routes
+from sfn_patterns_localstack.emulation.faults import deliveries, gateway, routes, transitions
 from sfn_patterns_localstack.emulation.faults import plan as plans
 from sfn_patterns_localstack.emulation.faults.injector import INJECTOR
 
@@ -34,6 +34,7 @@ def install() -> None:
     handlers.run_custom_response_handlers.append(gateway.on_response)
     routes.register()
     deliveries.apply()
+    transitions.apply()
     _installed.append(True)
     path = os.environ.get("SFNP_FAULTS")
     if path:

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 # Where a kind acts: the gateway before the service runs ("request"), on the service's
-# answer ("response"), on EventBridge's delivery to a rule's targets ("delivery"), or
-# in the Lambda executor ("executor"). A call is matched only against its stage's faults.
+# answer ("response"), on EventBridge's delivery to a rule's targets ("delivery"), in
+# the Lambda executor ("executor"), or as an execution enters a state ("transition").
+# A call is matched only against its stage's faults.
 KINDS: dict[str, str] = {
     "throttle": "request",
     "internal_error": "request",
@@ -31,6 +32,7 @@ KINDS: dict[str, str] = {
     "event_drop": "delivery",
     "kill": "executor",
     "timeout": "executor",
+    "transition_throttle": "transition",
 }
 # Kinds that only make sense for one service and operation.
 ONLY_FOR: dict[str, tuple[str, str]] = {
@@ -41,8 +43,9 @@ ONLY_FOR: dict[str, tuple[str, str]] = {
     "event_drop": ("events", "PutEvents"),
     "kill": ("lambda", "Invoke"),
     "timeout": ("lambda", "Invoke"),
+    "transition_throttle": ("stepfunctions", "StateTransition"),
 }
-NEEDS_SECONDS = {"latency", "stale_list", "event_delay"}
+NEEDS_SECONDS = {"latency", "stale_list", "event_delay", "transition_throttle"}
 FIELDS = {
     "service",
     "operation",

@@ -11,8 +11,11 @@ LocalStack announces both moments in one place: ``Execution.
 publish_execution_status_change_event``, which sends the "Step Functions Execution
 Status Change" event for RUNNING and for the final status (the StopExecution fix
 ends an execution through it too, once). The patch emits the metrics after it, once
-per status per execution. ``ExecutionThrottled`` is not emitted: nothing here
-throttles a state transition.
+per status per execution.
+
+``ExecutionThrottled`` (a state transition over the account's quota, held until the
+bucket refills) is counted when the fault injector's ``transition_throttle`` holds
+one: this module listens to :mod:`..faults.transitions`, a datum per held transition.
 """
 
 from __future__ import annotations
@@ -61,7 +64,22 @@ def apply() -> bool:
 
     publish._sfnp_patched = True
     cls.publish_execution_status_change_event = publish
+    from sfn_patterns_localstack.emulation.faults import transitions
+
+    if throttled not in transitions.LISTENERS:
+        transitions.LISTENERS.append(throttled)
     return True
+
+
+def throttled(state_machine_arn: str, account_id: str, region: str) -> None:
+    """One transition of ``state_machine_arn`` held by the quota: ``ExecutionThrottled``."""
+    SINK.put(account_id, region, [throttled_datum(state_machine_arn)])
+
+
+def throttled_datum(state_machine_arn: str) -> Datum:
+    """The ``ExecutionThrottled`` datum of one held transition."""
+    dims = dimensions(StateMachineArn=state_machine_arn)
+    return Datum(NAMESPACE, "ExecutionThrottled", 1, dims, "Count")
 
 
 def status_data(execution: Any) -> list[Datum]:
