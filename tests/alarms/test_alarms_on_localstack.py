@@ -119,10 +119,11 @@ def watched(
         )
     for function in functions:
         lam.get_waiter("function_active_v2").wait(FunctionName=function)
-    # A machine that waits as long as it is told, with a 2-s TimeoutSeconds.
+    # A machine that waits as long as it is told, with a 5-s TimeoutSeconds: the
+    # aborted proof's StopExecution must come before it, even on a loaded machine.
     machine_role = _role(aws, f"{prefix}-sm", "states", [])
     definition = {
-        "TimeoutSeconds": 2,
+        "TimeoutSeconds": 5,
         "StartAt": "Wait",
         "States": {"Wait": {"Type": "Wait", "SecondsPath": "$.seconds", "End": True}},
     }
