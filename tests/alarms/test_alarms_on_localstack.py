@@ -33,6 +33,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from sfn_patterns_localstack.emulation.faults import client as faults
+from sfn_patterns_localstack.roles import allow, delete_role, function_role, service_role
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.alarm_check import Inbox, prove_alarm
 
@@ -59,29 +60,6 @@ def _zip(source: str) -> bytes:
     return buffer.getvalue()
 
 
-def _role(aws: Callable, name: str, service: str, statements: list[dict]) -> str:
-    trust = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": f"{service}.amazonaws.com"},
-                "Action": "sts:AssumeRole",
-            }
-        ],
-    }
-    iam = aws("iam")
-    arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
-    if not statements:  # a role that needs no permission (a machine of Wait states)
-        return arn
-    iam.put_role_policy(
-        RoleName=name,
-        PolicyName="inline",
-        PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}),
-    )
-    return arn
-
-
 @pytest.fixture(scope="module")
 def watched(
     aws: Callable,
@@ -92,18 +70,8 @@ def watched(
     """The watched resources (made here, as a pattern module makes its own) and the inbox."""
     prefix = f"sfnp-alarms-{uuid.uuid4().hex[:6]}"
     region, account = "us-east-1", "000000000000"
-    function_role = _role(
-        aws,
-        f"{prefix}-fn",
-        "lambda",
-        [
-            {
-                "Effect": "Allow",
-                "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-                "Resource": f"arn:aws:logs:*:*:log-group:/aws/lambda/{prefix}*",
-            }
-        ],
-    )
+    iam = aws("iam")
+    function_role_arn = function_role(iam, f"{prefix}-fn", [f"{prefix}*"])
     lam = aws("lambda")
     # Two functions of one handler: the throttle proof refuses every invoke of its own,
     # while the error and duration proofs invoke the other at the same time.
@@ -112,7 +80,7 @@ def watched(
         lam.create_function(
             FunctionName=function,
             Runtime="python3.12",
-            Role=function_role,
+            Role=function_role_arn,
             Handler="app.handler",
             Code={"ZipFile": _zip(HANDLER)},
             Timeout=FUNCTION_TIMEOUT,
@@ -121,7 +89,7 @@ def watched(
         lam.get_waiter("function_active_v2").wait(FunctionName=function)
     # A machine that waits as long as it is told, with a 5-s TimeoutSeconds: the
     # aborted proof's StopExecution must come before it, even on a loaded machine.
-    machine_role = _role(aws, f"{prefix}-sm", "states", [])
+    machine_role = service_role(iam, f"{prefix}-sm", "states", [])  # Wait states need nothing
     definition = {
         "TimeoutSeconds": 5,
         "StartAt": "Wait",
@@ -139,11 +107,8 @@ def watched(
     # A rule whose target machine does not exist (deleted, or a wrong ARN): the role
     # may start it, so each delivery fails with StateMachineDoesNotExist.
     gone = f"arn:aws:states:{region}:{account}:stateMachine:{prefix}-{GONE}"
-    rule_role = _role(
-        aws,
-        f"{prefix}-rule",
-        "events",
-        [{"Effect": "Allow", "Action": "states:StartExecution", "Resource": gone}],
+    rule_role = service_role(
+        iam, f"{prefix}-rule", "events", [allow("states:StartExecution", gone)]
     )
     events = aws("events")
     source = f"sfnp.alarms-test.{prefix}"
@@ -184,10 +149,8 @@ def watched(
         aws("stepfunctions").delete_state_machine(stateMachineArn=machine)
         for function in functions:
             lam.delete_function(FunctionName=function)
-        for role in ("fn", "rule"):
-            aws("iam").delete_role_policy(RoleName=f"{prefix}-{role}", PolicyName="inline")
         for role in ("fn", "sm", "rule"):
-            aws("iam").delete_role(RoleName=f"{prefix}-{role}")
+            delete_role(iam, f"{prefix}-{role}")
 
 
 class Faults:
