@@ -21,13 +21,15 @@ locals {
   task_machine_arn      = "arn:${local.partition}:states:${local.region}:${local.account_id}:stateMachine:${local.task_machine_name}"
   runs_table_arn        = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${var.name}-runs"
 
-  # Errors worth another try of the start Lambda (it is idempotent): Lambda's transient
-  # errors (templates/retry/policy.json, the list every pattern reads), a crashed or
-  # timed-out handler, an AWS call of the runtime that failed past its own retries. A
-  # run id that is already running (RunAlreadyRunningError) fails the execution at once.
+  # Errors worth another try of the start Lambda (it is idempotent: a retry of the same
+  # execution refreshes the run's token and dispatches what is ready): Lambda's transient
+  # errors (templates/retry/policy.json, the list every pattern reads), a handler whose
+  # process died (Runtime.ExitError: killed, out of memory) or timed out, an AWS call of
+  # the runtime that failed past its own retries. A run id that is already running
+  # under another execution (RunAlreadyRunningError) fails the execution at once.
   retry_policy = jsondecode(file("${path.module}/../../templates/retry/policy.json"))
   lambda_transient_errors = concat(local.retry_policy.lambda, [
-    "Lambda.Unknown", "Sandbox.Timedout", "ClientError",
+    "Lambda.Unknown", "Runtime.ExitError", "Sandbox.Timedout", "ClientError",
   ])
 
   coordinator_definition = jsonencode({

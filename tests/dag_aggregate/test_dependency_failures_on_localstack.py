@@ -408,9 +408,11 @@ def test_under_faults_every_task_runs_once_and_the_run_ends_with_a_name(
     faults.set_plan(localstack_endpoint, plan)
     try:
         coordinator = deployment.start(run_id, select="tag:faults")
-        # Once the run has started its first task, the runtime's next call dies for sure
-        # (not the coordinator's first call: its Retry does not cover a crashed
-        # runtime, Runtime.ExitError; see the report of issue 28).
+        # Once the run has started its first task, the runtime's next call dies for sure.
+        # Not the coordinator's first call: its Retry now covers a crashed runtime
+        # (Runtime.ExitError), but a kill 0.2 s into that first, cold invoke left the
+        # run unstarted for over 60 s in 1 of 4 runs on LocalStack (stop 38; cause not
+        # found), so that case is not in the suite yet.
         deployment.wait_running(run_id, "root")
         log = faults.log(localstack_endpoint)
         crash = {
