@@ -201,6 +201,9 @@ locals {
     lambda_release_retriers = jsonencode(merge(local.release_budget, { ErrorEquals = local.retry_policy.lambda }))
     dynamodb_retriers       = jsonencode(merge(local.acquire_budget, { ErrorEquals = local.dynamodb_transient }))
     release_retriers        = jsonencode(merge(local.release_budget, { ErrorEquals = concat(local.dynamodb_transient, ["States.Timeout"]) }))
+    # The oldest-first gate only reads (ListExecutions): a run whose process died or
+    # timed out is safe to repeat.
+    gate_retriers = jsonencode(merge(local.acquire_budget, { ErrorEquals = concat(local.retry_policy.lambda, ["Runtime.ExitError", "Sandbox.Timedout"]) }))
   }
 
   acquire_vars = {
@@ -218,6 +221,7 @@ locals {
     acquire_timeout_seconds = var.acquire_timeout_seconds
     lambda_retriers         = local.retriers.lambda_retriers
     dynamodb_retriers       = local.retriers.dynamodb_retriers
+    gate_retriers           = local.retriers.gate_retriers
   }
   acquire_states = jsondecode(templatefile("${local.template_dir}/${local.acquire_template}", merge(local.acquire_vars, {
     acquired_next = var.fragment_acquired_next

@@ -85,17 +85,13 @@ def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
 def test_invariants_hold_under_a_mixed_fault_plan(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
-    """Issue 28: the gate's ListExecutions stale (3 s) or throttled: never more than the
-    limit, every execution admitted once (fault_run.py).
-
-    Not the gate Lambda crashed: its Task has no Retry for a function error (it is
-    safe to retry: the gate only reads), so a crashed gate fails the execution with
-    Runtime.ExitError before its critical section (it holds nothing: a slot is a
-    RUNNING execution). The Retry is the template's to add (issue 28 item 3).
-    """
+    """Issue 28: the gate's ListExecutions stale (3 s) or throttled, the gate's process
+    killed mid-invoke: never more than the limit, every execution admitted once
+    (fault_run.py). The gate only reads, so its Task retries a crashed run
+    (Runtime.ExitError)."""
     gate = deployed["gate_function_name"]
     plan = fault_run.mixed_plan(
-        roles=[fault_run.function_role(aws, gate)], functions=[], cleanup_rule=None
+        roles=[fault_run.function_role(aws, gate)], functions=[gate], cleanup_rule=None
     )
     plan["faults"].append(
         {
@@ -106,7 +102,10 @@ def test_invariants_hold_under_a_mixed_fault_plan(
             "probability": 0.2,
         }
     )
+    # The mix kills the gate at random (a tenth of its runs); its first run dies for sure.
+    kill_first = {"service": "lambda", "operation": "Invoke", "kind": "kill", "resource": gate}
+    plan["faults"].insert(0, {**kill_first, "seconds": 0.2, "first": 1})
     result = fault_run.run_under_faults(
         aws, localstack_endpoint, deployed, limit=LIMIT, plan=plan, executions=4, sleep_seconds=1
     )
-    assert {"stale_list", "throttle"} <= set(result["kinds"]), result["kinds"]
+    assert {"stale_list", "throttle", "kill"} <= set(result["kinds"]), result["kinds"]
