@@ -20,6 +20,7 @@ checks what the modules' bodies use, from that page:
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -127,8 +128,6 @@ def _metric_row(row: Any) -> list[str]:
 
 def deployed_body(aws: Any, name: str) -> dict:
     """The body CloudWatch (LocalStack) holds for dashboard ``name``, parsed."""
-    import json
-
     return json.loads(aws("cloudwatch").get_dashboard(DashboardName=name)["DashboardBody"])
 
 
@@ -141,7 +140,8 @@ def assert_module_dashboard(
     ``metrics``: what the runtime prints for the pattern (issue 29's table), written
     by the caller. Returns the metric rows for checks of the caller's own.
     """
-    assert problems(body) == [], problems(body)
+    found = problems(body)
+    assert found == [], found
     rows = [
         row
         for widget in body["widgets"]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import io
 import json
 import threading
-import time
 import uuid
 import zipfile
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from sfn_patterns_localstack.emulation.faults import client as faults
+from sfn_patterns_localstack.executions import history, wait_stopped
 from sfn_patterns_localstack.roles import allow, delete_role, function_role, service_role
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.alarm_check import Inbox, prove_alarm
@@ -164,23 +164,25 @@ class Faults:
     def add(self, key: str, fault: dict) -> None:
         with self._lock:
             self._active[key] = fault
-            faults.set_plan(self.endpoint, {"seed": 1, "faults": list(self._active.values())})
+            self._load()
 
     def remove(self, key: str) -> None:
         with self._lock:
             self._active.pop(key, None)
-            if self._active:
-                faults.set_plan(self.endpoint, {"seed": 1, "faults": list(self._active.values())})
-            else:
-                faults.clear(self.endpoint)
+            self._load()
+
+    def _load(self) -> None:
+        """The active faults as LocalStack's plan (none: the plan cleared)."""
+        if self._active:
+            faults.set_plan(self.endpoint, {"seed": 1, "faults": list(self._active.values())})
+        else:
+            faults.clear(self.endpoint)
 
 
 def _wait_status(sfn: Any, arn: str, status: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while (found := sfn.describe_execution(executionArn=arn)["status"]) == "RUNNING":
-        assert time.monotonic() < deadline, f"{arn} still RUNNING after {timeout} s"
-        time.sleep(0.5)
-    assert found == status, found
+    done = wait_stopped(sfn, [arn], timeout)
+    assert arn in done, f"{arn} still RUNNING after {timeout} s"
+    assert done[arn]["status"] == status, done[arn]["status"]
 
 
 def test_the_plan_has_one_alarm_of_each_kind(watched: dict) -> None:
@@ -324,7 +326,7 @@ def proofs(aws: Callable, watched: dict, plan: Faults) -> dict[str, tuple[Callab
             stateMachineArn=watched["machine"], input=json.dumps({"seconds": 0})
         )["executionArn"]
         _wait_status(sfn, arn, "SUCCEEDED")
-        events = sfn.get_execution_history(executionArn=arn)["events"]
+        events = history(sfn, arn)
         started, entered = events[0]["timestamp"], events[1]["timestamp"]
         assert events[1]["type"] == "WaitStateEntered", events[1]
         assert (entered - started).total_seconds() >= HELD, (started, entered)
