@@ -13,9 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from sfn_patterns_localstack import gc_tuning
+
 from . import cpu_account, scheduling
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Every pytest process (the controller and each worker) holds botocore's models and
+# the tests' deployments for minutes: collect young garbage less often (gc_tuning).
+gc_tuning.tune()
 
 # Terraform's state through the http backend and the harness's in-process state server
 # (sfn_patterns_localstack/terraform/state_server.py): a destroy costs about 40 % less

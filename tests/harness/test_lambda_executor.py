@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 
 HANDLERS = {
     "ok": """
-import logging, os, boto3
+import gc, logging, os, boto3
 logging.getLogger().setLevel(logging.INFO)
 def handler(event, context):
     print("printed line")
@@ -34,7 +34,8 @@ def handler(event, context):
     return {"event": event, "account": account, "name": context.function_name,
             "remaining": context.get_remaining_time_in_millis(),
             "task_root": os.environ["LAMBDA_TASK_ROOT"], "cwd": os.getcwd(),
-            "ppid": os.getppid(), "sid": os.getsid(0), "pid": os.getpid()}
+            "ppid": os.getppid(), "sid": os.getsid(0), "pid": os.getpid(),
+            "gc_threshold": gc.get_threshold(), "gc_frozen": gc.get_freeze_count()}
 """,
     "error": """
 class OrderRejected(Exception):
@@ -140,6 +141,10 @@ def test_handler_runs_with_localstack_credentials_and_endpoint(aws, make_functio
     parent = Path(f"/proc/{payload['ppid']}/cmdline").read_bytes().split(b"\0")
     assert b"--fork-server" in parent, parent
     assert payload["sid"] == payload["pid"]
+    # What the fork server preloaded (boto3, parsed models) is frozen out of the
+    # worker's collections, which run per 50,000 allocations (gc_tuning).
+    assert payload["gc_threshold"] == [50_000, 10, 10]
+    assert payload["gc_frozen"] > 10_000, payload["gc_frozen"]
 
 
 @pytest.mark.parametrize("runtime", ["python3.9", "python3.12", "python3.13"])

@@ -121,9 +121,11 @@ def lean_imports() -> list[str]:
 
 def main() -> None:
     """Run LocalStack (``localstack.runtime.main``) with the shortcuts and, if asked, sampled."""
+    from sfn_patterns_localstack import gc_tuning
     from sfn_patterns_localstack.emulation import profiler
     from sfn_patterns_localstack.emulation.fixes import http_server, service_catalog
 
+    gc_tuning.tune()
     lean_imports()
     profiler.start_from_env()
     # Before the first request needs the catalog (plugins.py applies it again, harmlessly).

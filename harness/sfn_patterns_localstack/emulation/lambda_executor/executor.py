@@ -225,6 +225,8 @@ class _ForkServer:
                     "LANG": "C.UTF-8",
                     "SFNP_CONTROL_FD": str(theirs.fileno()),
                     "SFNP_RUNTIME_PATH": runtime_paths(runtime),
+                    # gc_tuning's switch (the server tunes its collector unless "default").
+                    "SFNP_GC": os.environ.get("SFNP_GC", ""),
                 },
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,

@@ -1,0 +1,59 @@
+"""Collection thresholds of the run's long-lived processes (sfn_patterns_localstack.gc_tuning).
+
+Each case runs in a fresh interpreter: thresholds are process state, and this test
+process tuned its own at conftest import.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+CPYTHON_DEFAULT = "(700, 10, 10)"
+
+
+def _run(code: str, **env: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **env},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_tune_raises_the_young_threshold_and_default_leaves_cpythons() -> None:
+    code = """
+        import gc
+        from sfn_patterns_localstack import gc_tuning
+        print(gc.get_threshold(), gc_tuning.tune(), gc.get_threshold())
+    """
+    assert _run(code, SFNP_GC="") == f"{CPYTHON_DEFAULT} True (50000, 10, 10)"
+    assert _run(code, SFNP_GC="default") == f"{CPYTHON_DEFAULT} False {CPYTHON_DEFAULT}"
+
+
+def test_freeze_moves_live_objects_out_of_collection() -> None:
+    code = """
+        import gc
+        from sfn_patterns_localstack import gc_tuning
+        kept = [[i] for i in range(10_000)]  # lists are tracked (a dict of ints is not)
+        print(gc.get_freeze_count() == 0, gc_tuning.freeze(), gc.get_freeze_count() >= 10_000)
+    """
+    assert _run(code) == "True True True"
+    assert _run(code, SFNP_GC="default") == "True False False"
+
+
+def test_localstacks_entry_point_tunes_before_localstack_runs() -> None:
+    """startup.main() tunes first; LocalStack's own main (stubbed here) sees the thresholds."""
+    code = """
+        import gc, runpy
+        from sfn_patterns_localstack.emulation import startup
+        runpy.run_module = lambda *args, **kwargs: print(gc.get_threshold())
+        startup.main()
+    """
+    assert _run(code) == "(50000, 10, 10)"
