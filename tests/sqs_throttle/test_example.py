@@ -15,7 +15,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,9 +24,7 @@ from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
 from sfn_patterns.sqs_throttle.starter import Config, Starter
 from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.executions import peak_overlap
-from sfn_patterns_localstack.terraform.leftovers import leftovers
-from sfn_patterns_localstack.terraform.workspace import Workspace
-from tests.alarm_check import PERIOD, Inbox, alarm, prove_alarm
+from tests.alarm_check import Inbox, alarm, prove_alarm
 from tests.dashboard_check import assert_module_dashboard, deployed_body
 from tests.iam_denial import (
     assert_denial_text,
@@ -40,11 +37,9 @@ from tests.iam_denial import (
     without_actions,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+from .deployment import MAX, deploy, invoke_starter, queue_depth
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sqs-throttle"
-MAX = 4
-OLDEST_MESSAGE_SECONDS = 15  # the queue-oldest-message threshold of this deployment
+pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 
 @pytest.fixture(scope="module")
@@ -62,75 +57,18 @@ def deployed(
     tmp_path_factory: pytest.TempPathFactory,
     inbox: Inbox,
 ) -> Iterator[dict[str, Any]]:
-    prefix = f"thr-{uuid.uuid4().hex[:6]}"
-    variables = {
-        "name_prefix": prefix,
-        "max_concurrent_executions": MAX,
-        # The test drives the starter itself; a daily tick never interferes.
-        "schedule_expression": "rate(1 day)",
-        "max_seconds_per_run": 20,
-        "recheck_seconds": 1,
-        "max_receive_count": 2,
-        # The smallest the module allows: a message whose start failed (the fault
-        # test's throttled starts) is retried 30 s later, not 2 minutes.
-        "visibility_timeout_seconds": 30,
-        "create_dashboard": True,
-        # Alarms on 10 s periods; the dead man's switch on 10 s too, since the test,
-        # not the daily rule, runs the starter.
-        "alarms": {
-            "period_seconds": PERIOD,
-            "dead_man_period_seconds": PERIOD,
-            "alarm_actions": [inbox.topic_arn],
-            "ok_actions": [inbox.topic_arn],
-            # A request waiting this long fires queue-oldest-message (default an hour).
-            "thresholds": {"oldest_message_seconds": OLDEST_MESSAGE_SECONDS},
-        },
-    }
-    scratch = tmp_path_factory.mktemp("sqs-throttle-tf")
-    workspace = Workspace(EXAMPLE, localstack_endpoint, scratch)
-    try:
-        workspace.init()
-        workspace.apply(variables)
-        yield {
-            "prefix": prefix,
-            "variables": variables,
-            "workspace": workspace,
-            **workspace.outputs(),
-        }
-    finally:
-        try:
-            workspace.destroy(variables)
-        finally:
-            workspace.close()
-    assert leftovers(aws, prefix) == {}
-    assert workspace.state()["resources"] == []
+    # The example's own test: it destroys, and checks that nothing is left.
+    with deploy(
+        localstack_endpoint,
+        aws,
+        tmp_path_factory.mktemp("sqs-throttle-tf"),
+        inbox.topic_arn,
+        destroy=True,
+    ) as outputs:
+        yield outputs
 
 
 # --- helpers ---------------------------------------------------------------------------
-
-
-def invoke_starter(aws: Callable, deployed: dict, **event: Any) -> dict:
-    """One synchronous run of the deployed starter Lambda."""
-    client = aws("lambda")
-    for _ in range(30):
-        try:
-            response = client.invoke(
-                FunctionName=deployed["starter_function_name"],
-                Payload=json.dumps(event).encode(),
-                LogType="Tail",
-            )
-        except ClientError as error:  # reserved concurrency 1: a run is still going
-            if error.response["Error"]["Code"] != "TooManyRequestsException":
-                raise
-            time.sleep(1)
-            continue
-        payload = json.loads(response["Payload"].read())
-        assert "FunctionError" not in response, (
-            payload,
-            base64.b64decode(response.get("LogResult", "")).decode(errors="replace"),
-        )
-        return payload
-    raise AssertionError("starter stayed throttled for 30 s")
 
 
 def executions(aws: Callable, deployed: dict, names: set[str]) -> dict[str, dict]:
@@ -162,16 +100,6 @@ def wait_all_done(aws: Callable, deployed: dict, names: set[str], timeout: float
             return found
         assert time.monotonic() < deadline, f"not done: {len(found)}/{len(names)}"
         time.sleep(1)
-
-
-def queue_depth(aws: Callable, url: str) -> int:
-    attributes = aws("sqs").get_queue_attributes(
-        QueueUrl=url,
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]
-    return int(attributes["ApproximateNumberOfMessages"]) + int(
-        attributes["ApproximateNumberOfMessagesNotVisible"]
-    )
 
 
 def in_process_starter(aws: Callable, deployed: dict, **overrides: Any) -> Starter:
@@ -736,9 +664,9 @@ def test_the_dashboard_body_has_the_documented_structure(aws: Callable, deployed
     assert watched == {deployed["starter_function_name"], *queues}
 
 
-# The two alarm proofs run one after the other: run at once on one inbox (the
-# schedule ticking through the poison's runs), the DLQ alarm's notice was missed once
-# in a full run on two loaded cores; sequential, they never failed.
+# The starter's dead man's switch and the queue's oldest-message alarm are proved on a
+# deployment of their own (test_alarms_on_localstack.py): each needs the starter left
+# to the test for a minute or more.
 def test_a_poison_message_fires_the_dlq_alarm(aws: Callable, deployed: dict, inbox: Inbox) -> None:
     sqs = aws("sqs")
     # An earlier test's poison may still be there: start from an empty DLQ.
@@ -764,71 +692,6 @@ def test_a_poison_message_fires_the_dlq_alarm(aws: Callable, deployed: dict, inb
         inject=poison,
         # What an operator does once the cause is fixed: redrive or delete it.
         clear=lambda: sqs.purge_queue(QueueUrl=deployed["dlq_url"]),
-    )
-
-
-def test_a_stopped_schedule_fires_the_dead_mans_switch(
-    aws: Callable, deployed: dict, inbox: Inbox
-) -> None:
-    # The test is the schedule (the rule's rate is a day): a tick every 4 s, well
-    # inside the alarm's 10 s period, until it "stops".
-    ticking = threading.Event()
-    stopped = threading.Event()
-
-    def schedule() -> None:
-        while not stopped.is_set():
-            if ticking.is_set():
-                aws("lambda").invoke(
-                    FunctionName=deployed["starter_function_name"],
-                    InvocationType="Event",
-                    Payload=b'{"max_seconds": 1}',
-                )
-            stopped.wait(4)
-
-    ticker = threading.Thread(target=schedule, daemon=True)
-    ticking.set()
-    ticker.start()
-    name = deployed["alarms"]["starter-not-running"]["name"]
-    try:
-        prove_alarm(
-            aws,
-            inbox,
-            name,
-            inject=ticking.clear,
-            clear=ticking.set,
-            # Two periods on AWS; LocalStack reads EvaluationPeriods + 2 periods back
-            # and evaluates every 2 periods: up to 6.
-            periods_to_alarm=6,
-        )
-    finally:
-        stopped.set()
-        ticker.join()
-
-
-def test_a_stalled_queue_fires_the_oldest_message_alarm(
-    aws: Callable, deployed: dict, inbox: Inbox
-) -> None:
-    """A request nobody admits grows old: ALARM once it has waited the threshold.
-
-    The schedule is the test here too, and it does not tick: the request waits. The
-    age is SQS's own gauge (ApproximateAgeOfOldestMessage, the harness's every 5 s).
-    Cleared the way the operator's fix would: the starter runs again and admits it.
-    """
-    request_id = f"stalled-{uuid.uuid4().hex[:6]}"
-
-    def stall() -> None:
-        enqueue(deployed["queue_url"], {"seconds": 0}, request_id=request_id, client=aws("sqs"))
-        time.sleep(OLDEST_MESSAGE_SECONDS + 1)  # the alarm's threshold is reached now
-        assert queue_depth(aws, deployed["queue_url"]) == 1
-
-    def admit() -> None:
-        assert invoke_starter(aws, deployed, max_seconds=5)["started"] == [
-            execution_name(request_id)
-        ]
-        assert queue_depth(aws, deployed["queue_url"]) == 0
-
-    prove_alarm(
-        aws, inbox, deployed["alarms"]["queue-oldest-message"]["name"], inject=stall, clear=admit
     )
 
 
