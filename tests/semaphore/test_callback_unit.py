@@ -213,6 +213,42 @@ def test_a_slot_handed_to_a_stopped_waiter_is_passed_on_or_given_back(
     assert sem.leave(ARN + "stopped") is False  # the cleanup finds nothing left to do
 
 
+class DeniedResume(Sfn):
+    """SendTaskSuccess fails with a live token: denied (the IAM test's missing grant)."""
+
+    def send_task_success(self, taskToken: str, output: str) -> dict:
+        raise ClientError(
+            {"Error": {"Code": "AccessDeniedException", "Message": "not authorized"}},
+            "SendTaskSuccess",
+        )
+
+
+@pytest.mark.parametrize(
+    ("status", "lease_kept"), [("RUNNING", True), ("ABORTED", False), ("TIMED_OUT", False)]
+)
+def test_a_failed_resume_keeps_the_lease_only_for_a_running_caller(
+    dynamodb: Any, status: str, *, lease_kept: bool
+) -> None:
+    """An acquire whose SendTaskSuccess fails with a live token (denied, throttled).
+
+    Running, the caller's Acquire task retries: the Lambda fails and the lease stays
+    for the retry to find. Stopped while the call ran, nothing retries, and the
+    cleanup its end triggered may have come before the lease was taken (a CI run's
+    leaked slot): the lease goes back at once.
+    """
+    sfn = DeniedResume()
+    sfn.status[ARN + "caller"] = status
+    sem = semaphore(dynamodb, sfn, limit=1)
+    if lease_kept:
+        with pytest.raises(ClientError, match="AccessDeniedException"):
+            sem.acquire(ARN + "caller", "tok")
+        assert set(state(sem).leases) == {ARN + "caller"}
+        assert state(sem).count == 1
+    else:
+        assert sem.acquire(ARN + "caller", "tok")["outcome"] == "gone"
+        assert (state(sem).count, state(sem).leases) == (0, {})
+
+
 def test_recheck_parks_again_with_the_new_token_and_release_uses_it(dynamodb: Any) -> None:
     sfn = Sfn()
     sem = semaphore(dynamodb, sfn, limit=1)

@@ -637,9 +637,16 @@ class CallbackSemaphore:
                 output=json.dumps({"semaphore": "admitted", "lock_key": self.lock_key}),
             )
         except ClientError as error:
-            if error.response["Error"]["Code"] not in DEAD_TOKEN_ERRORS:
+            live_token = error.response["Error"]["Code"] not in DEAD_TOKEN_ERRORS
+            # A denied, throttled or failed call leaves the token live: the Lambda fails
+            # and Step Functions retries the acquire, which finds this lease. But an
+            # execution stopped while the call ran retries nothing, and the cleanup its
+            # end triggered may have run before the lease was taken: the lease goes
+            # back now, or it is held until the reconciler's sweep (seen in a CI run).
+            status = self.describe(execution_arn)
+            if live_token and status in ("RUNNING", UNKNOWN):
                 raise
-            if self.describe(execution_arn) != "RUNNING":
+            if status != "RUNNING":
                 self.release(execution_arn)
                 return {"outcome": "gone", "execution_arn": execution_arn}
         return {"outcome": "admitted", "why": why, "execution_arn": execution_arn}
