@@ -200,9 +200,12 @@ CASES = {
         "two_pollers_arn",
         {"jobs": {"fast": {"duration_seconds": 1}, "slow": {"duration_seconds": 8}}},
     ),
+    # A job that outlives the fast loop's timeout by far: one 4 s longer ended between
+    # two polls of a loaded CI run (a poll at 5 s saw it running, the next, past 10 s,
+    # saw it done), so the loop succeeded instead of timing out.
     "two-fast-timeout": (
         "two_pollers_arn",
-        {"jobs": {"fast": {"duration_seconds": FAST_TIMEOUT + 4}, "slow": {}}},
+        {"jobs": {"fast": {"duration_seconds": WAIT_COUNT_JOB}, "slow": {}}},
     ),
     "two-slow-timeout": (
         "two_pollers_arn",
