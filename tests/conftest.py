@@ -66,6 +66,21 @@ def destroy_deployments() -> bool:
     return bool(os.environ.get("LOCALSTACK_ENDPOINT"))
 
 
+@pytest.fixture(scope="module")
+def inbox(aws: Callable) -> Iterator[object]:
+    """Where a test file's alarms notify: an SNS topic read through an SQS subscription.
+
+    One per file (``tests.alarm_check.Inbox``), deleted after the file's last test.
+    """
+    import uuid
+
+    from tests.alarm_check import Inbox
+
+    created = Inbox.create(aws, f"inbox-{uuid.uuid4().hex[:8]}")
+    yield created
+    created.delete()
+
+
 @pytest.fixture(scope="session")
 def aws(localstack_endpoint: str) -> Callable[..., object]:
     """A factory of boto3 clients bound to LocalStack: ``aws("lambda")``.

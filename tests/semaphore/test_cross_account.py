@@ -35,14 +35,6 @@ OLDEST_WAITER_SECONDS = 5  # this deployment's oldest-waiter-age threshold (defa
 
 
 @pytest.fixture(scope="module")
-def inbox(aws: Callable) -> Iterator[Inbox]:
-    """Where the alarms notify: an SNS topic read through an SQS subscription."""
-    created = Inbox.create(aws, f"inbox-semx-{uuid.uuid4().hex[:6]}")
-    yield created
-    created.delete()
-
-
-@pytest.fixture(scope="module")
 def other_account(localstack_endpoint: str) -> Iterator[dict[str, str]]:
     def client(service: str) -> Any:
         return boto3.client(

@@ -28,14 +28,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 
 @pytest.fixture(scope="module")
-def inbox(aws: Callable) -> Iterator[Inbox]:
-    """Where the alarms notify: an SNS topic read through an SQS subscription."""
-    created = Inbox.create(aws, f"inbox-thra-{uuid.uuid4().hex[:6]}")
-    yield created
-    created.delete()
-
-
-@pytest.fixture(scope="module")
 def deployed(
     localstack_endpoint: str,
     aws: Callable,
