@@ -68,6 +68,13 @@ ENVIRONMENT = {
     # runs in its container and put its packages in /usr/lib/localstack, shared by
     # every run, ignoring FILESYSTEM_ROOT.
     "OVERRIDE_IN_DOCKER": "0",
+    # LocalStack's own calls to itself (a Step Functions task invoking a Lambda, its
+    # execution logs, a Lambda's logs, an EventBridge delivery) go to its gateway in
+    # memory: the whole handler chain (IAM enforcement, faults, metrics, the meter)
+    # without HTTP through Twisted, most of a request's cost here. On
+    # tests/job_poller/test_example.py, two pairs in both orders: 62.9 and 58.6
+    # CPU-seconds over HTTP, 57.9 and 56.6 in memory.
+    "IN_MEMORY_CLIENT": "1",
     # IAM of role sessions (emulation/iam): enforce (the default: a call the caller's
     # policies do not allow gets the service's AccessDenied, as on AWS), audit (allowed,
     # recorded as denied in the usage file) or off.
