@@ -12,8 +12,9 @@ ones).
 :func:`tune` raises the young generation's threshold (a collection per 50,000 net
 allocations instead of 700), which still frees short-lived cycles (an exception and
 its traceback, a request's frames) long before they add up, and collects the old
-generations as often, relative to the young one, as before. :func:`freeze` moves
-everything alive into the permanent generation, for a process about to fork workers
+generations as often, relative to the young one, as before. The Lambda fork server
+(``emulation/lambda_executor/worker.py``, which may import only the standard library)
+sets the same thresholds itself and freezes what it preloaded before forking
 (``gc.freeze``'s documented use: no collection in a child traverses, or copies on
 write, what the parent preloaded).
 
@@ -41,12 +42,4 @@ def tune() -> bool:
     if not enabled():
         return False
     gc.set_threshold(*THRESHOLDS)
-    return True
-
-
-def freeze() -> bool:
-    """Exempt every live object from later collections (before forking); True if done."""
-    if not enabled():
-        return False
-    gc.freeze()
     return True
