@@ -31,6 +31,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -170,16 +171,19 @@ def measure(mode: str, events: list[dict[str, Any]]) -> dict[str, Any]:
         and e["stateEnteredEventDetails"]["name"].endswith(" Check")
     ][-1]
     waiting = next(e["timestamp"] for e in events if e["type"] == "TaskStateExited")
+    # Lambda tasks after Run Job: the status checks of the loop and of retry polling.
+    lambdas = [
+        e["timestamp"].timestamp()
+        for e in events
+        if e["type"] == "TaskScheduled"
+        and e["taskScheduledEventDetails"]["resourceType"] == "lambda"
+    ]
     return {
         "polls": polls,
         "transitions": entered + retries,
         "events": len(events),
-        "task_invocations": sum(
-            1
-            for e in events
-            if e["type"] == "TaskScheduled"
-            and e["taskScheduledEventDetails"]["resourceType"] == "lambda"
-        ),
+        "task_invocations": len(lambdas),
+        "checks": [t - waiting.timestamp() for t in lambdas[1:]],
         "moved_on": check.timestamp(),
         "waiting_from": waiting.timestamp(),
     }
@@ -285,6 +289,36 @@ def run(args: argparse.Namespace, endpoint: str, destroy: bool) -> int:
                 shutil.rmtree(scratch, ignore_errors=True)
 
 
+def polled(measured: dict[str, Any], args: argparse.Namespace, most: int) -> int | str:
+    """The polls the loop's or retry polling's own status checks account for.
+
+    With no latency the checks come at exactly W0, W0 + P, ... after Run Job returns, and
+    the polls are ``polls_for`` the job's duration. A loaded machine only delays them
+    (each cycle is P plus LocalStack's and the Lambda's latency, which piles up over the
+    cycles), so the schedule is checked on the history's own clock instead: the first
+    check no sooner than W0 and each next one no sooner than P after the one before, but
+    less than one more interval late (a poller waiting twice would fail); every check
+    before the job's end a poll (within EDGE_SECONDS of it either way); and never more
+    polls than the schedule allows (``most``). Returns the polls expected, or what broke.
+    """
+    checks = measured["checks"]
+    if not checks:
+        return "no status check"
+    first = (args.initial_wait - EDGE_SECONDS, args.initial_wait + args.interval)
+    if not first[0] <= checks[0] < first[1]:
+        return f"first check {checks[0]:.2f} s after Run Job, outside {first}"
+    for before, after in itertools.pairwise(checks):
+        gap = after - before
+        if not args.interval - EDGE_SECONDS <= gap < 2 * args.interval:
+            return f"checks {gap:.2f} s apart, interval {args.interval} s"
+    waited, polls = measured["waited"], measured["polls"]
+    low = sum(1 for at in checks if at < waited - EDGE_SECONDS)
+    high = sum(1 for at in checks if at < waited + EDGE_SECONDS)
+    if not low <= polls <= high:
+        return f"{low} to {high} (checks before the job's end)"
+    return polls if polls <= most else most
+
+
 def report(args: argparse.Namespace, pollers: dict[str, Any], results: dict) -> int:
     """Check every formula against the histories, then print the table; 0 when all agree."""
     problems = []
@@ -296,7 +330,10 @@ def report(args: argparse.Namespace, pollers: dict[str, Any], results: dict) -> 
             polls_for(mode, waited, args.initial_wait, args.interval, args.fallback)
             for waited in (measured["waited"] - EDGE_SECONDS, measured["waited"] + EDGE_SECONDS)
         }
-        expected_polls = measured["polls"] if measured["polls"] in allowed else min(allowed)
+        if mode == "event":
+            expected_polls = measured["polls"] if measured["polls"] in allowed else min(allowed)
+        else:
+            expected_polls = polled(measured, args, max(allowed))
         predicted = cost(model, measured["polls"])
         task_invocations = predicted["invocations"] - (1 if mode == "event" else 0)
         checks = {
