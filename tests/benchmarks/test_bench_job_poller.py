@@ -28,4 +28,8 @@ def test_bench_job_poller_smoke(localstack_endpoint: str, destroy_deployments: b
     ):
         assert len(cell(rows, label)) == 3
     delays = [_number(c) for c in cell(rows, "delay after job end, median")]
-    assert 0 <= delays[2] < 2, delays  # the event's arrival, on a loaded machine
+    # The event resumed the execution, not a later fallback check: the script's own
+    # schedule check counts the fallback checks (exit status 0). Its latency is then
+    # bounded by one fallback interval (F = 5 s in the smoke), not by a figure that a
+    # loaded machine's EventBridge-to-Lambda hop can exceed (CI measured 1.52 s).
+    assert 0 <= delays[2] < 5, delays
