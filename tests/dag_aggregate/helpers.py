@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
+from typing import Any
 
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_arn
 
@@ -18,6 +20,19 @@ def write_sql(directory: Path, files: dict[str, str]) -> Path:
     for name, sql in files.items():
         (directory / f"{name}.sql").write_text(sql, encoding="utf-8")
     return directory
+
+
+def count_rows(redshift: Any, workgroup: str, table: str) -> int:
+    """Rows of ``agg.<table>`` in ``workgroup``, through the Data API (an append task run
+    twice doubles them: the tests' oracle of "every task ran once")."""
+    sid = redshift.execute_statement(
+        WorkgroupName=workgroup, Database="dev", Sql=f"SELECT COUNT(*) FROM agg.{table}"
+    )["Id"]
+    deadline = time.monotonic() + 30
+    while redshift.describe_statement(Id=sid)["Status"] != "FINISHED":
+        assert time.monotonic() < deadline, table
+        time.sleep(0.05)
+    return redshift.get_statement_result(Id=sid)["Records"][0][0]["longValue"]
 
 
 def sql_runner_policy(workgroups: list[str], functions: tuple[str, ...] = ()) -> str:

@@ -33,6 +33,8 @@ from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
+from .helpers import count_rows
+
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
@@ -363,17 +365,6 @@ def test_the_runtime_metrics_count_the_failed_and_skipped_tasks_of_the_four_runs
     assert seen == expected
 
 
-def _rows(client: Any, workgroup: str, table: str) -> int:
-    sid = client.execute_statement(
-        WorkgroupName=workgroup, Database="dev", Sql=f"SELECT COUNT(*) FROM agg.{table}"
-    )["Id"]
-    deadline = time.monotonic() + 30
-    while client.describe_statement(Id=sid)["Status"] != "FINISHED":
-        assert time.monotonic() < deadline, table
-        time.sleep(0.05)
-    return client.get_statement_result(Id=sid)["Records"][0][0]["longValue"]
-
-
 def test_under_faults_every_task_runs_once_and_the_run_ends_with_a_name(
     deployment: Deployment, localstack_endpoint: str
 ) -> None:
@@ -451,7 +442,7 @@ def test_under_faults_every_task_runs_once_and_the_run_ends_with_a_name(
     redshift = aws("redshift-data")
     if described["status"] == "SUCCEEDED":
         assert sorted(executions) == sorted(FAULT_ROWS)
-        rows = {task: _rows(redshift, deployment.workgroup, task) for task in FAULT_ROWS}
+        rows = {task: count_rows(redshift, deployment.workgroup, task) for task in FAULT_ROWS}
         assert rows == FAULT_ROWS
         assert {r["status"] for r in deployment.document(run_id)["results"]} == {"success"}
     assert {"throttle", "kill"} <= set(kinds), kinds

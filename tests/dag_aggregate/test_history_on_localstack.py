@@ -29,13 +29,14 @@ from sfn_patterns_cli.dag_aggregate.dependency import plan_document, render_task
 from sfn_patterns_cli.dag_aggregate.options import RenderOptions, Target
 from sfn_patterns_cli.dag_aggregate.planner import Plan, plan_from_dir
 from sfn_patterns_cli.dag_aggregate.render import render
+from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.executions import history as history_of
 from sfn_patterns_localstack.executions import wait_stopped
 from sfn_patterns_localstack.roles import delete_role, function_role, trust_policy
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
-from .helpers import sql_runner_policy, write_sql
+from .helpers import count_rows, sql_runner_policy, write_sql
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
@@ -49,6 +50,8 @@ SCENARIOS = (
     "failed",
     "timeout",
     "lost",
+    "duplicates",
+    "task-duplicates",
 )
 FALLBACK = 3
 # c's statement runs past a whole fallback period even when its park is entered late:
@@ -209,8 +212,10 @@ def _level_events(plan: Plan, strategy: str, options: RenderOptions, events: lis
 
 
 @pytest.fixture(scope="module")
-def runs(completion: dict[str, Any], aws: Callable, tmp_path_factory) -> dict[str, Any]:
-    """Every scenario but the lost events, at once; then the lost events on their own."""
+def runs(
+    completion: dict[str, Any], aws: Callable, tmp_path_factory, localstack_endpoint: str
+) -> dict[str, Any]:
+    """Every scenario but the lost and duplicated events, at once; then each on its own."""
     root = tmp_path_factory.mktemp("dag-sql")
     plan = plan_from_dir(write_sql(root / "dag", DAG))
     broken = "-- sfn: external=raw.missing\nSELECT y FROM raw.missing"
@@ -274,7 +279,51 @@ def runs(completion: dict[str, Any], aws: Callable, tmp_path_factory) -> dict[st
         results.update(_finish(aws, {"lost": lost}))
     finally:
         bus.put_targets(Rule=completion["rule"], Targets=targets)
-    return {"results": results, "plan": plan, "events": events, "polls": polls, "quick": quick}
+    # Events duplicated (EventBridge delivers at least once): the harness's injector
+    # sends every statement's completion event to the rule's target twice.
+    twice, task_twice = options("event"), options("event")
+    faults.set_plan(
+        localstack_endpoint,
+        {
+            "seed": 28,
+            "faults": [
+                {
+                    "service": "events",
+                    "operation": "PutEvents",
+                    "kind": "event_duplicate",
+                    "resource": completion["rule"],
+                    "probability": 1.0,
+                }
+            ],
+        },
+    )
+    try:
+        doubled = {
+            "duplicates": _start(
+                aws, completion, "duplicates", render(plan, "simple-level", twice), {}
+            ),
+            "task-duplicates": _start(
+                aws,
+                completion,
+                "task-duplicates",
+                render_task_machine(task_twice, task_done),
+                task_input(task_twice),
+            ),
+        }
+        results.update(_finish(aws, doubled))
+        duplicated = [e for e in faults.log(localstack_endpoint) if e["kind"] == "event_duplicate"]
+    finally:
+        faults.clear(localstack_endpoint)
+    return {
+        "results": results,
+        "plan": plan,
+        "events": events,
+        "polls": polls,
+        "quick": quick,
+        "twice": twice,
+        "task_twice": task_twice,
+        "duplicated": duplicated,
+    }
 
 
 def test_events_resume_every_task_and_the_formula_holds(runs: dict[str, Any]) -> None:
@@ -357,4 +406,33 @@ def test_without_events_the_fallback_describe_completes(runs: dict[str, Any]) ->
     assert _fallbacks(run["events"], 1) == (0, 1)
     assert len(run["events"]) == _level_events(
         runs["quick"], "simple-level", runs["events"], run["events"]
+    )
+
+
+def test_a_duplicated_completion_event_runs_no_task_twice(
+    runs: dict[str, Any], aws: Callable
+) -> None:
+    """Issue 28: EventBridge delivered each statement's completion event twice.
+
+    The second delivery's SendTaskSuccess finds its token used. Oracles: the injector's
+    log (the four task statements' events, each sent twice), both runs SUCCEEDED, each
+    append table's rows (a task run again, or its rows counted twice, doubles them),
+    and the history formulas (a duplicate adds no event to any history).
+    """
+    assert len(runs["duplicated"]) >= 4, runs["duplicated"]
+    level, task = runs["results"]["duplicates"], runs["results"]["task-duplicates"]
+    assert level["status"] == "SUCCEEDED", level
+    assert task["status"] == "SUCCEEDED", task
+    redshift = aws("redshift-data")
+    level_workgroup = runs["twice"].target.workgroup_name
+    assert {t: count_rows(redshift, level_workgroup, t) for t in "abc"} == {"a": 1, "b": 1, "c": 1}
+    assert count_rows(redshift, runs["task_twice"].target.workgroup_name, "c") == 1
+    plan: Plan = runs["plan"]
+    assert len(level["events"]) == _level_events(
+        plan, "simple-level", runs["twice"], level["events"]
+    )
+    parked_again, ended = _fallbacks(task["events"], 1)
+    assert len(task["events"]) == (
+        history.task_execution_history(runs["task_twice"], parked_again)
+        + ENDED_AT_FALLBACK_EVENTS * ended
     )
