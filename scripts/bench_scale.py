@@ -405,9 +405,16 @@ def wait_done(ctx: Context, arns: list[str], timeout: float) -> dict[str, dict[s
         raise RuntimeError(
             f"{len(arns) - len(done)} of {len(arns)} still running after {timeout} s"
         )
-    bad = {d["status"] for d in done.values()} - {"SUCCEEDED"}
+    bad = [d for d in done.values() if d["status"] != "SUCCEEDED"]
     if bad:
-        raise RuntimeError(f"executions ended {sorted(bad)}")
+        # Each one's error and cause (a FAILED execution's own, as DescribeExecution
+        # gives them), so a failure in a loaded run says what failed, not only that.
+        raise RuntimeError(
+            "executions ended "
+            + "; ".join(
+                f"{d['status']} {d.get('error', '')}: {d.get('cause', '')[:300]}" for d in bad
+            )
+        )
     return done
 
 
