@@ -64,11 +64,18 @@ FAST_CHECKS_CACHED := SFNP_BOOTSTRAPPED=1 $(VENV)/bin/python scripts/cached_chec
 # fast-checks (lint, import contracts, README tables, tflint: about 30 s of one core)
 # and checkov (a minute of one core unless its result is replayed). Their reports are
 # printed after pytest's, and any of the three failing fails the target.
+# Before the workers start, scripts/warm_bytecode.py writes once the bytecode each of
+# them (and each LocalStack) would compile for itself in a fresh clone's new venv: one
+# test collection (assertion-rewritten modules) beside compileall of LocalStack's
+# packages. Measured: 8 cold collections at once 81 CPU-s, after it 34; 8 cold
+# LocalStack starts 65 CPU-s, after it 28; the step itself 30 CPU-s (17 s), 3 s when
+# everything is current.
 PYTEST_WORKERS ?= 8
 test: bootstrap ## Run the static checks and every test (unit + LocalStack integration)
 	@mkdir -p build; \
 	$(FAST_CHECKS_CACHED) > build/fast-checks.log 2>&1 & fast_pid=$$!; \
 	$(CHECKOV_CACHED) > build/checkov.log 2>&1 & checkov_pid=$$!; \
+	$(VENV)/bin/python scripts/warm_bytecode.py; \
 	$(VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25; pytest_rc=$$?; \
 	wait $$fast_pid; fast_rc=$$?; \
 	wait $$checkov_pid; checkov_rc=$$?; \

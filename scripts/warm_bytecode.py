@@ -1,0 +1,137 @@
+#!/usr/bin/env python
+"""Write, once, the bytecode every `make test` worker would otherwise compile for itself.
+
+Why: a fresh clone has a fresh virtualenv (bootstrap installs it without bytecode) and
+no assertion-rewritten test modules. `make test`'s workers start at the same moment,
+and each of them, and each LocalStack they start, compiles the same modules. Measured
+on this machine kind (2 cores) in a fresh clone's venv: eight cold test collections at
+once took 81 CPU-seconds, one collection and then eight 10 + 29; eight cold LocalStack
+starts at once 65, one start and then eight 9 + 27.
+
+So `make test` runs this first: one `pytest --collect-only` (pytest writes each test
+module's assertion-rewritten bytecode, and Python the bytecode of what the tests
+import) while two processes write the bytecode of the packages LocalStack imports
+(``compileall``).
+In a checkout that ran before, both find everything current in a few seconds.
+
+Examples::
+
+    .venv/bin/python scripts/warm_bytecode.py            # what make test runs
+    .venv/bin/python scripts/warm_bytecode.py --no-collect
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import importlib.util
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# What an in-process LocalStack and its Lambda executor import (the packages of a warm
+# run's venv with the most bytecode, tests' own imports aside: the collection covers
+# those). A package missing from the venv is skipped.
+PACKAGES = (
+    "localstack",
+    "moto",
+    "botocore",
+    "boto3",
+    "s3transfer",
+    "twisted",
+    "rolo",
+    "werkzeug",
+    "antlr4",
+    "urllib3",
+    "openapi_core",
+    "openapi_spec_validator",
+    "dateutil",
+    "cryptography",
+    "pydantic",
+    "pydantic_settings",
+    "jmespath",
+    "jsonpath_ng",
+    "sqlglot",
+    "pynamodb",
+    "localstack_client",
+)
+# The project's own sources (editable installs: their bytecode goes next to them).
+SOURCES = ("harness", "lambda_src", "cli")
+
+
+def package_dirs(names: Iterable[str]) -> list[Path]:
+    """The directory of each importable package in ``names`` (found, not imported)."""
+    found = []
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            found.extend(Path(p) for p in spec.submodule_search_locations)
+    return found
+
+
+def python_files(dirs: Iterable[Path]) -> list[str]:
+    """Every ``.py`` file under ``dirs``."""
+    return [str(path) for directory in dirs for path in sorted(directory.rglob("*.py"))]
+
+
+def _compile(path: str) -> bool:
+    # compile_file skips a file whose bytecode is current (its header says so).
+    return bool(compileall.compile_file(path, quiet=2))
+
+
+def compile_files(files: list[str], workers: int = 2) -> int:
+    """Write missing or stale bytecode of ``files``; how many did not compile.
+
+    Two processes beside the collection: with three on two cores, both stay busy until
+    the end (the collection alone ends first).
+    """
+    with ProcessPoolExecutor(workers) as pool:
+        return sum(1 for ok in pool.map(_compile, files, chunksize=200) if not ok)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start the collection, compile the packages meanwhile, wait for both."""
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Run by make test before its workers start; safe to run any time.",
+    )
+    parser.add_argument(
+        "--no-collect",
+        action="store_true",
+        help="skip the test collection (pytest --collect-only), compile the packages only",
+    )
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    collect = None
+    if not args.no_collect:
+        collect = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "--collect-only", "-qq", "-p", "no:cacheprovider"],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    files = python_files(package_dirs(PACKAGES) + [ROOT / name for name in SOURCES])
+    failed = compile_files(files)
+    errors = "" if collect is None else collect.communicate()[1]
+    seconds = time.monotonic() - started
+    what = f"{len(files):,} modules" + ("" if collect is None else " and the tests")
+    print(f"warm_bytecode: {what} in {seconds:.1f} s", file=sys.stderr)
+    # Neither is fatal: what was not written is compiled by whoever imports it, and a
+    # test module that does not import is reported in full by the run that follows.
+    if failed:
+        print(
+            f"warm_bytecode: {failed} modules did not compile (Python 2 or templates)",
+            file=sys.stderr,
+        )
+    if collect is not None and collect.returncode != 0:
+        print(f"warm_bytecode: the collection failed:\n{errors[-2000:]}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
