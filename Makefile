@@ -68,8 +68,8 @@ FAST_CHECKS_CACHED := SFNP_BOOTSTRAPPED=1 $(VENV)/bin/python scripts/cached_chec
 # them (and each LocalStack) would compile for itself in a fresh clone's new venv: one
 # test collection (assertion-rewritten modules) beside compileall of LocalStack's
 # packages. Measured: 8 cold collections at once 81 CPU-s, after it 34; 8 cold
-# LocalStack starts 65 CPU-s, after it 28; the step itself 30 CPU-s (17 s), 3 s when
-# everything is current.
+# LocalStacks, each started and called once per service, 80 CPU-s, after it 50; the
+# step itself 27 CPU-s (15 s), 3 s when everything is current.
 PYTEST_WORKERS ?= 8
 test: bootstrap ## Run the static checks and every test (unit + LocalStack integration)
 	@mkdir -p build; \

@@ -35,3 +35,9 @@ def test_bytecode_is_written_once_and_a_broken_module_is_counted(tmp_path: Path)
     before = written.stat().st_mtime_ns
     assert warm.compile_files(files) == 1
     assert written.stat().st_mtime_ns == before
+
+
+def test_the_single_file_modules_are_those_beside_the_packages() -> None:
+    site = Path(importlib.util.find_spec("boto3").submodule_search_locations[0]).parent
+    modules = [Path(m) for m in warm.site_modules()]
+    assert modules and all(m.parent == site and m.suffix == ".py" for m in modules)
