@@ -28,6 +28,7 @@ import compileall
 import importlib.util
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -108,10 +109,7 @@ def python_files(dirs: Iterable[Path]) -> list[str]:
 
 def site_modules() -> list[str]:
     """The single-file modules of the venv's site-packages (``six.py``, ...)."""
-    spec = importlib.util.find_spec("boto3")
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    site = Path(spec.submodule_search_locations[0]).parent
+    site = Path(sysconfig.get_paths()["purelib"])
     return [str(path) for path in sorted(site.glob("*.py"))]
 
 

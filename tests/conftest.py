@@ -8,6 +8,7 @@ in-process one this fixture starts on a free port.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -72,8 +73,6 @@ def inbox(aws: Callable) -> Iterator[object]:
 
     One per file (``tests.alarm_check.Inbox``), deleted after the file's last test.
     """
-    import uuid
-
     from tests.alarm_check import Inbox
 
     created = Inbox.create(aws, f"inbox-{uuid.uuid4().hex[:8]}")

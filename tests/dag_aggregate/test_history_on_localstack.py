@@ -211,6 +211,12 @@ def _level_events(plan: Plan, strategy: str, options: RenderOptions, events: lis
     )
 
 
+def _task_events(options: RenderOptions, events: list[dict]) -> int:
+    """The same for one dependency task execution (one task, one park)."""
+    parked_again, ended = _fallbacks(events, 1)
+    return history.task_execution_history(options, parked_again) + ENDED_AT_FALLBACK_EVENTS * ended
+
+
 @pytest.fixture(scope="module")
 def runs(
     completion: dict[str, Any], aws: Callable, tmp_path_factory, localstack_endpoint: str
@@ -366,10 +372,7 @@ def test_task_executions_cost_what_the_formula_says(runs: dict[str, Any]) -> Non
     assert with_events["status"] == "SUCCEEDED", with_events
     parked_again, ended = _fallbacks(with_events["events"], 1)
     assert parked_again + ended >= 1  # c ran C_SECONDS, past one fallback period
-    assert len(with_events["events"]) == (
-        history.task_execution_history(runs["events"], parked_again)
-        + ENDED_AT_FALLBACK_EVENTS * ended
-    )
+    assert len(with_events["events"]) == _task_events(runs["events"], with_events["events"])
     polled = runs["results"]["task-polls"]
     assert polled["status"] == "SUCCEEDED", polled
     polls = _count(polled["events"], "WaitStateEntered", "Poll Wait Poll")
@@ -431,8 +434,4 @@ def test_a_duplicated_completion_event_runs_no_task_twice(
     assert len(level["events"]) == _level_events(
         plan, "simple-level", runs["twice"], level["events"]
     )
-    parked_again, ended = _fallbacks(task["events"], 1)
-    assert len(task["events"]) == (
-        history.task_execution_history(runs["task_twice"], parked_again)
-        + ENDED_AT_FALLBACK_EVENTS * ended
-    )
+    assert len(task["events"]) == _task_events(runs["task_twice"], task["events"])
