@@ -27,10 +27,18 @@ The patch ends the execution from the StopExecution request itself:
   whose task was interrupted returns quietly (no TaskTimedOut, no Retry or Catch), so
   they end now instead of at the token's timeout. No later state is entered: the
   state loops (program, Map, Parallel, Retry) all stop on ProgramStopped.
+
+An execution that ended on its own is dated when its program ended, not when its
+thread got round to recording the status. LocalStack stamps ``stopDate`` in
+``_reflect_execution_status``, after the final history event; a StopExecution that
+came between (the program had ended, so it changes nothing) then returned a stop date
+earlier than the SUCCEEDED execution's own, as if the stop had been ignored. On AWS
+the end and the stop are ordered: a SUCCEEDED execution ended before a later stop.
 """
 
 from __future__ import annotations
 
+import datetime
 import functools
 import logging
 import threading
@@ -41,6 +49,7 @@ _CLOSED = "_sfnp_history_closed"  # set on an EventManager once ExecutionAborted
 _GUARD = "_sfnp_history_guard"
 _TERMINATED = "_sfnp_terminated"  # set on the worker communication once status is final
 _TERMINATED_LOCK = threading.Lock()
+_ENDED_AT = "_sfnp_ended_at"  # set on an Environment when its program leaves Running
 
 
 def apply() -> bool:
@@ -73,6 +82,7 @@ def apply() -> bool:
         return True
     _close_history_after_abort()
     _keep_stopped_final()
+    _date_the_end()
     _stop_at_once()
     return True
 
@@ -130,6 +140,46 @@ def _keep_stopped_final() -> None:
 
     env_cls.set_error = unless_stopped(env_cls.set_error)
     env_cls.set_timed_out = unless_stopped(env_cls.set_timed_out)
+
+
+def _date_the_end() -> None:
+    """An execution that ended on its own is dated when its program ended."""
+    from localstack.aws.api.stepfunctions import ExecutionStatus
+    from localstack.services.stepfunctions.asl.eval import environment
+    from localstack.services.stepfunctions.asl.eval.program_state import (
+        ProgramRunning,
+        ProgramStopped,
+    )
+    from localstack.services.stepfunctions.backend import execution
+
+    env_cls = environment.Environment
+    comm_cls = execution.BaseExecutionWorkerCommunication
+
+    def dated(original):
+        @functools.wraps(original)
+        def patched(self, *args, **kwargs):
+            with self._state_mutex:  # an RLock: the original takes it again
+                was_running = isinstance(self._program_state, ProgramRunning)
+                original(self, *args, **kwargs)
+                state = self._program_state
+                if was_running and not isinstance(state, (ProgramRunning, ProgramStopped)):
+                    setattr(self, _ENDED_AT, datetime.datetime.now(tz=datetime.UTC))
+
+        return patched
+
+    env_cls.set_ended = dated(env_cls.set_ended)
+    env_cls.set_error = dated(env_cls.set_error)
+    env_cls.set_timed_out = dated(env_cls.set_timed_out)
+    original_reflect = comm_cls._reflect_execution_status
+
+    @functools.wraps(original_reflect)
+    def _reflect_execution_status(self) -> None:
+        original_reflect(self)
+        ended_at = getattr(self.execution.exec_worker.env, _ENDED_AT, None)
+        if ended_at is not None and self.execution.exec_status != ExecutionStatus.ABORTED:
+            self.execution.stop_date = ended_at
+
+    comm_cls._reflect_execution_status = _reflect_execution_status
 
 
 def _wake(env) -> None:
