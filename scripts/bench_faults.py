@@ -215,8 +215,7 @@ def run_status_table(endpoint: str, rate: float, sizes: Sizes) -> Outcome:
     setup.create_tasks(ids)
     workers = _Workers(endpoint, table, ids)
     go = threading.Barrier(sizes.workers)
-    faults.set_plan(endpoint, status_table_plan(table, rate))
-    try:
+    with faults.applied(endpoint, status_table_plan(table, rate)):
         threads = [
             threading.Thread(target=workers.work, args=(n, sizes.workers, go))
             for n in range(sizes.workers)
@@ -226,8 +225,6 @@ def run_status_table(endpoint: str, rate: float, sizes: Sizes) -> Outcome:
         for thread in threads:
             thread.join(timeout=200)
         log = faults.log(endpoint)
-    finally:
-        faults.clear(endpoint)
     records = {t.task_id: t for status in Status for t in setup.query(status)}
     done = [tid for tid in ids if tid in records and records[tid].status is Status.SUCCEEDED]
     leaked = sum(1 for t in records.values() if t.status is Status.IN_PROGRESS)
@@ -287,8 +284,7 @@ def run_semaphore(endpoint: str, outputs: dict[str, Any], rate: float, sizes: Si
     functions = [outputs["callback_function_name"], outputs["cleanup_function_name"]]
     roles = [lam.get_function(FunctionName=f)["Configuration"]["Role"] for f in functions]
     plan = semaphore_plan(roles, functions, outputs["cleanup_rule_name"], rate)
-    faults.set_plan(endpoint, plan)
-    try:
+    with faults.applied(endpoint, plan):
         arns = [
             sfn.start_execution(
                 stateMachineArn=outputs["embedded_state_machine_arn"],
@@ -298,8 +294,6 @@ def run_semaphore(endpoint: str, outputs: dict[str, Any], rate: float, sizes: Si
         ]
         done = wait_stopped(sfn, arns, timeout=120 + 10 * sizes.executions)
         log = faults.log(endpoint)
-    finally:
-        faults.clear(endpoint)
     lost = sum(1 for arn in arns if done.get(arn, {}).get("status") != "SUCCEEDED")
     entered = {arn: [e for e in history(sfn, arn) if _entered(e) == SECTION] for arn in arns}
     duplicates = sum(max(0, len(events) - 1) for events in entered.values())

@@ -411,8 +411,7 @@ def test_under_faults_every_task_runs_once_and_the_run_ends_with_a_name(
     # covers a crashed runtime (Runtime.ExitError), and the retry, the same execution,
     # carries on with the run the dead call may have begun.
     plan["faults"] = [{**crash, "first": 1}, *plan["faults"]]
-    faults.set_plan(localstack_endpoint, plan)
-    try:
+    with faults.applied(localstack_endpoint, plan):
         coordinator = deployment.start(run_id, select="tag:faults")
         # root may run and end between two polls (a few hundred milliseconds).
         deployment.wait_running(run_id, "root", or_ended=True)
@@ -428,8 +427,6 @@ def test_under_faults_every_task_runs_once_and_the_run_ends_with_a_name(
         faults.set_plan(localstack_endpoint, plan)
         described = deployment.wait(coordinator, timeout=240)
         log += faults.log(localstack_endpoint)
-    finally:
-        faults.clear(localstack_endpoint)
     kinds = Counter(entry["kind"] for entry in log)
     print(f"\ndag under faults: {described['status']}, injected {dict(kinds)}")
     if described["status"] != "SUCCEEDED":

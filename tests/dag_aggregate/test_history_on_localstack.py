@@ -288,7 +288,7 @@ def runs(
     # Events duplicated (EventBridge delivers at least once): the harness's injector
     # sends every statement's completion event to the rule's target twice.
     twice, task_twice = options("event"), options("event")
-    faults.set_plan(
+    with faults.applied(
         localstack_endpoint,
         {
             "seed": 28,
@@ -302,8 +302,7 @@ def runs(
                 }
             ],
         },
-    )
-    try:
+    ):
         doubled = {
             "duplicates": _start(
                 aws, completion, "duplicates", render(plan, "simple-level", twice), {}
@@ -318,8 +317,6 @@ def runs(
         }
         results.update(_finish(aws, doubled))
         duplicated = [e for e in faults.log(localstack_endpoint) if e["kind"] == "event_duplicate"]
-    finally:
-        faults.clear(localstack_endpoint)
     return {
         "results": results,
         "plan": plan,

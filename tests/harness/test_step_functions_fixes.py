@@ -539,7 +539,7 @@ def test_an_aws_sdk_error_is_named_after_its_error_code(
             },
         },
     )
-    faults.set_plan(
+    with faults.applied(
         localstack_endpoint,
         {
             "seed": 1,
@@ -552,11 +552,8 @@ def test_an_aws_sdk_error_is_named_after_its_error_code(
                 }
             ],
         },
-    )
-    try:
+    ):
         sfn = aws("stepfunctions")
         described = wait_done(sfn, sfn.start_execution(stateMachineArn=arn)["executionArn"])
-    finally:
-        faults.clear(localstack_endpoint)
     assert described["status"] == "SUCCEEDED", described
     assert json.loads(described["output"])["caught"]["Error"] == "RedshiftData.ThrottlingException"

@@ -545,8 +545,7 @@ def test_each_outcome_is_reported_once_and_correctly_under_faults(
     """
     sfn = aws("stepfunctions")
     arns = {name: example["outputs"][f"{name}_state_machine_arn"] for name in FAULT_CASES}
-    faults.set_plan(localstack_endpoint, _fault_plan(aws, example, rate=0.25))
-    try:
+    with faults.applied(localstack_endpoint, _fault_plan(aws, example, rate=0.25)):
         started = {
             f"{variant}-{case}": helpers.start(sfn, arns[variant], {"job": job})
             for variant, cases in FAULT_CASES.items()
@@ -554,8 +553,6 @@ def test_each_outcome_is_reported_once_and_correctly_under_faults(
         }
         done = helpers.wait_all(sfn, started, timeout=180)
         log = faults.log(localstack_endpoint)
-    finally:
-        faults.clear(localstack_endpoint)
     kinds = Counter(entry["kind"] for entry in log)
     print(f"\njob-poller under faults: {dict(kinds)}")
     for name, run in done.items():
@@ -626,7 +623,7 @@ def test_throttling_longer_than_the_retry_budget_fails_with_the_named_error(
     function, states, job_started = THROTTLED[case]
     name = example["outputs"]["lambda_function_names"][function]
     sfn = aws("stepfunctions")
-    faults.set_plan(
+    with faults.applied(
         localstack_endpoint,
         {
             "seed": 28,
@@ -640,15 +637,12 @@ def test_throttling_longer_than_the_retry_budget_fails_with_the_named_error(
                 }
             ],
         },
-    )
-    try:
+    ):
         arn = helpers.start(
             sfn, example["outputs"]["lambda_state_machine_arn"], {"job": {"duration_seconds": 3}}
         )
         run = helpers.wait_all(sfn, {"throttled": arn}, timeout=120)["throttled"]
         injected = faults.log(localstack_endpoint)
-    finally:
-        faults.clear(localstack_endpoint)
     assert len(injected) == RETRY_BUDGET_ATTEMPTS, injected
     assert run["status"] == "FAILED", run
     assert run["error"] == "Lambda.TooManyRequestsException"

@@ -138,9 +138,8 @@ def run_under_faults(
     """
     sfn = aws("stepfunctions")
     machine = deployed["embedded_state_machine_arn"]
-    faults.set_plan(endpoint, plan)
     stopped_at: dict[str, float] = {}
-    try:
+    with faults.applied(endpoint, plan):
         arns = []
         for i in range(executions):
             arns.append(start(sfn, machine, {"sleep_seconds": sleep_seconds, "n": i}))
@@ -169,8 +168,6 @@ def run_under_faults(
         with _schedule(aws, deployed.get("reconciler_function_name"), RECONCILE_EVERY):
             done = wait_done(sfn, arns, timeout=timeout)
         log = faults.log(endpoint)
-    finally:
-        faults.clear(endpoint)
 
     timed_out = [arn for arn in arns if _timed_out(done[arn], acquire_timeout)]
     # A victim may have ended on its own between being picked and the stop (a loaded

@@ -318,7 +318,7 @@ def test_lock_table_throttled_past_the_acquire_budget_fails_holding_nothing(
     """
     sfn = aws("stepfunctions")
     assert_queue_empty(aws, deployed)
-    faults.set_plan(
+    with faults.applied(
         localstack_endpoint,
         {
             "seed": 28,
@@ -332,13 +332,10 @@ def test_lock_table_throttled_past_the_acquire_budget_fails_holding_nothing(
                 }
             ],
         },
-    )
-    try:
+    ):
         arn = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 0})
         described = wait_done(sfn, [arn], timeout=180)[arn]
         injected = faults.log(localstack_endpoint)
-    finally:
-        faults.clear(localstack_endpoint)
     assert len(injected) == ACQUIRE_ATTEMPTS, injected
     assert described["status"] == "FAILED", described
     assert described["error"] == "DynamoDB.ProvisionedThroughputExceededException", described

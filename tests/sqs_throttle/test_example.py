@@ -801,8 +801,7 @@ def test_the_bound_holds_and_every_request_runs_once_under_faults(
     names = {execution_name(r) for r in request_ids}
 
     outcomes: list[str] = []
-    faults.set_plan(localstack_endpoint, _fault_plan(deployed))
-    try:
+    with faults.applied(localstack_endpoint, _fault_plan(deployed)):
         deadline = time.monotonic() + 150  # a killed run holds the lease ~36 s
         while queue_depth(aws, deployed["queue_url"]) and time.monotonic() < deadline:
             outcome = _run_starter_under_faults(aws, deployed)
@@ -810,8 +809,6 @@ def test_the_bound_holds_and_every_request_runs_once_under_faults(
             if outcome in ("crashed", "busy", "another_starter_running", "start_failed"):
                 time.sleep(2)  # a dead run's lease, or a message hidden after a failed start
         log = faults.log(localstack_endpoint)
-    finally:
-        faults.clear(localstack_endpoint)
 
     print("runs:", outcomes, "faults:", [(e["kind"], round(e["elapsed"], 1)) for e in log])
     # Every fault kind of the plan was injected (else this run proved nothing).

@@ -321,16 +321,13 @@ def test_eight_threads_under_dynamodb_throttling_do_each_task_once(
         except BaseException as error:  # reported by the assertion below
             errors.append(error)
 
-    faults.set_plan(localstack_endpoint, plan)
-    try:
+    with faults.applied(localstack_endpoint, plan):
         threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(timeout=150)
         log = faults.log(localstack_endpoint)
-    finally:
-        faults.clear(localstack_endpoint)
     assert not any(t.is_alive() for t in threads), "a worker thread hung"
     assert errors == []
     throttled = Counter(entry["operation"] for entry in log)

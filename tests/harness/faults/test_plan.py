@@ -153,3 +153,18 @@ def test_any_operation_and_a_caller_role_glob() -> None:
     assert fault.matches("lambda", "GetFunction", "arn:aws:iam::1:role/sfn-x", "f")
     assert not fault.matches("lambda", "Invoke", "arn:aws:iam::000000000000:role/other", None)
     assert not fault.matches("lambda", "Invoke", None, None)  # the account itself: no role
+
+
+def test_a_plan_applied_for_a_block_is_cleared_however_the_block_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sfn_patterns_localstack.emulation.faults import client
+
+    calls: list[str] = []
+    monkeypatch.setattr(client, "set_plan", lambda endpoint, plan: calls.append("set") or {})
+    monkeypatch.setattr(client, "clear", lambda endpoint: calls.append("clear"))
+    with client.applied("http://x", {"seed": 1, "faults": []}):
+        assert calls == ["set"]
+    with pytest.raises(RuntimeError), client.applied("http://x", {"seed": 1, "faults": []}):
+        raise RuntimeError("the test failed inside")
+    assert calls == ["set", "clear", "set", "clear"]

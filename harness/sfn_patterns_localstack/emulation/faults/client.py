@@ -6,9 +6,11 @@ LocalStack nor boto3 in its process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,20 @@ def set_plan(endpoint: str, plan: dict[str, Any] | str | Path) -> dict[str, Any]
         except ValueError as error:
             raise PlanError(f"{plan}: not JSON ({error})") from error
     return _request(endpoint, "POST", plan)
+
+
+@contextlib.contextmanager
+def applied(endpoint: str, plan: dict[str, Any] | str | Path) -> Iterator[dict[str, Any]]:
+    """Load ``plan`` for the ``with`` block and clear it however the block ends.
+
+    A plan left loaded by a failed test would throttle every later test on that
+    LocalStack, which then fails for a reason of someone else's.
+    """
+    loaded = set_plan(endpoint, plan)
+    try:
+        yield loaded
+    finally:
+        clear(endpoint)
 
 
 def clear(endpoint: str) -> None:
