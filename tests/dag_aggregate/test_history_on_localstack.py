@@ -177,6 +177,12 @@ def _finish(aws: Callable, executions: dict[str, str], timeout: float = 120) -> 
     }
 
 
+def _assert_succeeded(run: dict[str, Any]) -> None:
+    """SUCCEEDED, or fail naming the run's error, cause and last events (not its ARN only)."""
+    tail = [e["type"] for e in run["events"][-12:]]
+    assert run["status"] == "SUCCEEDED", (run["status"], run.get("error"), run.get("cause"), tail)
+
+
 def _count(events: list[dict], event_type: str, state_suffix: str | None = None) -> int:
     return sum(
         1
@@ -331,7 +337,7 @@ def runs(
 
 def test_events_resume_every_task_and_the_formula_holds(runs: dict[str, Any]) -> None:
     run = runs["results"]["events"]
-    assert run["status"] == "SUCCEEDED", run
+    _assert_succeeded(run)
     events = run["events"]
     # c ran C_SECONDS: at least one fallback describe (it was STARTED), then its event
     # resumed it; a and b: their events resumed the first park (a late event on a
@@ -345,7 +351,7 @@ def test_events_resume_every_task_and_the_formula_holds(runs: dict[str, Any]) ->
 
 def test_the_parent_level_strategy_costs_what_the_formula_says(runs: dict[str, Any]) -> None:
     run = runs["results"]["parent"]
-    assert run["status"] == "SUCCEEDED", run
+    _assert_succeeded(run)
     plan: Plan = runs["plan"]
     # Stages differ from simple-level's ([a], then [b, c]); the per-task counts do not.
     assert [list(stage.tasks) for stage in plan.stages["parent-level"]] != [
@@ -356,7 +362,7 @@ def test_the_parent_level_strategy_costs_what_the_formula_says(runs: dict[str, A
 
 def test_polls_cost_what_the_formula_says(runs: dict[str, Any]) -> None:
     run = runs["results"]["polls"]
-    assert run["status"] == "SUCCEEDED", run
+    _assert_succeeded(run)
     polls = _count(run["events"], "WaitStateEntered", "Poll Wait Poll")
     assert polls >= 2  # c ran C_SECONDS, polled every second after a 1-s wait
     assert len(run["events"]) == history.level_history(
@@ -396,7 +402,7 @@ def test_a_statement_past_its_timeout_is_cancelled(runs: dict[str, Any], aws: Ca
 
 def test_without_events_the_fallback_describe_completes(runs: dict[str, Any]) -> None:
     run = runs["results"]["lost"]
-    assert run["status"] == "SUCCEEDED", run
+    _assert_succeeded(run)
     fallbacks = _count(run["events"], "TaskTimedOut")
     assert fallbacks == 1
     elapsed = (run["stopDate"] - run["startDate"]).total_seconds()
