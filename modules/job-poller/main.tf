@@ -180,10 +180,18 @@ locals {
       for name in local.retry_policy.aws_sdk_default : replace(name, "{Service}", "${upper(substr(service, 0, 1))}${substr(service, 1, -1)}")
     ])
   }
-  # retry_errors minus the throttling names (a retrier after them would never see those).
-  sdk_own_errors = { for k, errors in local.sdk_throttling : k => [for e in try(var.aws_sdk_job.retry_errors, []) : e if !contains(errors, e)] }
+  # The status check only reads, so it retries its service's server errors (5xx) too;
+  # the start does not (a first attempt that failed late may have started the job).
+  sdk_transient = {
+    start = local.sdk_throttling.start
+    status = concat(local.sdk_throttling.status, [
+      for name in local.retry_policy.aws_sdk_server_errors : replace(name, "{Service}", split(".", local.sdk_throttling.status[0])[0])
+    ])
+  }
+  # retry_errors minus the transient names (a retrier after them would never see those).
+  sdk_own_errors = { for k, errors in local.sdk_transient : k => [for e in try(var.aws_sdk_job.retry_errors, []) : e if !contains(errors, e)] }
   sdk_retriers = {
-    for k, errors in local.sdk_throttling : k => join(",", concat(
+    for k, errors in local.sdk_transient : k => join(",", concat(
       [jsonencode(merge(local.task_budget, { ErrorEquals = errors }))],
       length(local.sdk_own_errors[k]) > 0 ? [jsonencode(merge(local.task_budget, { ErrorEquals = local.sdk_own_errors[k] }))] : [],
     ))

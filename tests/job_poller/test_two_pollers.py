@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ import pytest
 
 from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_cli.templating import render_tftpl, templates_root
+from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.roles import allow, delete_role, trust_policy
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
@@ -516,6 +518,69 @@ def test_history_budget_is_checked_at_plan_time_with_the_numbers(budget_plan: An
     # The loop, retries 2: 20 + 3 x 2 x 2 + 100000 polls x (11 + 3 x 2 x 1) events.
     assert "100000 polls (ceil((timeout_seconds 100000 - initial_wait_seconds 0)" in flat
     assert f"= {20 + 12 + 100000 * (11 + 6)} events" in flat
+
+
+# The aws-sdk poller completed by events, under issue 28's mixed plan: its own planned
+# outcome per job, and each decided once.
+# Six jobs: six completion events, so each certain event fault (one drop, two
+# duplicates, three delays) meets one.
+SDK_FAULT_CASES = {
+    "ok": {"duration_seconds": 2},
+    "ok-2": {"duration_seconds": 3},
+    "ok-3": {"duration_seconds": 2},
+    "ok-4": {"duration_seconds": 4},
+    "fail": {"duration_seconds": 1, "outcome": "fail"},
+    "fail-2": {"duration_seconds": 2, "outcome": "fail"},
+}
+
+
+def test_sdk_events_report_each_outcome_once_and_correctly_under_faults(
+    runs: dict[str, dict], deployed: dict[str, Any], aws: Callable, localstack_endpoint: str
+) -> None:
+    """Issue 28, the aws-sdk completion mode with events: the fallback's DescribeExecution
+    throttled and 5xx, the child's status-change events dropped, doubled or 3 s late, the
+    completion function's SendTaskSuccess answered 500. A dropped event costs one fallback
+    (SDK_FALLBACK s); a doubled one must not decide a job twice."""
+    sfn, outputs = aws("stepfunctions"), deployed["outputs"]
+    machine = outputs["events_state_machine_arn"]
+    rule = outputs["events_rule_name"]
+    role = sfn.describe_state_machine(stateMachineArn=machine)["roleArn"]
+    (target,) = aws("events").list_targets_by_rule(Rule=rule)["Targets"]
+    completion_role = aws("lambda").get_function(FunctionName=target["Arn"])["Configuration"][
+        "Role"
+    ]
+    describe = {"service": "stepfunctions", "operation": "DescribeExecution", "caller_role": role}
+    # The fallback check's first attempt throttled, its first retry 500 (a fault's n
+    # counts the calls an earlier fault took too), then the config's task_retry (2
+    # retries) succeeds. No random status faults: a third failure would exhaust that
+    # budget, which test_example's limit test proves separately.
+    status_faults = [
+        ({**describe, "kind": "throttle"}, 1),
+        ({**describe, "kind": "internal_error"}, 2),
+    ]
+    plan = helpers.mixed_fault_plan(status_faults, rule, completion_role, rate=0.25, status_rate=0)
+    with faults.applied(localstack_endpoint, plan):
+        started = {
+            name: helpers.start(sfn, machine, {"job": job}) for name, job in SDK_FAULT_CASES.items()
+        }
+        done = helpers.wait_all(sfn, started, timeout=3 * SDK_TIMEOUT)
+        log = faults.log(localstack_endpoint)
+    for name, run in done.items():
+        helpers.assert_reported_once(
+            name, run, fails=SDK_FAULT_CASES[name].get("outcome") == "fail"
+        )
+    kinds = Counter((e["operation"], e["kind"]) for e in log)
+    print(f"\naws-sdk poller under faults: {dict(kinds)}")
+    # The run met the faults it is about (else it proved nothing). The status checks
+    # run only after a dropped event, so their faults are the fallback's.
+    assert {
+        ("PutEvents", "event_drop"),
+        ("PutEvents", "event_duplicate"),
+        ("PutEvents", "event_delay"),
+        ("SendTaskSuccess", "internal_error"),
+        ("DescribeExecution", "throttle"),
+        ("DescribeExecution", "internal_error"),
+    } <= set(kinds), kinds
 
 
 def test_second_plan_shows_no_changes(deployed: dict[str, Any]) -> None:
