@@ -349,7 +349,12 @@ def test_stopped_waiters_never_enter_even_when_stopped_with_the_holders(
     # queued on a loaded machine (it runs on after the stop, as on AWS): its record is
     # awaited, not expected at once. Those that never entered must have none.
     entered = {arn for arn, section in sections.items() if section}
-    wait_until(lambda: entered <= recorded(), 60, "the records of the sections entered")
+    try:
+        wait_until(lambda: entered <= recorded(), 60, "the records of the sections entered")
+    except AssertionError as error:
+        missing = entered - recorded()
+        tails = {arn: [e["type"] for e in history(sfn, arn)][-8:] for arn in missing}
+        raise AssertionError(f"{error}; no record of {tails}") from None
     assert {arn for arn in stopped_at if arn in recorded()} == entered, sections
     # The two slots the stopped holders held went to the two surviving waiters.
     assert max_overlap(list(records(aws, deployed, survivors).values())) <= LIMIT

@@ -13,6 +13,7 @@ from localstack.services.plugins import Service, aws_provider
 from sfn_patterns_localstack import asl_recorder
 from sfn_patterns_localstack.emulation.faults import install as faults_install
 from sfn_patterns_localstack.emulation.fixes import (
+    ast_threads,
     events_rule_state,
     http_server,
     lambda_async,
@@ -55,7 +56,10 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # moto finds a request's handler without listing its class's members each time
 # (fixes.moto_dispatch); a response's content type is negotiated once per distinct
 # Accept and Content-Type (fixes.serializer_mime). SNS retries a failed delivery to an
-# SQS queue, as AWS's delivery policy does (fixes.sns_sqs_retry).
+# SQS queue, as AWS's delivery policy does (fixes.sns_sqs_retry). Threads build
+# Python ASTs one at a time (fixes.ast_threads: CPython 3.11's converters share one
+# recursion counter).
+ast_threads.apply()
 service_catalog.apply()
 request_log.apply()
 http_server.apply()
