@@ -13,7 +13,15 @@ seeded plan per pattern and rate; the rate is each fault's probability:
   calls throttled, their SendTaskSuccess answered 500 (a lost wake-up) or delivered
   with its answer lost (the SDK sends it again: a duplicate), DescribeExecution throttled,
   the Lambdas killed mid-invoke at half the rate, cleanup events dropped and doubled;
-  after the run the reconciler is invoked once (as its schedule would), fault-free.
+  after the run the reconciler is invoked once (as its schedule would), fault-free;
+* ``job-poller``: examples/job-poller, its three pollers (Lambda loop, aws-sdk child
+  polled through DescribeExecution, completion events with a fallback check), N jobs
+  each, a third of them failing by plan; each status check throttled or answered 500
+  at half the rate each (so about the rate in all), the completion events dropped,
+  doubled or 3 s late and the completion function's SendTaskSuccess answered 500 at
+  the rate. The example's retry budget is raised to 6 retries, what a team expecting
+  this fault rate would set: at 20 % the default 3 lose about one status check in 600
+  (0.2^4), a lost job report that the table would show.
 
 Each figure is read from the record, not from the pattern's code: the status table
 and the workers' side-effect log; the executions' statuses, histories and dates, the
@@ -21,8 +29,9 @@ critical section's own enter and leave times, the lock item and waiter queue; th
 injector's log for the faults.
 
 Rows, per pattern: operations (tasks or executions), faults injected by kind,
-requests lost (not done, or ended other than SUCCEEDED), duplicate runs (a side
-effect or a critical section more than once), over-admissions (most at once above
+requests lost (not done, or ended other than SUCCEEDED; a job whose outcome was
+reported wrong), duplicate runs (a side effect, a critical section, a job's start
+or its outcome more than once), over-admissions (most at once above
 the limit), slots leaked after settling (a task still in progress, a slot held or a
 waiter queued), and completion time p50 and p90 (per operation; the 0 % column in
 seconds, the others as a ratio to it). The four counts must be 0: the script exits 1
@@ -39,6 +48,7 @@ destroyed, unless --keep); otherwise one is started in-process and thrown away.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -48,6 +58,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,7 +76,8 @@ from sfn_patterns_localstack.terraform.workspace import Workspace  # noqa: E402
 
 REGION = "us-east-1"
 RATES = (0.0, 0.05, 0.2)
-PATTERNS = ("status-table", "semaphore")
+PATTERNS = ("status-table", "semaphore", "job-poller")
+JOB_VARIANTS = ("lambda", "sdk", "events")
 SEED = 28
 STARTED = time.monotonic()
 SECTION = "Critical section"
@@ -104,7 +116,7 @@ class Outcome:
     lost: int
     duplicates: int
     over_admissions: int | None  # None: the pattern admits nothing (no limit)
-    leaked: int
+    leaked: int | None  # None: the pattern holds nothing that could leak
     durations: list[float] = field(default_factory=list)
 
     def counts(self) -> dict[str, int | None]:
@@ -127,6 +139,7 @@ class Sizes:
     executions: int
     limit: int
     hold: float
+    jobs: int = 3
 
 
 # --- status-table ----------------------------------------------------------------------
@@ -330,6 +343,122 @@ def _entered(event: dict[str, Any]) -> str | None:
     return event.get("stateEnteredEventDetails", {}).get("name")
 
 
+# --- job-poller -----------------------------------------------------------------------------
+
+
+def job_poller_plan(outputs: dict[str, Any], roles: dict[str, str], rate: float) -> dict[str, Any]:
+    """The job poller's mix at ``rate`` (none at 0 %): status checks, events, wake-ups."""
+    if not rate:
+        return {"seed": SEED, "faults": []}
+    lambda_check = {"service": "lambda", "operation": "Invoke", "resource": "*-get-job-status"}
+    sdk_check = {
+        "service": "stepfunctions",
+        "operation": "DescribeExecution",
+        "caller_role": roles["sdk"],
+    }
+    status = [
+        ({**check, "kind": kind}, 0, rate / 2)
+        for check in (lambda_check, sdk_check)
+        for kind in ("throttle", "internal_error")
+    ]
+    return scenarios.job_poller_mix(
+        status=status,
+        completion_rule=outputs["events_completion_rule_name"],
+        completion_role=roles["completion"],
+        rate=rate,
+        seed=SEED,
+        certain_events=False,
+    )
+
+
+def planned_job(variant: str, n: int) -> tuple[dict[str, Any], bool]:
+    """The n-th job of a poller, and whether it is planned to fail.
+
+    Every third fails, from the second on: the smoke's two jobs per poller hold one of each.
+    """
+    fails = n % 3 == 1
+    job: dict[str, Any] = {"duration_seconds": 2 + n % 2}
+    if fails:
+        job["outcome"] = "fail"
+    elif variant == "sdk":
+        job["outcome"] = "succeed"  # the child's Choice needs one
+    return job, fails
+
+
+def run_job_poller(endpoint: str, outputs: dict[str, Any], rate: float, sizes: Sizes) -> Outcome:
+    """N jobs per poller at once under the plan at ``rate``; each outcome checked."""
+    sfn = client(endpoint, "stepfunctions")
+    roles = {
+        "sdk": sfn.describe_state_machine(stateMachineArn=outputs["sdk_state_machine_arn"])[
+            "roleArn"
+        ],
+        "completion": client(endpoint, "lambda").get_function(
+            FunctionName=outputs["events_completion_function_name"]
+        )["Configuration"]["Role"],
+    }
+    planned: dict[str, bool] = {}
+    with faults.applied(endpoint, job_poller_plan(outputs, roles, rate)):
+        for variant in JOB_VARIANTS:
+            for n in range(sizes.jobs):
+                job, fails = planned_job(variant, n)
+                arn = sfn.start_execution(
+                    stateMachineArn=outputs[f"{variant}_state_machine_arn"],
+                    input=json.dumps({"job": job}),
+                )["executionArn"]
+                planned[arn] = fails
+        done = wait_stopped(sfn, list(planned), timeout=180 + 5 * len(planned))
+        log = faults.log(endpoint)
+    lost = duplicates = 0
+    durations = []
+    for arn, fails in planned.items():
+        described = done.get(arn)
+        expected = ("FAILED", "JobPoller.JobFailed") if fails else ("SUCCEEDED", None)
+        if described is None or (described["status"], described.get("error")) != expected:
+            lost += 1
+            continue
+        events = history(sfn, arn)
+        started = sum(
+            1
+            for e in events
+            if e["type"] == "TaskStateExited"
+            and e["stateExitedEventDetails"]["name"].endswith(" Run Job")
+        )
+        decided = sum(1 for e in events if (_entered(e) or "").endswith((" Succeeded", " Failed")))
+        duplicates += max(0, started - 1) + max(0, decided - 1)
+        durations.append((described["stopDate"] - described["startDate"]).total_seconds())
+    return Outcome(
+        operations=len(planned),
+        faults=Counter(entry["kind"] for entry in log),
+        lost=lost,
+        duplicates=duplicates,
+        over_admissions=None,
+        leaked=None,
+        durations=durations,
+    )
+
+
+@contextlib.contextmanager
+def deployed(
+    endpoint: str, example: str, variables: dict[str, Any], destroy: bool
+) -> Iterator[dict[str, Any]]:
+    """examples/<example> applied with ``variables``: its outputs (destroyed after if asked)."""
+    scratch = Path(tempfile.mkdtemp(prefix="bench-faults-"))
+    workspace = Workspace(REPO / "examples" / example, endpoint, scratch, log=lambda _: None)
+    applied = False
+    try:
+        progress(f"{example}: terraform apply")
+        workspace.init()
+        workspace.apply(variables)
+        applied = True
+        yield workspace.outputs()
+    finally:
+        if destroy and applied:
+            progress(f"{example}: terraform destroy")
+            workspace.destroy(variables)
+        workspace.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 # --- orchestration ------------------------------------------------------------------------
 
 
@@ -356,10 +485,8 @@ def run_all(
         for rate in RATES:
             progress(f"status-table at {rate:.0%}")
             results["status-table"].append(run_status_table(endpoint, rate, sizes))
+    no_alarms = {} if alarms else {"alarms": {"create": False}}
     if "semaphore" in patterns:
-        scratch = Path(tempfile.mkdtemp(prefix="bench-faults-"))
-        example = REPO / "examples" / "semaphore"
-        workspace = Workspace(example, endpoint, scratch, log=lambda _: None)
         variables = {
             "name_prefix": f"bf-{uuid.uuid4().hex[:5]}",
             "strategy": "callback",
@@ -367,15 +494,9 @@ def run_all(
             "fallback_seconds": 8,
             "acquire_timeout_seconds": 300,
             "execution_timeout_seconds": 120,
-            **({} if alarms else {"alarms": {"create": False}}),
+            **no_alarms,
         }
-        applied = False
-        try:
-            progress("semaphore: terraform apply")
-            workspace.init()
-            workspace.apply(variables)
-            applied = True
-            outputs = workspace.outputs()
+        with deployed(endpoint, "semaphore", variables, destroy) as outputs:
             client(endpoint, "events").disable_rule(Name=outputs["reconciler_rule_name"])
             if warm_up:
                 # Untimed and fault-free: the 0 % column must not pay the Lambdas' cold
@@ -386,12 +507,27 @@ def run_all(
             for rate in RATES:
                 progress(f"semaphore (callback) at {rate:.0%}")
                 results["semaphore"].append(run_semaphore(endpoint, outputs, rate, sizes))
-        finally:
-            if destroy and applied:
-                progress("semaphore: terraform destroy")
-                workspace.destroy(variables)
-            workspace.close()
-            shutil.rmtree(scratch, ignore_errors=True)
+    if "job-poller" in patterns:
+        variables = {
+            "name_prefix": f"bfj-{uuid.uuid4().hex[:5]}",
+            "initial_wait_seconds": 1,
+            "poll_interval_seconds": 1,
+            # A lost event costs one fallback period: long enough for a late (3 s) or
+            # doubled event to come first, short enough to keep a lost one's job cheap.
+            "fallback_seconds": 6,
+            "timeout_seconds": 120,
+            "force_destroy": True,
+            "task_retry": {"interval_seconds": 1, "max_attempts": 6, "backoff_rate": 2},
+            **no_alarms,
+        }
+        with deployed(endpoint, "job-poller", variables, destroy) as outputs:
+            if warm_up:
+                progress("job-poller: warm-up")
+                run_job_poller(endpoint, outputs, 0.0, Sizes(0, 0, 0, 0, 0, jobs=1))
+            results["job-poller"] = []
+            for rate in RATES:
+                progress(f"job-poller at {rate:.0%}")
+                results["job-poller"].append(run_job_poller(endpoint, outputs, rate, sizes))
     return results
 
 
@@ -438,7 +574,9 @@ def table(results: dict[str, list[Outcome]], sizes: Sizes) -> str:
     lines.append(
         f"status-table: {sizes.tasks} tasks, {sizes.workers} worker threads; semaphore "
         f"(callback): {sizes.executions} executions at once, limit {sizes.limit}, "
-        f"{sizes.hold:g} s each; seed {SEED}; LocalStack 4.9.2 in-process. Completion "
+        f"{sizes.hold:g} s each; job-poller: {sizes.jobs} jobs per poller (Lambda, aws-sdk, "
+        "events), 2-3 s each, a third failing by plan, 6 retries per Task; "
+        f"seed {SEED}; LocalStack 4.9.2 in-process. Completion "
         "p50/p90: seconds at 0 %, ratio to 0 % otherwise."
     )
     return "\n".join(lines)
@@ -466,7 +604,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="smallest run that fills every column: 12 tasks on 3 workers, 3 executions",
+        help="smallest run that fills every column: 12 tasks on 3 workers, 3 executions, "
+        "2 jobs per poller",
     )
     parser.add_argument(
         "--tasks", type=int, default=200, help="status-table tasks per rate (default 200)"
@@ -479,6 +618,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--limit", type=int, default=2, help="semaphore limit (default 2)")
     parser.add_argument(
+        "--jobs", type=int, default=10, help="job-poller jobs per poller per rate (default 10)"
+    )
+    parser.add_argument(
         "--hold", type=float, default=2, help="seconds each execution holds its slot (default 2)"
     )
     parser.add_argument(
@@ -488,8 +630,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.smoke:
         # Still contended (3 workers on 12 tasks), still one waiter over the limit of 2.
-        args.tasks, args.workers, args.executions, args.hold = 12, 3, 3, 1
-    sizes = Sizes(args.tasks, args.workers, args.executions, args.limit, args.hold)
+        args.tasks, args.workers, args.executions, args.hold, args.jobs = 12, 3, 3, 1, 2
+    sizes = Sizes(args.tasks, args.workers, args.executions, args.limit, args.hold, args.jobs)
     patterns = [p for p in PATTERNS if not args.only or p in args.only]
     with bench.localstack(progress, args.keep) as (endpoint, destroy):
         results = run_all(

@@ -40,7 +40,7 @@ module "lambda" {
   timeout_strategy      = "start-time"
   metadata_store        = "s3"
   s3_force_destroy      = var.force_destroy
-  task_retry            = { interval_seconds = 1, max_attempts = 3, backoff_rate = 2 }
+  task_retry            = var.task_retry
   tags                  = var.tags
 }
 
@@ -56,7 +56,7 @@ module "events" {
   fallback_seconds = var.fallback_seconds
   timeout_seconds  = var.timeout_seconds
   metadata_store   = "dynamodb"
-  task_retry       = { interval_seconds = 1, max_attempts = 3, backoff_rate = 2 }
+  task_retry       = var.task_retry
   tags             = var.tags
 }
 
@@ -72,7 +72,7 @@ module "sdk" {
   poll_interval_seconds = var.poll_interval_seconds
   timeout_seconds       = var.timeout_seconds
   timeout_strategy      = "wait-count"
-  task_retry            = { interval_seconds = 1, max_attempts = 3, backoff_rate = 2 }
+  task_retry            = var.task_retry
 
   aws_sdk_job = {
     start_action = "sfn:startExecution"

@@ -62,3 +62,13 @@ variable "alarms" {
   type        = any
   default     = {}
 }
+
+variable "task_retry" {
+  description = "Every poller's retry budget on transient errors: the wait before the first retry, how many retries, and the back-off rate (full jitter)."
+  type = object({
+    interval_seconds = optional(number, 1)
+    max_attempts     = optional(number, 3)
+    backoff_rate     = optional(number, 2)
+  })
+  default = {}
+}

@@ -53,9 +53,16 @@ def run_smoke(
 
 
 def cell(rows: list[str], label: str) -> list[str]:
-    """The cells of the row whose first cell starts with ``label``."""
+    """The cells of the (first) row whose first cell starts with ``label``."""
+    return rows_of(rows, label)[0]
+
+
+def rows_of(rows: list[str], label: str) -> list[list[str]]:
+    """The cells of every row whose first cell starts with ``label`` (one per pattern)."""
+    found = []
     for row in rows:
         cells = [c.strip() for c in row.strip().strip("|").split("|")]
         if cells and cells[0].startswith(label):
-            return cells[1:]
-    raise AssertionError(f"no row labelled {label!r} in:\n" + "\n".join(rows))
+            found.append(cells[1:])
+    assert found, f"no row labelled {label!r} in:\n" + "\n".join(rows)
+    return found

@@ -78,46 +78,6 @@ def output(described: dict[str, Any]) -> dict[str, Any]:
     return json.loads(described["output"])
 
 
-def mixed_fault_plan(
-    status_faults: list[tuple[Any, ...]],
-    rule: str | None,
-    completion_role: str | None,
-    rate: float,
-    status_rate: float | None = None,
-) -> dict[str, Any]:
-    """Issue 28's plan for a poller: its status checks failed, its completion events
-    dropped, doubled or late, and the completion function's SendTaskSuccess answered 500.
-
-    Each ``(fault, n)`` fires on each of the first n matching calls that an earlier
-    fault of the list did not take (so every kind is met whatever the draw: faults on
-    the same calls take turns), then on ``rate`` of the calls. ``status_faults`` name
-    the variant's own checks (a function by ARN pattern, or DescribeExecution by the
-    state machine's role); ``rule`` and ``completion_role`` are the event variant's.
-    ``status_rate`` (default ``rate``) is the status checks' own, for a variant whose
-    retry budget the random ones could exhaust; a ``(fault, n, rate)`` entry sets one
-    fault's (0: only its first n).
-    """
-    own_rate = rate if status_rate is None else status_rate
-    targets = [
-        (entry[0], entry[1], entry[2] if len(entry) > 2 else own_rate) for entry in status_faults
-    ]
-    if rule:
-        events = {"service": "events", "operation": "PutEvents", "resource": rule}
-        targets += [
-            ({**events, "kind": "event_drop"}, 1, rate),
-            ({**events, "kind": "event_duplicate"}, 2, rate),
-            ({**events, "kind": "event_delay", "seconds": 3}, 3, rate),
-        ]
-    if completion_role:
-        send = {"service": "stepfunctions", "operation": "SendTaskSuccess"}
-        targets.append(
-            ({**send, "kind": "internal_error", "caller_role": completion_role}, 1, rate)
-        )
-    certain = [{**fault, "first": n} for fault, n, _ in targets]
-    random = [{**fault, "probability": p} for fault, _, p in targets if p]
-    return {"seed": 28, "faults": certain + random}
-
-
 def assert_reported_once(name: str, run: dict[str, Any], *, fails: bool) -> None:
     """The job's outcome, from the history: started once, decided once, and right.
 

@@ -29,6 +29,7 @@ import pytest
 
 from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_localstack.emulation.faults import client as faults
+from sfn_patterns_localstack.emulation.faults import scenarios
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.alarm_check import PERIOD, Inbox, alarm, prove_alarm
@@ -498,18 +499,22 @@ def _fault_plan(aws: Callable, example: dict[str, Any], rate: float) -> dict[str
         "operation": "DescribeExecution",
         "caller_role": sdk_role,
     }
-    status_faults = [
-        ({**status_check, "kind": "throttle"}, 1),
-        ({**status_check, "kind": "internal_error"}, 2),
+    status = [
+        ({**status_check, "kind": "throttle"}, 1, rate),
+        ({**status_check, "kind": "internal_error"}, 2, rate),
         # The SDK variant's status check (DescribeExecution of the child): its first
-        # call throttled, its second answered 500 (a fault's n counts the calls an
-        # earlier one took), and only throttles at random after that (a random 500 too
-        # would put a third failure in a row within reach of its 4 attempts).
-        ({**sdk_describe, "kind": "throttle"}, 1),
+        # call throttled, its second answered 500, and only throttles at random after
+        # that (a random 500 too would put a third failure in a row within reach of
+        # its 4 attempts).
+        ({**sdk_describe, "kind": "throttle"}, 1, rate),
         ({**sdk_describe, "kind": "internal_error"}, 2, 0),
     ]
-    return helpers.mixed_fault_plan(
-        status_faults, outputs["events_completion_rule_name"], completion_role, rate
+    return scenarios.job_poller_mix(
+        status=status,
+        completion_rule=outputs["events_completion_rule_name"],
+        completion_role=completion_role,
+        rate=rate,
+        seed=28,
     )
 
 

@@ -34,6 +34,7 @@ import pytest
 from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_cli.templating import render_tftpl, templates_root
 from sfn_patterns_localstack.emulation.faults import client as faults
+from sfn_patterns_localstack.emulation.faults import scenarios
 from sfn_patterns_localstack.roles import allow, delete_role, trust_policy
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
@@ -554,11 +555,16 @@ def test_sdk_events_report_each_outcome_once_and_correctly_under_faults(
     # counts the calls an earlier fault took too), then the config's task_retry (2
     # retries) succeeds. No random status faults: a third failure would exhaust that
     # budget, which test_example's limit test proves separately.
-    status_faults = [
-        ({**describe, "kind": "throttle"}, 1),
-        ({**describe, "kind": "internal_error"}, 2),
-    ]
-    plan = helpers.mixed_fault_plan(status_faults, rule, completion_role, rate=0.25, status_rate=0)
+    plan = scenarios.job_poller_mix(
+        status=[
+            ({**describe, "kind": "throttle"}, 1, 0),
+            ({**describe, "kind": "internal_error"}, 2, 0),
+        ],
+        completion_rule=rule,
+        completion_role=completion_role,
+        rate=0.25,
+        seed=28,
+    )
     with faults.applied(localstack_endpoint, plan):
         started = {
             name: helpers.start(sfn, machine, {"job": job}) for name, job in SDK_FAULT_CASES.items()

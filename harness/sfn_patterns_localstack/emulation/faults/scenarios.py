@@ -7,6 +7,7 @@ change to one could silently leave the other measuring something else.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 
@@ -105,3 +106,49 @@ def semaphore_mix(
                 {**events, "kind": "event_duplicate", "probability": min(1.0, 2 * rate)},
             ]
     return {"seed": seed, "faults": plan}
+
+
+def job_poller_mix(
+    *,
+    status: Sequence[tuple[dict[str, Any], int, float]],
+    completion_rule: str | None,
+    completion_role: str | None,
+    rate: float,
+    seed: int | str,
+    certain_events: bool = True,
+) -> dict[str, Any]:
+    """Status checks failed, completion events lost, doubled or late, wake-ups answered 500.
+
+    What a job poller meets: its own status checks throttled or failing, its
+    completion events dropped, doubled or late, and the completion function's
+    SendTaskSuccess answered 500.
+
+    * ``status``: ``(fault, n, probability)`` per status-check fault (the variant's
+      function by ARN pattern, or DescribeExecution by the state machine's role): it
+      fires on each of the first ``n`` matching calls that an earlier fault of the
+      plan did not take (a fault's n counts the calls an earlier one took too), then
+      on ``probability`` of the calls;
+    * ``completion_rule``'s events dropped, doubled and 3 s late, and
+      ``completion_role``'s SendTaskSuccess answered 500, each at ``rate``; with
+      ``certain_events`` also on their first 1, 2, 3 and 1 calls, so a short run
+      meets every kind whatever the draw.
+    """
+    completion: list[tuple[dict[str, Any], int, float]] = []
+    if completion_rule:
+        events = {"service": "events", "operation": "PutEvents", "resource": completion_rule}
+        completion += [
+            ({**events, "kind": "event_drop"}, 1, rate),
+            ({**events, "kind": "event_duplicate"}, 2, rate),
+            ({**events, "kind": "event_delay", "seconds": 3}, 3, rate),
+        ]
+    if completion_role:
+        send = {"service": "stepfunctions", "operation": "SendTaskSuccess"}
+        completion.append(
+            ({**send, "kind": "internal_error", "caller_role": completion_role}, 1, rate)
+        )
+    if not certain_events:
+        completion = [(fault, 0, p) for fault, _, p in completion]
+    targets = [*status, *completion]
+    certain = [{**fault, "first": n} for fault, n, _ in targets if n]
+    random = [{**fault, "probability": p} for fault, _, p in targets if p]
+    return {"seed": seed, "faults": certain + random}
