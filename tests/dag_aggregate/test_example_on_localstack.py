@@ -11,6 +11,11 @@ deployments of the example cost two of each). The dependency strategy runs on th
 deployment test_dependency_on_localstack.py shares among its tests
 (test_the_example_matches_a_sequential_run there), which applies the example itself
 and keeps its alarms: no test here reads alarms, so this deployment applies none.
+
+Both runs meet issue 28's faults for the level strategies (fault_plan): the state
+machines' Data API calls throttled, their first completion events delivered twice.
+The oracles above are the invariants: every task ran once (one statement each, the
+tables a sequential run's), and the run succeeded.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
@@ -32,6 +38,38 @@ pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 CONFIG = Path(__file__).resolve().parent / "level_strategies"
 STRATEGIES = ("simple-level", "parent-level")
+
+
+def fault_plan(deployments: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Issue 28's faults for each level strategy's run.
+
+    Its Data API calls throttled (the first of each kind for sure, then one in five),
+    its first two completion events delivered twice. No crash: the level strategies
+    park through a ``lambda:invoke.waitForTaskToken`` of the completion function, and a
+    crashed invoke there fails the run with ``Runtime.ExitError`` by design (not
+    retried: the call may have run; the module README's Limits).
+    """
+    faults_: list[dict[str, Any]] = []
+    for deployment in deployments.values():
+        role = deployment["role_arn"]
+        for operation in ("ExecuteStatement", "BatchExecuteStatement"):
+            throttle = {
+                "service": "redshift-data",
+                "operation": operation,
+                "kind": "throttle",
+                "caller_role": role,
+            }
+            faults_ += [{**throttle, "first": 1}, {**throttle, "probability": 0.2}]
+        faults_.append(
+            {
+                "service": "events",
+                "operation": "PutEvents",
+                "kind": "event_duplicate",
+                "resource": deployment["completion_rule_name"],
+                "first": 2,
+            }
+        )
+    return {"seed": 28, "faults": faults_}
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +99,10 @@ def level_strategies(
     with workspace.applied(variables) as outputs:
         deployments = outputs["deployments"]
         assert sorted(deployments) == sorted(STRATEGIES)
-        with ThreadPoolExecutor(max_workers=len(STRATEGIES)) as pool:
+        with (
+            faults.applied(localstack_endpoint, fault_plan(deployments)),
+            ThreadPoolExecutor(max_workers=len(STRATEGIES)) as pool,
+        ):
             futures = {
                 strategy: pool.submit(
                     run_and_check,
@@ -73,9 +114,10 @@ def level_strategies(
                 )
                 for strategy in STRATEGIES
             }
-        raised = {strategy: future.exception() for strategy, future in futures.items()}
+            raised = {strategy: future.exception() for strategy, future in futures.items()}
+            log = faults.log(localstack_endpoint)
         code, output = workspace.plan_exit_code(variables)
-        yield {"raised": raised, "plan": (code, output)}
+        yield {"raised": raised, "plan": (code, output), "log": log, "deployments": deployments}
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -83,6 +125,22 @@ def test_example_matches_a_sequential_run(strategy: str, level_strategies: dict[
     error = level_strategies["raised"][strategy]
     if error is not None:
         raise error
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_each_run_met_the_fault_plan(strategy: str, level_strategies: dict[str, Any]) -> None:
+    """The runs above held under the faults they are about (else they proved nothing)."""
+    deployment = level_strategies["deployments"][strategy]
+    met = {
+        (entry["operation"], entry["kind"])
+        for entry in level_strategies["log"]
+        if deployment["role_arn"].rsplit("/", 1)[-1] in str(entry.get("caller"))
+        or entry.get("resource") == deployment["completion_rule_name"]
+    }
+    assert ("PutEvents", "event_duplicate") in met, met
+    assert {"ExecuteStatement", "BatchExecuteStatement"} & {
+        op for op, kind in met if kind == "throttle"
+    }, met
 
 
 def test_the_level_strategies_plan_no_change(level_strategies: dict[str, Any]) -> None:
