@@ -21,7 +21,15 @@ seeded plan per pattern and rate; the rate is each fault's probability:
   doubled or 3 s late and the completion function's SendTaskSuccess answered 500 at
   the rate. The example's retry budget is raised to 6 retries, what a team expecting
   this fault rate would set: at 20 % the default 3 lose about one status check in 600
-  (0.2^4), a lost job report that the table would show.
+  (0.2^4), a lost job report that the table would show;
+* ``sqs-throttle``: examples/sqs-throttle, MAX 4, N requests queued at once (5
+  message groups), the starter run as its schedule would (one synchronous run after
+  another until the queue is empty); its StartExecution throttled and its
+  ListExecutions answered from a view 5 s old at the rate, the queue's messages
+  delivered twice at the rate, the starter killed 2 s into a run at half the rate.
+  Requests lost: a request with no SUCCEEDED execution, or in the dead-letter queue;
+  duplicate runs: executions beyond one per request; over-admissions: most
+  executions running at once above MAX, from their own start and stop dates.
 
 Each figure is read from the record, not from the pattern's code: the status table
 and the workers' side-effect log; the executions' statuses, histories and dates, the
@@ -68,6 +76,8 @@ import boto3
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
 
+from sfn_patterns.sqs_throttle.naming import execution_name  # noqa: E402
+from sfn_patterns.sqs_throttle.producer import enqueue  # noqa: E402
 from sfn_patterns_localstack import bench  # noqa: E402
 from sfn_patterns_localstack.emulation.faults import client as faults  # noqa: E402
 from sfn_patterns_localstack.emulation.faults import scenarios  # noqa: E402
@@ -76,7 +86,7 @@ from sfn_patterns_localstack.terraform.workspace import Workspace  # noqa: E402
 
 REGION = "us-east-1"
 RATES = (0.0, 0.05, 0.2)
-PATTERNS = ("status-table", "semaphore", "job-poller")
+PATTERNS = ("status-table", "semaphore", "job-poller", "sqs-throttle")
 JOB_VARIANTS = ("lambda", "sdk", "events")
 SEED = 28
 STARTED = time.monotonic()
@@ -140,6 +150,7 @@ class Sizes:
     limit: int
     hold: float
     jobs: int = 3
+    requests: int = 12
 
 
 # --- status-table ----------------------------------------------------------------------
@@ -437,6 +448,122 @@ def run_job_poller(endpoint: str, outputs: dict[str, Any], rate: float, sizes: S
     )
 
 
+# --- sqs-throttle ---------------------------------------------------------------------------
+
+
+def sqs_throttle_plan(outputs: dict[str, Any], rate: float) -> dict[str, Any]:
+    """The throttle's mix at ``rate`` (none at 0 %): starts, lists, deliveries, crashes."""
+    if not rate:
+        return {"seed": SEED, "faults": []}
+    role = outputs["starter_role_arn"]
+    starts = {"service": "stepfunctions", "caller_role": role}
+    return {
+        "seed": SEED,
+        "faults": [
+            {**starts, "operation": "StartExecution", "kind": "throttle", "probability": rate},
+            {
+                **starts,
+                "operation": "ListExecutions",
+                "kind": "stale_list",
+                "seconds": 5,
+                "probability": rate,
+            },
+            {
+                "service": "sqs",
+                "operation": "ReceiveMessage",
+                "kind": "duplicate_delivery",
+                "resource": outputs["queue_url"],
+                "probability": rate,
+            },
+            {
+                "service": "lambda",
+                "operation": "Invoke",
+                "kind": "kill",
+                "seconds": 2,
+                "resource": outputs["starter_function_name"],
+                "probability": rate / 2,
+            },
+        ],
+    }
+
+
+def _queue_depth(sqs: Any, url: str) -> int:
+    """Messages in a queue, visible or in flight."""
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]) + int(
+        attributes["ApproximateNumberOfMessagesNotVisible"]
+    )
+
+
+def _run_starter(lam: Any, function: str) -> str:
+    """One synchronous run of the starter, as a schedule tick: how it stopped."""
+    try:
+        answer = lam.invoke(FunctionName=function, Payload=json.dumps({"max_seconds": 6}).encode())
+    except lam.exceptions.TooManyRequestsException:  # reserved concurrency 1: a run goes on
+        return "busy"
+    if "FunctionError" in answer:
+        return "crashed"
+    return json.loads(answer["Payload"].read())["stopped"]
+
+
+def run_sqs_throttle(endpoint: str, outputs: dict[str, Any], rate: float, sizes: Sizes) -> Outcome:
+    """N requests queued, the starter run until the queue is empty, under ``rate``."""
+    sfn, sqs = client(endpoint, "stepfunctions"), client(endpoint, "sqs")
+    lam = client(endpoint, "lambda")
+    run = uuid.uuid4().hex[:6]
+    requests = [f"bf-{run}-{i:03d}" for i in range(sizes.requests)]
+    queued_at = {}
+    for i, request_id in enumerate(requests):
+        queued_at[execution_name(request_id)] = time.time()
+        enqueue(
+            outputs["queue_url"],
+            {"seconds": sizes.hold},
+            request_id=request_id,
+            group_id=f"g{i % 5}",
+            client=sqs,
+        )
+    with faults.applied(endpoint, sqs_throttle_plan(outputs, rate)):
+        deadline = time.monotonic() + 120 + 10 * sizes.requests
+        while _queue_depth(sqs, outputs["queue_url"]) and time.monotonic() < deadline:
+            if _run_starter(lam, outputs["starter_function_name"]) in (
+                "crashed",
+                "busy",
+                "another_starter_running",
+                "start_failed",
+            ):
+                time.sleep(2)  # a dead run's lease, a message hidden after a failed start
+        log = faults.log(endpoint)
+    ours = set(queued_at)
+    listed = [
+        item
+        for page in sfn.get_paginator("list_executions").paginate(
+            stateMachineArn=outputs["target_state_machine_arn"]
+        )
+        for item in page["executions"]
+        if item["name"] in ours
+    ]
+    done = wait_stopped(sfn, [item["executionArn"] for item in listed], timeout=60 + sizes.hold)
+    started = Counter(item["name"] for item in listed)
+    succeeded = {d["name"]: d for d in done.values() if d["status"] == "SUCCEEDED"}
+    lost = sum(1 for name in ours if name not in succeeded)
+    lost += _queue_depth(sqs, outputs["dlq_url"])
+    peak = peak_overlap(
+        [(d["startDate"].timestamp(), d["stopDate"].timestamp()) for d in done.values()]
+    )
+    return Outcome(
+        operations=len(requests),
+        faults=Counter(entry["kind"] for entry in log),
+        lost=lost,
+        duplicates=sum(n - 1 for n in started.values()),
+        over_admissions=max(0, peak - outputs["max_concurrent_executions"]),
+        leaked=None,
+        durations=[d["stopDate"].timestamp() - queued_at[name] for name, d in succeeded.items()],
+    )
+
+
 @contextlib.contextmanager
 def deployed(
     endpoint: str, example: str, variables: dict[str, Any], destroy: bool
@@ -528,6 +655,28 @@ def run_all(
             for rate in RATES:
                 progress(f"job-poller at {rate:.0%}")
                 results["job-poller"].append(run_job_poller(endpoint, outputs, rate, sizes))
+    if "sqs-throttle" in patterns:
+        variables = {
+            "name_prefix": f"bfq-{uuid.uuid4().hex[:5]}",
+            "max_concurrent_executions": 4,
+            # The bench is the schedule (one starter run after another).
+            "schedule_enabled": False,
+            "max_seconds_per_run": 20,
+            "recheck_seconds": 1,
+            # Doubled deliveries and crashed runs count receives: room for them before
+            # a message counts as poison.
+            "max_receive_count": 10,
+            "visibility_timeout_seconds": 30,
+            **no_alarms,
+        }
+        with deployed(endpoint, "sqs-throttle", variables, destroy) as outputs:
+            if warm_up:
+                progress("sqs-throttle: warm-up")
+                run_sqs_throttle(endpoint, outputs, 0.0, Sizes(0, 0, 0, 0, 1, requests=2))
+            results["sqs-throttle"] = []
+            for rate in RATES:
+                progress(f"sqs-throttle at {rate:.0%}")
+                results["sqs-throttle"].append(run_sqs_throttle(endpoint, outputs, rate, sizes))
     return results
 
 
@@ -575,7 +724,8 @@ def table(results: dict[str, list[Outcome]], sizes: Sizes) -> str:
         f"status-table: {sizes.tasks} tasks, {sizes.workers} worker threads; semaphore "
         f"(callback): {sizes.executions} executions at once, limit {sizes.limit}, "
         f"{sizes.hold:g} s each; job-poller: {sizes.jobs} jobs per poller (Lambda, aws-sdk, "
-        "events), 2-3 s each, a third failing by plan, 6 retries per Task; "
+        "events), 2-3 s each, a third failing by plan, 6 retries per Task; sqs-throttle: "
+        f"{sizes.requests} requests, MAX 4, {sizes.hold:g} s each; "
         f"seed {SEED}; LocalStack 4.9.2 in-process. Completion "
         "p50/p90: seconds at 0 %, ratio to 0 % otherwise."
     )
@@ -605,7 +755,7 @@ def main(argv: list[str] | None = None) -> int:
         "--smoke",
         action="store_true",
         help="smallest run that fills every column: 12 tasks on 3 workers, 3 executions, "
-        "2 jobs per poller",
+        "2 jobs per poller, 6 requests",
     )
     parser.add_argument(
         "--tasks", type=int, default=200, help="status-table tasks per rate (default 200)"
@@ -621,6 +771,9 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=10, help="job-poller jobs per poller per rate (default 10)"
     )
     parser.add_argument(
+        "--requests", type=int, default=24, help="sqs-throttle requests per rate (default 24)"
+    )
+    parser.add_argument(
         "--hold", type=float, default=2, help="seconds each execution holds its slot (default 2)"
     )
     parser.add_argument(
@@ -630,8 +783,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.smoke:
         # Still contended (3 workers on 12 tasks), still one waiter over the limit of 2.
-        args.tasks, args.workers, args.executions, args.hold, args.jobs = 12, 3, 3, 1, 2
-    sizes = Sizes(args.tasks, args.workers, args.executions, args.limit, args.hold, args.jobs)
+        args.tasks, args.workers, args.executions, args.hold = 12, 3, 3, 1
+        args.jobs, args.requests = 2, 6
+    sizes = Sizes(
+        args.tasks,
+        args.workers,
+        args.executions,
+        args.limit,
+        args.hold,
+        jobs=args.jobs,
+        requests=args.requests,
+    )
     patterns = [p for p in PATTERNS if not args.only or p in args.only]
     with bench.localstack(progress, args.keep) as (endpoint, destroy):
         results = run_all(
