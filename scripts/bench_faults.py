@@ -66,7 +66,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,7 +78,7 @@ sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
 
 from sfn_patterns.sqs_throttle.naming import execution_name  # noqa: E402
 from sfn_patterns.sqs_throttle.producer import enqueue  # noqa: E402
-from sfn_patterns_localstack import bench  # noqa: E402
+from sfn_patterns_localstack import bench, queues  # noqa: E402
 from sfn_patterns_localstack.emulation.faults import client as faults  # noqa: E402
 from sfn_patterns_localstack.emulation.faults import scenarios  # noqa: E402
 from sfn_patterns_localstack.executions import history, peak_overlap, wait_stopped  # noqa: E402
@@ -487,17 +487,6 @@ def sqs_throttle_plan(outputs: dict[str, Any], rate: float) -> dict[str, Any]:
     }
 
 
-def _queue_depth(sqs: Any, url: str) -> int:
-    """Messages in a queue, visible or in flight."""
-    attributes = sqs.get_queue_attributes(
-        QueueUrl=url,
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]
-    return int(attributes["ApproximateNumberOfMessages"]) + int(
-        attributes["ApproximateNumberOfMessagesNotVisible"]
-    )
-
-
 def _run_starter(lam: Any, function: str) -> str:
     """One synchronous run of the starter, as a schedule tick: how it stopped."""
     try:
@@ -527,7 +516,7 @@ def run_sqs_throttle(endpoint: str, outputs: dict[str, Any], rate: float, sizes:
         )
     with faults.applied(endpoint, sqs_throttle_plan(outputs, rate)):
         deadline = time.monotonic() + 120 + 10 * sizes.requests
-        while _queue_depth(sqs, outputs["queue_url"]) and time.monotonic() < deadline:
+        while queues.depth(sqs, outputs["queue_url"]) and time.monotonic() < deadline:
             if _run_starter(lam, outputs["starter_function_name"]) in (
                 "crashed",
                 "busy",
@@ -549,7 +538,7 @@ def run_sqs_throttle(endpoint: str, outputs: dict[str, Any], rate: float, sizes:
     started = Counter(item["name"] for item in listed)
     succeeded = {d["name"]: d for d in done.values() if d["status"] == "SUCCEEDED"}
     lost = sum(1 for name in ours if name not in succeeded)
-    lost += _queue_depth(sqs, outputs["dlq_url"])
+    lost += queues.depth(sqs, outputs["dlq_url"])
     peak = peak_overlap(
         [(d["startDate"].timestamp(), d["stopDate"].timestamp()) for d in done.values()]
     )
@@ -589,6 +578,15 @@ def deployed(
 # --- orchestration ------------------------------------------------------------------------
 
 
+def _each_rate(pattern: str, run: Callable[[float], Outcome]) -> list[Outcome]:
+    """``run`` at each fault rate in turn, with a progress line each."""
+    outcomes = []
+    for rate in RATES:
+        progress(f"{pattern} at {rate:.0%}")
+        outcomes.append(run(rate))
+    return outcomes
+
+
 def run_all(
     endpoint: str,
     patterns: list[str],
@@ -608,10 +606,9 @@ def run_all(
     """
     results: dict[str, list[Outcome]] = {}
     if "status-table" in patterns:
-        results["status-table"] = []
-        for rate in RATES:
-            progress(f"status-table at {rate:.0%}")
-            results["status-table"].append(run_status_table(endpoint, rate, sizes))
+        results["status-table"] = _each_rate(
+            "status-table", lambda rate: run_status_table(endpoint, rate, sizes)
+        )
     no_alarms = {} if alarms else {"alarms": {"create": False}}
     if "semaphore" in patterns:
         variables = {
@@ -630,10 +627,9 @@ def run_all(
                 # starts.
                 progress("semaphore: warm-up")
                 run_semaphore(endpoint, outputs, 0.0, Sizes(0, 0, sizes.limit + 1, sizes.limit, 0))
-            results["semaphore"] = []
-            for rate in RATES:
-                progress(f"semaphore (callback) at {rate:.0%}")
-                results["semaphore"].append(run_semaphore(endpoint, outputs, rate, sizes))
+            results["semaphore"] = _each_rate(
+                "semaphore (callback)", lambda rate: run_semaphore(endpoint, outputs, rate, sizes)
+            )
     if "job-poller" in patterns:
         variables = {
             "name_prefix": f"bfj-{uuid.uuid4().hex[:5]}",
@@ -651,10 +647,9 @@ def run_all(
             if warm_up:
                 progress("job-poller: warm-up")
                 run_job_poller(endpoint, outputs, 0.0, Sizes(0, 0, 0, 0, 0, jobs=1))
-            results["job-poller"] = []
-            for rate in RATES:
-                progress(f"job-poller at {rate:.0%}")
-                results["job-poller"].append(run_job_poller(endpoint, outputs, rate, sizes))
+            results["job-poller"] = _each_rate(
+                "job-poller", lambda rate: run_job_poller(endpoint, outputs, rate, sizes)
+            )
     if "sqs-throttle" in patterns:
         variables = {
             "name_prefix": f"bfq-{uuid.uuid4().hex[:5]}",
@@ -673,10 +668,9 @@ def run_all(
             if warm_up:
                 progress("sqs-throttle: warm-up")
                 run_sqs_throttle(endpoint, outputs, 0.0, Sizes(0, 0, 0, 0, 1, requests=2))
-            results["sqs-throttle"] = []
-            for rate in RATES:
-                progress(f"sqs-throttle at {rate:.0%}")
-                results["sqs-throttle"].append(run_sqs_throttle(endpoint, outputs, rate, sizes))
+            results["sqs-throttle"] = _each_rate(
+                "sqs-throttle", lambda rate: run_sqs_throttle(endpoint, outputs, rate, sizes)
+            )
     return results
 
 

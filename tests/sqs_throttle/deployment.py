@@ -20,6 +20,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from sfn_patterns_localstack import queues
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.alarm_check import PERIOD
@@ -114,10 +115,4 @@ def invoke_starter(aws: Callable, deployed: dict, **event: Any) -> dict:
 
 def queue_depth(aws: Callable, url: str) -> int:
     """Messages in the queue, visible or in flight."""
-    attributes = aws("sqs").get_queue_attributes(
-        QueueUrl=url,
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]
-    return int(attributes["ApproximateNumberOfMessages"]) + int(
-        attributes["ApproximateNumberOfMessagesNotVisible"]
-    )
+    return queues.depth(aws("sqs"), url)

@@ -18,6 +18,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from sfn_patterns_localstack import queues
 from sfn_patterns_localstack.demo.progress import Progress
 from sfn_patterns_localstack.demo.report import (
     DagRun,
@@ -97,17 +98,6 @@ def run_job_poller(outputs: dict[str, Any], aws: Aws, progress: Progress) -> Pat
     )
 
 
-def _queue_depth(sqs: Any, url: str) -> int:
-    """Messages waiting or in flight on a queue."""
-    attributes = sqs.get_queue_attributes(
-        QueueUrl=url,
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]
-    return int(attributes["ApproximateNumberOfMessages"]) + int(
-        attributes["ApproximateNumberOfMessagesNotVisible"]
-    )
-
-
 def _exists(sfn: Any, execution_arn: str) -> bool:
     try:
         sfn.describe_execution(executionArn=execution_arn)
@@ -143,7 +133,7 @@ def run_sqs_throttle(outputs: dict[str, Any], aws: Aws, progress: Progress) -> P
         )
     progress.log(f"enqueued {count} requests; invoking the starter until the queue is empty")
     deadline = time.monotonic() + 120
-    while _queue_depth(sqs, outputs["queue_url"]) and time.monotonic() < deadline:
+    while queues.depth(sqs, outputs["queue_url"]) and time.monotonic() < deadline:
         try:
             response = lam.invoke(
                 FunctionName=outputs["starter_function_name"],
