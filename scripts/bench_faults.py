@@ -45,7 +45,7 @@ waiter queued), and completion time p50 and p90 (per operation; the 0 % column i
 seconds, the others as a ratio to it). The four counts must be 0: the script exits 1
 otherwise.
 
-    .venv/bin/python scripts/bench_faults.py              # full size (~10 minutes)
+    .venv/bin/python scripts/bench_faults.py              # full size (~5 minutes)
     .venv/bin/python scripts/bench_faults.py --smoke      # smallest size (make test)
     .venv/bin/python scripts/bench_faults.py --only status-table --tasks 400
 
