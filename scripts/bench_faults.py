@@ -78,10 +78,15 @@ sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
 
 from sfn_patterns.sqs_throttle.naming import execution_name  # noqa: E402
 from sfn_patterns.sqs_throttle.producer import enqueue  # noqa: E402
-from sfn_patterns_localstack import bench, queues  # noqa: E402
+from sfn_patterns_localstack import bench, queues, starter_runs  # noqa: E402
 from sfn_patterns_localstack.emulation.faults import client as faults  # noqa: E402
 from sfn_patterns_localstack.emulation.faults import scenarios  # noqa: E402
-from sfn_patterns_localstack.executions import history, peak_overlap, wait_stopped  # noqa: E402
+from sfn_patterns_localstack.executions import (  # noqa: E402
+    history,
+    job_starts_and_decisions,
+    peak_overlap,
+    wait_stopped,
+)
 from sfn_patterns_localstack.terraform.workspace import Workspace  # noqa: E402
 
 REGION = "us-east-1"
@@ -427,14 +432,7 @@ def run_job_poller(endpoint: str, outputs: dict[str, Any], rate: float, sizes: S
         if described is None or (described["status"], described.get("error")) != expected:
             lost += 1
             continue
-        events = history(sfn, arn)
-        started = sum(
-            1
-            for e in events
-            if e["type"] == "TaskStateExited"
-            and e["stateExitedEventDetails"]["name"].endswith(" Run Job")
-        )
-        decided = sum(1 for e in events if (_entered(e) or "").endswith((" Succeeded", " Failed")))
+        started, decided = job_starts_and_decisions(history(sfn, arn))
         duplicates += max(0, started - 1) + max(0, decided - 1)
         durations.append((described["stopDate"] - described["startDate"]).total_seconds())
     return Outcome(
@@ -487,17 +485,6 @@ def sqs_throttle_plan(outputs: dict[str, Any], rate: float) -> dict[str, Any]:
     }
 
 
-def _run_starter(lam: Any, function: str) -> str:
-    """One synchronous run of the starter, as a schedule tick: how it stopped."""
-    try:
-        answer = lam.invoke(FunctionName=function, Payload=json.dumps({"max_seconds": 6}).encode())
-    except lam.exceptions.TooManyRequestsException:  # reserved concurrency 1: a run goes on
-        return "busy"
-    if "FunctionError" in answer:
-        return "crashed"
-    return json.loads(answer["Payload"].read())["stopped"]
-
-
 def run_sqs_throttle(endpoint: str, outputs: dict[str, Any], rate: float, sizes: Sizes) -> Outcome:
     """N requests queued, the starter run until the queue is empty, under ``rate``."""
     sfn, sqs = client(endpoint, "stepfunctions"), client(endpoint, "sqs")
@@ -515,15 +502,13 @@ def run_sqs_throttle(endpoint: str, outputs: dict[str, Any], rate: float, sizes:
             client=sqs,
         )
     with faults.applied(endpoint, sqs_throttle_plan(outputs, rate)):
-        deadline = time.monotonic() + 120 + 10 * sizes.requests
-        while queues.depth(sqs, outputs["queue_url"]) and time.monotonic() < deadline:
-            if _run_starter(lam, outputs["starter_function_name"]) in (
-                "crashed",
-                "busy",
-                "another_starter_running",
-                "start_failed",
-            ):
-                time.sleep(2)  # a dead run's lease, a message hidden after a failed start
+        starter_runs.run_until_empty(
+            lam,
+            sqs,
+            outputs["queue_url"],
+            outputs["starter_function_name"],
+            timeout=120 + 10 * sizes.requests,
+        )
         log = faults.log(endpoint)
     ours = set(queued_at)
     listed = [

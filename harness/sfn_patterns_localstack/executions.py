@@ -52,6 +52,28 @@ def wait_stopped(
     return done
 
 
+def job_starts_and_decisions(events: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """How often a job poller's execution started its job and decided the job's outcome.
+
+    Started: its ``<poller> Run Job`` Task exited; decided: it entered its
+    ``<poller> Succeeded`` or ``<poller> Failed`` state. Under lost, late or doubled
+    events and retried calls, each must stay 1 (the fault tests and bench_faults).
+    """
+    started = sum(
+        1
+        for e in events
+        if e["type"] == "TaskStateExited"
+        and e["stateExitedEventDetails"]["name"].endswith(" Run Job")
+    )
+    decided = sum(
+        1
+        for e in events
+        if e["type"].endswith("StateEntered")
+        and e["stateEnteredEventDetails"]["name"].endswith((" Succeeded", " Failed"))
+    )
+    return started, decided
+
+
 def count_transitions(events: Sequence[dict[str, Any]]) -> int:
     """State transitions billed for an execution (entered states, as AWS counts them)."""
     return sum(1 for event in events if event["type"].endswith("StateEntered"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sfn_patterns_localstack.executions import history, wait_stopped
+from sfn_patterns_localstack.executions import history, job_starts_and_decisions, wait_stopped
 from tests.sfn_history import states_entered
 
 
@@ -87,12 +87,6 @@ def assert_reported_once(name: str, run: dict[str, Any], *, fails: bool) -> None
     entered = states_entered(run["events"])
     expected = ("FAILED", "JobPoller.JobFailed") if fails else ("SUCCEEDED", None)
     assert (run["status"], run.get("error")) == expected, (name, entered, run.get("cause"))
-    runs_of_job = [
-        e
-        for e in run["events"]
-        if e["type"] == "TaskStateExited"
-        and e["stateExitedEventDetails"]["name"].endswith(" Run Job")
-    ]
-    assert len(runs_of_job) == 1, (name, entered)
-    ends = [state for state in entered if state.endswith((" Succeeded", " Failed"))]
-    assert len(ends) == 1, (name, entered)
+    started, decided = job_starts_and_decisions(run["events"])
+    assert started == 1, (name, entered)
+    assert decided == 1, (name, entered)

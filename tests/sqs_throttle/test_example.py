@@ -22,6 +22,7 @@ from botocore.exceptions import ClientError
 
 from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
 from sfn_patterns.sqs_throttle.starter import Config, Starter
+from sfn_patterns_localstack import starter_runs
 from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.executions import peak_overlap
 from tests.alarm_check import Inbox, alarm, prove_alarm
@@ -736,22 +737,6 @@ def _fault_plan(deployed: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _run_starter_under_faults(aws: Callable, deployed: dict[str, Any]) -> str:
-    """One synchronous run of the deployed starter: how it stopped, "crashed" or "busy"."""
-    try:
-        answer = aws("lambda").invoke(
-            FunctionName=deployed["starter_function_name"],
-            Payload=json.dumps({"max_seconds": 6}).encode(),
-        )
-    except ClientError as error:  # reserved concurrency 1: a run is still going
-        if error.response["Error"]["Code"] != "TooManyRequestsException":
-            raise
-        return "busy"
-    if "FunctionError" in answer:
-        return "crashed"
-    return json.loads(answer["Payload"].read())["stopped"]
-
-
 def _target_executions_since(aws: Callable, arn: str, since: float) -> list[dict[str, Any]]:
     """Every execution of the target started at or after ``since`` (the earlier tests'
     executions of this deployment are not this run's)."""
@@ -800,14 +785,14 @@ def test_the_bound_holds_and_every_request_runs_once_under_faults(
         )
     names = {execution_name(r) for r in request_ids}
 
-    outcomes: list[str] = []
     with faults.applied(localstack_endpoint, _fault_plan(deployed)):
-        deadline = time.monotonic() + 150  # a killed run holds the lease ~36 s
-        while queue_depth(aws, deployed["queue_url"]) and time.monotonic() < deadline:
-            outcome = _run_starter_under_faults(aws, deployed)
-            outcomes.append(outcome)
-            if outcome in ("crashed", "busy", "another_starter_running", "start_failed"):
-                time.sleep(2)  # a dead run's lease, or a message hidden after a failed start
+        outcomes = starter_runs.run_until_empty(
+            aws("lambda"),
+            aws("sqs"),
+            deployed["queue_url"],
+            deployed["starter_function_name"],
+            timeout=150,  # a killed run holds the lease ~36 s
+        )
         log = faults.log(localstack_endpoint)
 
     print("runs:", outcomes, "faults:", [(e["kind"], round(e["elapsed"], 1)) for e in log])
