@@ -523,8 +523,9 @@ def test_history_budget_is_checked_at_plan_time_with_the_numbers(budget_plan: An
 
 # The aws-sdk poller completed by events, under issue 28's mixed plan: its own planned
 # outcome per job, and each decided once.
-# Six jobs: six completion events, so each certain event fault (one drop, two
-# duplicates, three delays) meets one.
+# Six jobs, six completion events: the first three meet the certain event faults (a
+# drop, a duplicate, a delay: a fault's n counts the events an earlier one took), the
+# rest meet them at random.
 SDK_FAULT_CASES = {
     "ok": {"duration_seconds": 2},
     "ok-2": {"duration_seconds": 3},
