@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from sfn_patterns_localstack import queues
 
 # How a run ended that leaves work waiting a moment: pause before the next run.
-STALLED = frozenset({"crashed", "busy", "another_starter_running", "start_failed"})
+STALLED = frozenset({"crashed", "busy", "another_starter_running", "start_failed", "lease_lost"})
 
 
 def run_once(lam: Any, function_name: str, max_seconds: float = 6) -> str:

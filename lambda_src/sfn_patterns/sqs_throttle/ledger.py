@@ -7,6 +7,13 @@ cannot contain ``#``), so at most one starter admits at a time even when two run
 once (a second deployment's schedule, an operator's manual run): counting and
 starting is check-then-act, safe only with a single writer.
 
+The lease is short and renewed by every admission: an entry is recorded in one
+transaction with the renewal, conditional on the lease still being the recorder's.
+Safety rests on ownership, not on time: a starter that stalled past its lease and was
+taken over records nothing more, and the new holder's count already sees every entry
+the old one recorded. The lease's length only bounds how long a crashed starter (its
+process killed, so nobody releases the lease) keeps the others waiting.
+
 Following Powertools' persistence layer, this class owns every expression of the
 table; the starter asks it for transitions. A refused lease returns the holder's item
 from the same call (``ReturnValuesOnConditionCheckFailure=ALL_OLD``), no extra read.
@@ -27,6 +34,30 @@ class LeaseHolder:
 
     owner: str
     until: float
+
+
+class LeaseLost(Exception):
+    """The run lease is no longer this starter's: it ran out and another took it over."""
+
+    def __init__(self, holder: LeaseHolder | None) -> None:
+        self.holder = holder
+        super().__init__(
+            f"run lease now held by {holder.owner} until {holder.until:.0f}"
+            if holder
+            else "run lease released by its new holder"
+        )
+
+
+def _holder(item: dict[str, Any]) -> LeaseHolder:
+    return LeaseHolder(
+        owner=item.get("owner", {}).get("S", "?"),
+        until=float(item.get("until", {}).get("N", "0")),
+    )
+
+
+def _error_code(error: Exception) -> str | None:
+    response = getattr(error, "response", None) or {}
+    return response.get("Error", {}).get("Code")
 
 
 class Ledger:
@@ -54,16 +85,46 @@ class Ledger:
                 return found
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def record(self, name: str, now: float) -> None:
-        """Note a start before making it: a crash after the start never hides it."""
-        self.dynamodb.put_item(
-            TableName=self.table,
-            Item={
-                LEDGER_KEY: {"S": name},
-                "recorded_at": {"N": repr(now)},
-                "expires_at": {"N": str(int(now) + self.ttl_seconds)},
-            },
-        )
+    def record(self, name: str, now: float, owner: str, lease_seconds: float) -> None:
+        """Note a start before making it, renewing ``owner``'s run lease in the same write.
+
+        Recorded first, a crash after the start never hides the execution. Recorded
+        with the renewal, only the lease's holder ever records: raises LeaseLost
+        (naming the new holder, from the same call) when the lease is another's or gone.
+        """
+        try:
+            self.dynamodb.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self.table,
+                            "Item": self._lease_item(owner, now, lease_seconds),
+                            "ConditionExpression": "#owner = :me",
+                            "ExpressionAttributeNames": {"#owner": "owner"},
+                            "ExpressionAttributeValues": {":me": {"S": owner}},
+                            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self.table,
+                            "Item": {
+                                LEDGER_KEY: {"S": name},
+                                "recorded_at": {"N": repr(now)},
+                                "expires_at": {"N": str(int(now) + self.ttl_seconds)},
+                            },
+                        }
+                    },
+                ]
+            )
+        except Exception as error:
+            if _error_code(error) != "TransactionCanceledException":
+                raise
+            reasons = getattr(error, "response", {}).get("CancellationReasons") or [{}]
+            if reasons[0].get("Code") != "ConditionalCheckFailed":
+                raise  # e.g. a conflicting transaction: the caller's retry decides
+            item = reasons[0].get("Item")
+            raise LeaseLost(_holder(item) if item else None) from error
 
     def forget(self, name: str) -> None:
         """Drop an entry whose execution finished or was certainly never started."""
@@ -71,34 +132,34 @@ class Ledger:
 
     # -- run lease ----------------------------------------------------------------------
 
-    def acquire_run_lease(self, owner: str, now: float, seconds: float) -> LeaseHolder | None:
-        """Take the run lease for ``seconds``; None when taken, else who holds it.
+    def acquire_run_lease(
+        self, owner: str, now: float, seconds: float, group: str | None = None
+    ) -> LeaseHolder | None:
+        """Take (or renew) the run lease for ``seconds``; None when taken, else who holds it.
 
-        A lease whose time ran out (its starter crashed) is taken over.
+        A lease whose time ran out (its starter crashed) is taken over. So is one held
+        by an owner of ``group`` (owners named ``<group>/...``): runs that can never
+        overlap, as one Lambda function's with reserved concurrency 1, so an earlier
+        run's lease still held can only be a dead run's.
         """
+        condition = "attribute_not_exists(#k) OR #until < :now OR #owner = :me"
+        values = {":now": {"N": repr(now)}, ":me": {"S": owner}}
+        if group:
+            condition += " OR begins_with(#owner, :group)"
+            values[":group"] = {"S": f"{group}/"}
         try:
             self.dynamodb.put_item(
                 TableName=self.table,
-                Item={
-                    LEDGER_KEY: {"S": RUN_LEASE},
-                    "owner": {"S": owner},
-                    "until": {"N": repr(now + seconds)},
-                    "expires_at": {"N": str(int(now + seconds) + self.ttl_seconds)},
-                },
-                ConditionExpression="attribute_not_exists(#k) OR #until < :now OR #owner = :me",
+                Item=self._lease_item(owner, now, seconds),
+                ConditionExpression=condition,
                 ExpressionAttributeNames={"#k": LEDGER_KEY, "#until": "until", "#owner": "owner"},
-                ExpressionAttributeValues={":now": {"N": repr(now)}, ":me": {"S": owner}},
+                ExpressionAttributeValues=values,
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except Exception as error:
-            response = getattr(error, "response", None) or {}
-            if response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if _error_code(error) != "ConditionalCheckFailedException":
                 raise
-            item = response.get("Item") or {}
-            return LeaseHolder(
-                owner=item.get("owner", {}).get("S", "?"),
-                until=float(item.get("until", {}).get("N", "0")),
-            )
+            return _holder(getattr(error, "response", {}).get("Item") or {})
         return None
 
     def release_run_lease(self, owner: str) -> None:
@@ -112,6 +173,13 @@ class Ledger:
                 ExpressionAttributeValues={":me": {"S": owner}},
             )
         except Exception as error:
-            response = getattr(error, "response", None) or {}
-            if response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if _error_code(error) != "ConditionalCheckFailedException":
                 raise
+
+    def _lease_item(self, owner: str, now: float, seconds: float) -> dict[str, Any]:
+        return {
+            LEDGER_KEY: {"S": RUN_LEASE},
+            "owner": {"S": owner},
+            "until": {"N": repr(now + seconds)},
+            "expires_at": {"N": str(int(now + seconds) + self.ttl_seconds)},
+        }

@@ -5,7 +5,9 @@ only writer of its deployment):
 
 0. take the run lease in the ledger table (:mod:`.ledger`), so a second starter that
    runs at the same time (another deployment's schedule, a manual run) admits
-   nothing until this run ends or its lease runs out;
+   nothing until this run ends or its lease runs out; every admission and recount
+   renews the short lease, so a crashed run blocks the next for seconds, not for its
+   whole time budget;
 1. count the running executions: ``ListExecutions(RUNNING)`` united with the
    starter's own ledger of executions it started and has not yet seen finish, each
    checked with ``DescribeExecution`` when the list does not show it (the list is
@@ -29,23 +31,27 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sfn_patterns import clients as aws_clients
 from sfn_patterns import metrics
 
-from .ledger import Ledger
+from .ledger import LeaseHolder, LeaseLost, Ledger
 from .naming import execution_arn, execution_name
 from .producer import REQUEST_ID_ATTRIBUTE
 
 LOG = logging.getLogger(__name__)
 LOG.setLevel(logging.INFO)
 
-# The run lease outlasts the run's time budget by this much (the last admission may
-# still be in flight at the deadline); a crashed starter's lease expires after it.
-LEASE_MARGIN_SECONDS = 30.0
+# The run lease runs this long past the recheck interval; every admission (in the
+# transaction that records it) and every recount renews it. A live starter renews far
+# sooner; a crashed one (nobody releases its lease) blocks other starters this long at
+# most, and the next run of its own function not at all (Config.exclusive_group).
+LEASE_MARGIN_SECONDS = 15.0
+# Admission outcomes that end the run, and the reason its report gives.
+STOPPING_OUTCOMES = {"failed": "start_failed", "lease_lost": "lease_lost"}
 # Errors that mean this message can never start: let it reach the DLQ quickly.
 PERMANENT_ERRORS = frozenset({"InvalidExecutionInput", "InvalidName", "ValidationException"})
 # Errors after which the execution certainly was not started.
@@ -81,9 +87,12 @@ class Config:
     ledger_ttl_seconds: int = 86400
     # A role in the target's account, assumed for every Step Functions call.
     target_role_arn: str | None = None
+    # Runs that never overlap (this Lambda function: reserved concurrency 1). A run
+    # takes over a lease its group still holds at once: that run can only be dead.
+    exclusive_group: str | None = None
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Config:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
         """The configuration the module passes as environment variables."""
         env = os.environ if env is None else env
         return cls(
@@ -97,7 +106,14 @@ class Config:
             ledger_grace_seconds=float(env.get("LEDGER_GRACE_SECONDS", "120")),
             ledger_ttl_seconds=int(env.get("LEDGER_TTL_SECONDS", "86400")),
             target_role_arn=env.get("TARGET_ROLE_ARN") or None,
+            exclusive_group=_function_of(env),
         )
+
+
+def _function_of(env: Mapping[str, str]) -> str | None:
+    """The Lambda function running this code (region and name, set by the runtime), or None."""
+    name = env.get("AWS_LAMBDA_FUNCTION_NAME")
+    return f"lambda:{env.get('AWS_REGION', '')}:{name}" if name else None
 
 
 @dataclass
@@ -154,7 +170,9 @@ class Starter:
         self.store = Ledger(dynamodb, config.ledger_table, config.ledger_ttl_seconds)
         self.clock = clock
         self.sleep = sleep
-        self.owner = uuid.uuid4().hex
+        group = config.exclusive_group
+        self.owner = f"{group}/{uuid.uuid4().hex}" if group else uuid.uuid4().hex
+        self.lease_seconds = config.recheck_seconds + LEASE_MARGIN_SECONDS
 
     # -- counting ---------------------------------------------------------------------
 
@@ -236,7 +254,7 @@ class Starter:
         )
 
     def admit(self, message: dict, report: RunReport) -> str:
-        """Start one message's execution; returns started, existed, poison or failed."""
+        """Start one message's execution: started, existed, poison, failed or lease_lost."""
         try:
             name = execution_name(request_id_of(message))
             body = message["Body"]
@@ -248,8 +266,16 @@ class Starter:
             return "poison"
 
         # Record the name before starting: a crash between the start and any later
-        # write can never hide a running execution from the next count.
-        self.store.record(name, self.clock())
+        # write can never hide a running execution from the next count. The record
+        # renews the run lease, and is refused when the lease is no longer ours.
+        try:
+            self.store.record(name, self.clock(), self.owner, self.lease_seconds)
+        except LeaseLost as lost:
+            # This run stalled past its lease and another starter took over: that one
+            # admits now, and this message is its to take at once.
+            LOG.warning("stopping before %s: %s", name, lost)
+            self._release_now(message)
+            return "lease_lost"
         outcome = "started"
         try:
             self.sfn.start_execution(
@@ -283,39 +309,49 @@ class Starter:
 
     def _admit_until(self, deadline: float, budget: int, report: RunReport) -> None:
         """Admit while slots are free, recount while work waits, until a budget ends."""
-        config = self.config
-        running = self.count_running()
+        running = self._recount(report)
         report.running_at_start = running
-        report.counts.append(running)
-        while True:
+        while not report.stopped:
             if report.receives >= budget:
                 report.stopped = "max_messages"
-                return
-            if self.clock() >= deadline:
+            elif self.clock() >= deadline:
                 report.stopped = "max_seconds"
-                return
-            if running >= config.max_concurrent:
-                if not self._backlog():
-                    report.stopped = "full_no_backlog"
-                    return
-                if self.clock() + config.recheck_seconds >= deadline:
-                    report.stopped = "full"
-                    return
-                self.sleep(config.recheck_seconds)
-                running = self.count_running()
-                report.counts.append(running)
-                continue
-            message = self._receive_one()
-            if message is None:
-                report.stopped = "queue_empty"
-                return
-            report.receives += 1
-            outcome = self.admit(message, report)
-            if outcome in ("started", "existed"):
-                running += 1  # counted locally; an existing one may be finished (safe side)
-            elif outcome == "failed":
-                report.stopped = "start_failed"
-                return
+            elif running >= self.config.max_concurrent:
+                report.stopped = self._wait_for_a_slot(deadline)
+                if not report.stopped:
+                    running = self._recount(report)
+            else:
+                message = self._receive_one()
+                if message is None:
+                    report.stopped = "queue_empty"
+                    continue
+                report.receives += 1
+                outcome = self.admit(message, report)
+                if outcome in ("started", "existed"):
+                    running += 1  # counted locally; an existing one may be finished (safe side)
+                report.stopped = STOPPING_OUTCOMES.get(outcome, "")
+
+    def _recount(self, report: RunReport) -> int:
+        running = self.count_running()
+        report.counts.append(running)
+        return running
+
+    def _take_lease(self) -> LeaseHolder | None:
+        """Take or renew the run lease; None when ours, else who holds it."""
+        return self.store.acquire_run_lease(
+            self.owner, self.clock(), self.lease_seconds, self.config.exclusive_group
+        )
+
+    def _wait_for_a_slot(self, deadline: float) -> str:
+        """Sleep one recheck interval and renew the lease; why the run stops, or ""."""
+        if not self._backlog():
+            return "full_no_backlog"
+        if self.clock() + self.config.recheck_seconds >= deadline:
+            return "full"
+        self.sleep(self.config.recheck_seconds)
+        if self._take_lease():
+            return "lease_lost"  # this run stalled past its lease and another took over
+        return ""
 
     def run(
         self,
@@ -331,9 +367,7 @@ class Starter:
             seconds = min(seconds, remaining_seconds - 5)
         deadline = self.clock() + max(seconds, 0)
         report = RunReport()
-        holder = self.store.acquire_run_lease(
-            self.owner, self.clock(), max(seconds, 0) + LEASE_MARGIN_SECONDS
-        )
+        holder = self._take_lease()
         if holder is not None:
             report.stopped = "another_starter_running"
             LOG.info("run lease held by %s until %.0f: nothing to do", holder.owner, holder.until)

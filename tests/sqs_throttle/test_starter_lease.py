@@ -1,0 +1,163 @@
+"""The starter's short run lease on moto: a stalled run taken over admits nothing more.
+
+The ledger's own tests show the transaction; this one shows what the starter does
+with it: the message it held goes back at once for the new holder, and its report
+says why it stopped.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from sfn_patterns.sqs_throttle.naming import execution_name
+from sfn_patterns.sqs_throttle.producer import build_message
+from sfn_patterns.sqs_throttle.starter import LEASE_MARGIN_SECONDS, Config, Starter
+
+# Runtime-library tests: also run on Python 3.9 and 3.13 (tests/tooling/test_python_versions.py).
+pytestmark = pytest.mark.runtime
+
+MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:lease"
+
+
+class Executions:
+    """Step Functions reduced to what the starter calls (moto here serves SQS and DynamoDB)."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+
+    def start_execution(self, stateMachineArn: str, name: str, input: str) -> dict:
+        self.started.append(name)
+        return {"executionArn": f"{stateMachineArn}:{name}".replace("stateMachine", "execution")}
+
+    def list_executions(self, **_: Any) -> dict:
+        return {"executions": [{"name": n} for n in self.started]}
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    from moto import mock_aws
+
+    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        sqs, dynamodb = boto3.client("sqs"), boto3.client("dynamodb")
+        name = f"lease-{uuid.uuid4().hex[:6]}"
+        queue_url = sqs.create_queue(
+            QueueName=f"{name}.fifo",
+            Attributes={"FifoQueue": "true", "VisibilityTimeout": "300"},
+        )["QueueUrl"]
+        dynamodb.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "name", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "name", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        config = Config(
+            queue_url=queue_url,
+            state_machine_arn=MACHINE,
+            max_concurrent=4,
+            ledger_table=name,
+            recheck_seconds=5,
+        )
+        yield {"sqs": sqs, "sfn": Executions(), "dynamodb": dynamodb, "config": config}
+
+
+class Clock:
+    """Time that moves only when the test says."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _starter(aws: dict[str, Any], clock: Clock, sqs: Any = None) -> Starter:
+    return Starter(
+        aws["config"], sqs or aws["sqs"], aws["sfn"], aws["dynamodb"], clock=clock, sleep=None
+    )
+
+
+class StallsAtReceive:
+    """SQS whose first receive stalls past the run's lease, and another starter takes over."""
+
+    def __init__(self, real: Any, clock: Clock, other: Starter) -> None:
+        self.real, self.clock, self.other = real, clock, other
+
+    def receive_message(self, **kwargs: Any) -> dict:
+        answer = self.real.receive_message(**kwargs)
+        self.clock.now += 5 + LEASE_MARGIN_SECONDS + 1
+        assert self.other.store.acquire_run_lease(self.other.owner, self.clock(), 20) is None
+        return answer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def test_a_run_taken_over_starts_nothing_and_hands_its_message_back(
+    aws: dict[str, Any],
+) -> None:
+    config = aws["config"]
+    aws["sqs"].send_message(QueueUrl=config.queue_url, **build_message({}, request_id="r-1"))
+    clock = Clock()
+    other = _starter(aws, clock)
+    stalled = _starter(aws, clock, StallsAtReceive(aws["sqs"], clock, other))
+
+    report = stalled.run()
+
+    assert report.stopped == "lease_lost"
+    assert report.started == [] and report.receives == 1
+    assert aws["sfn"].started == []
+    assert other.store.entries() == []
+    # Handed back (visibility 0), not left invisible for the queue's 300 s: the new
+    # holder starts it on its own run.
+    assert other.run().started == aws["sfn"].started == [execution_name("r-1")]
+
+
+def test_a_crashed_runs_lease_blocks_the_next_for_seconds_not_its_budget(
+    aws: dict[str, Any],
+) -> None:
+    """A killed run releases nothing; the next run waits out the short lease only."""
+    clock = Clock()
+    crashed = _starter(aws, clock)
+    assert crashed.store.acquire_run_lease(crashed.owner, clock(), crashed.lease_seconds) is None
+    nxt = _starter(aws, clock)
+    assert nxt.run().stopped == "another_starter_running"
+    clock.now += aws["config"].recheck_seconds + LEASE_MARGIN_SECONDS + 0.1
+    # Well inside the run's 50-s time budget, the lease has run out.
+    assert clock.now - 1_000.0 < aws["config"].max_seconds
+    assert nxt.run().stopped == "queue_empty"
+
+
+def test_the_next_run_of_the_same_function_takes_a_crashed_runs_lease_at_once(
+    aws: dict[str, Any],
+) -> None:
+    """Reserved concurrency 1: while this run runs, an earlier run of its function is dead."""
+    aws["sqs"].send_message(QueueUrl=aws["config"].queue_url, **build_message({}, request_id="r-2"))
+    env = {
+        "QUEUE_URL": aws["config"].queue_url,
+        "TARGET_STATE_MACHINE_ARN": MACHINE,
+        "MAX_CONCURRENT_EXECUTIONS": "4",
+        "LEDGER_TABLE": aws["config"].ledger_table,
+        "AWS_LAMBDA_FUNCTION_NAME": "starter",
+        "AWS_REGION": "us-east-1",
+    }
+    config = Config.from_env(env)
+    assert config.exclusive_group == "lambda:us-east-1:starter"
+    clock = Clock()
+
+    def starter() -> Starter:
+        return Starter(config, aws["sqs"], aws["sfn"], aws["dynamodb"], clock=clock, sleep=None)
+
+    crashed = starter()
+    assert crashed.store.acquire_run_lease(crashed.owner, clock(), crashed.lease_seconds) is None
+    outsider = _starter(aws, clock)  # not this function: waits the lease out
+    assert outsider.run().stopped == "another_starter_running"
+    clock.now += 1
+    assert starter().run().started == [execution_name("r-2")]
