@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import time
@@ -408,6 +409,45 @@ def test_a_parked_task_still_resumes_and_times_out_as_before(aws: Callable) -> N
     described = wait_done(sfn, timed_out)
     assert described["status"] == "FAILED"
     assert described.get("error") == "States.Timeout"
+
+
+def test_a_token_task_submitted_after_its_timeout_records_nothing_more(
+    aws: Callable, slow_function: str
+) -> None:
+    """fixes.sfn_task_timeout, on a real execution: the invoke that stores the token
+    returns after the state's TimeoutSeconds (a cold or loaded Lambda). On AWS the state
+    has timed out and that is all; plain 4.9.2 then records TaskSubmitted, waits on the
+    token again, and records TaskSucceeded when a SendTaskSuccess comes, after the
+    Catch has moved the execution on.
+    """
+    sqs = aws("sqs")
+    queue = sqs.create_queue(QueueName=f"tokens-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    park = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
+        "Parameters": {
+            "FunctionName": slow_function,
+            "Payload": {"case": "late", "queue": queue, "seconds": 3, "token.$": "$$.Task.Token"},
+        },
+        "TimeoutSeconds": 1,
+        "Catch": [{"ErrorEquals": ["States.Timeout"], "Next": "Later"}],
+        "End": True,
+    }
+    later = {"Type": "Wait", "Seconds": 5, "End": True}
+    arn = machine(aws, {"StartAt": "Park", "States": {"Park": park, "Later": later}})
+    sfn = aws("stepfunctions")
+    execution = sfn.start_execution(stateMachineArn=arn)["executionArn"]
+    token = json.loads(
+        sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=5)["Messages"][0]["Body"]
+    )["token"]
+    time.sleep(3.5)  # the invoke has returned (3 s), the Wait runs until about 6 s
+    with contextlib.suppress(sfn.exceptions.TaskTimedOut):  # AWS's answer; 4.9.2 accepts it
+        sfn.send_task_success(taskToken=token, output='{"late": true}')
+    assert wait_done(sfn, execution)["status"] == "SUCCEEDED"
+    types = [e["type"] for e in sfn.get_execution_history(executionArn=execution)["events"]]
+    timed_out = types.index("TaskTimedOut")
+    assert "TaskSucceeded" not in types
+    assert "TaskSubmitted" not in types[timed_out:], types
 
 
 def test_workflow_variables_can_be_read(aws: Callable) -> None:

@@ -30,6 +30,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     sfn_parse_cache,
     sfn_sdk_error_names,
     sfn_stop,
+    sfn_task_timeout,
     sns_sqs_retry,
 )
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
@@ -56,15 +57,17 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # moto finds a request's handler without listing its class's members each time
 # (fixes.moto_dispatch); a response's content type is negotiated once per distinct
 # Accept and Content-Type (fixes.serializer_mime). SNS retries a failed delivery to an
-# SQS queue, as AWS's delivery policy does (fixes.sns_sqs_retry). Threads build
-# Python ASTs one at a time (fixes.ast_threads: CPython 3.11's converters share one
-# recursion counter).
+# SQS queue, as AWS's delivery policy does (fixes.sns_sqs_retry). A Task attempt has
+# one outcome: a task that lost to its timeout records nothing more
+# (fixes.sfn_task_timeout). Threads build Python ASTs one at a time (fixes.ast_threads:
+# CPython 3.11's converters share one recursion counter).
 ast_threads.apply()
 service_catalog.apply()
 request_log.apply()
 http_server.apply()
 region_lookup.apply()
 lambda_code_url.apply()
+sfn_task_timeout.apply()  # before sfn_stop, which wraps what it patches
 sfn_stop.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
