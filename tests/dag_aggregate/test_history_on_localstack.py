@@ -208,19 +208,35 @@ def _fallbacks(events: list[dict], tasks: int) -> tuple[int, int]:
     return parked_again, checks - parked_again
 
 
+def _unsubmitted(events: list[dict]) -> int:
+    """Parks that timed out before their invoke returned: no TaskSubmitted (AWS writes none).
+
+    The formula counts one per park; on a loaded machine the park's Lambda can take
+    longer than the fallback period to store its token.
+    """
+    missing = _count(events, "TaskStateEntered", "Poll Await") - _count(events, "TaskSubmitted")
+    assert missing >= 0, missing
+    return missing
+
+
 def _level_events(plan: Plan, strategy: str, options: RenderOptions, events: list[dict]) -> int:
     """What the formula gives for this history's fallback checks, counted in the history."""
     parked_again, ended = _fallbacks(events, len(plan.level))
     return (
         history.level_history(plan, strategy, options, parked_again)
         + ENDED_AT_FALLBACK_EVENTS * ended
+        - _unsubmitted(events)
     )
 
 
 def _task_events(options: RenderOptions, events: list[dict]) -> int:
     """The same for one dependency task execution (one task, one park)."""
     parked_again, ended = _fallbacks(events, 1)
-    return history.task_execution_history(options, parked_again) + ENDED_AT_FALLBACK_EVENTS * ended
+    return (
+        history.task_execution_history(options, parked_again)
+        + ENDED_AT_FALLBACK_EVENTS * ended
+        - _unsubmitted(events)
+    )
 
 
 def _timeline(events: list[dict]) -> str:

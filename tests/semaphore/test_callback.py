@@ -178,34 +178,24 @@ def test_a_crowd_never_exceeds_the_limit(aws: Callable, deployed: dict) -> None:
         assert set(waits) <= {ACQUIRE, RECHECK}, entered
         # The plan-time history budget, against this real history: each parked
         # period that timed out wrote Entered, Scheduled, Started, TimedOut, Exited,
-        # and its call's TaskSubmitted. A slow call can answer periods later (LocalStack
-        # writes its TaskSubmitted into whichever window is open then, so one window can
-        # hold several), but each period makes one call: the loop never writes more
-        # TaskSubmitted than periods, nor more events than the module's per_wait each.
+        # and its call's TaskSubmitted unless the call answered after the period's
+        # timeout (then AWS writes none, and neither does the harness: fixes.
+        # sfn_task_timeout). Each period has one outcome, and no more events than
+        # the module's per_wait.
         starts = [
             i
             for i, e in enumerate(events)
             if e.get("stateEnteredEventDetails", {}).get("name") in (ACQUIRE, RECHECK)
         ]
         windows = []
+        parked = ["TaskStateEntered", "TaskScheduled", "TaskStarted"]
         for first, second in itertools.pairwise(starts):
             window = [e["type"] for e in events[first:second]]
-            # LocalStack 4.9.2 also records a wake-up that lands at the period's
-            # timeout as TaskSucceeded, just before or after TaskTimedOut or after the
-            # state's exit (AWS refuses it: TaskTimedOut); the timeout still decides
-            # the state's exit, and the re-check that follows finds the slot.
-            if "TaskTimedOut" in window:
-                window = [t for t in window if t != "TaskSucceeded"]
-            assert [t for t in window if t != "TaskSubmitted"] == [
-                "TaskStateEntered",
-                "TaskScheduled",
-                "TaskStarted",
-                "TaskTimedOut",
-                "TaskStateExited",
-            ], window
+            assert window in (
+                [*parked, "TaskSubmitted", "TaskTimedOut", "TaskStateExited"],
+                [*parked, "TaskTimedOut", "TaskStateExited"],
+            ), window
             windows.append(window)
-        submitted = sum(w.count("TaskSubmitted") for w in windows)
-        assert submitted <= len(windows), windows
         assert sum(map(len, windows)) <= budget["per_wait"] * len(windows), windows
 
 
