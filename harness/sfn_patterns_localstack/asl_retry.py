@@ -14,7 +14,13 @@ Rules, per Task state (at any depth: Map item processors, Parallel branches):
   API's ``ThrottlingException`` arrive);
 * an optimised DynamoDB Task (``arn:<partition>:states:::dynamodb:<action>``) retries
   ``DynamoDB.ProvisionedThroughputExceededException``, ``DynamoDB.ThrottlingException``
-  and ``DynamoDB.RequestLimitExceeded``.
+  and ``DynamoDB.RequestLimitExceeded``;
+* an optimised Step Functions Task (``arn:<partition>:states:::states:startExecution``,
+  any mode) retries a throttled StartExecution: ``StepFunctions.AWSStepFunctionsException``
+  (optimised integrations name errors after the Java SDK v1 client, which does not
+  model Step Functions' ThrottlingException, as ``DynamoDB.AmazonDynamoDBException`` for
+  DynamoDB) and ``StepFunctions.ThrottlingException`` (the code itself, as LocalStack
+  names it).
 
 Each such error must be matched first by a retrier that names it (not by an earlier
 ``States.ALL`` or ``States.TaskFailed`` retrier, nor by one that gives up at once) and
@@ -36,8 +42,8 @@ LAMBDA_ERRORS = (
     "Lambda.SdkClientException",
     "Lambda.TooManyRequestsException",
 )
-# Throttling errors by integration: "dynamodb" is the optimised DynamoDB integration,
-# "aws-sdk:<service>" an AWS SDK integration.
+# Throttling errors by integration: "dynamodb" and "states" are the optimised DynamoDB
+# and Step Functions integrations, "aws-sdk:<service>" an AWS SDK integration.
 THROTTLING: dict[str, tuple[str, ...]] = {
     "dynamodb": (
         "DynamoDB.ProvisionedThroughputExceededException",
@@ -49,6 +55,7 @@ THROTTLING: dict[str, tuple[str, ...]] = {
         "DynamoDb.ThrottlingException",
         "DynamoDb.RequestLimitExceededException",
     ),
+    "states": ("StepFunctions.ThrottlingException", "StepFunctions.AWSStepFunctionsException"),
     "aws-sdk:sfn": ("Sfn.ThrottlingException", "Sfn.SfnException"),
     "aws-sdk:redshiftdata": (
         "RedshiftData.ThrottlingException",
@@ -90,12 +97,10 @@ def required_errors(resource: str) -> tuple[str, ...] | None:
     integration = match["integration"]
     if integration.split(".")[0] == "lambda:invoke":
         return LAMBDA_ERRORS
-    service = integration.split(":")[1] if integration.startswith("aws-sdk:") else None
-    if service is not None:
-        return THROTTLING.get(f"aws-sdk:{service}")
-    if integration.startswith("dynamodb:"):
-        return THROTTLING["dynamodb"]
-    return ()
+    if integration.startswith("aws-sdk:"):
+        return THROTTLING.get(f"aws-sdk:{integration.split(':')[1]}")
+    optimised = {"dynamodb:": "dynamodb", "states:startExecution": "states"}
+    return next((THROTTLING[k] for p, k in optimised.items() if integration.startswith(p)), ())
 
 
 def _matches(retrier: Mapping[str, Any], error: str) -> bool:

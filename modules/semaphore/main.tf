@@ -204,6 +204,9 @@ locals {
     # The oldest-first gate only reads (ListExecutions): a run whose process died or
     # timed out is safe to repeat.
     gate_retriers = jsonencode(merge(local.acquire_budget, { ErrorEquals = concat(local.retry_policy.lambda, ["Runtime.ExitError", "Sandbox.Timedout"]) }))
+    # The wrapper's nested start: a throttled StartExecution started nothing, and a
+    # repeated one (same name, same input) returns the running execution.
+    start_retriers = jsonencode(merge(local.acquire_budget, { ErrorEquals = local.retry_policy.throttling.states }))
   }
 
   acquire_vars = {
@@ -269,6 +272,7 @@ locals {
     prefix                   = var.fragment_state_prefix
     partition                = local.partition
     target_state_machine_arn = var.target_state_machine_arn
+    start_retriers           = local.retriers.start_retriers
   }) : "{}")
   # A target in another account: the Task assumes target_role_arn (ASL Credentials).
   wrapper_credentials = jsondecode(var.target_role_arn == null ? "{}" : jsonencode({ Credentials = { RoleArn = var.target_role_arn } }))

@@ -106,9 +106,18 @@ def test_tasks_in_maps_and_parallel_branches_are_checked() -> None:
     assert {f.state for f in check("m", definition)} == {"M/T", "P[0]/T"}
 
 
+def test_a_nested_execution_retries_a_throttled_start() -> None:
+    sync = "arn:aws-cn:states:::states:startExecution.sync:2"
+    assert {e for e, _ in problems(machine(resource=sync))} == {
+        "StepFunctions.ThrottlingException",
+        "StepFunctions.AWSStepFunctionsException",
+    }
+    names = ["StepFunctions.ThrottlingException", "StepFunctions.AWSStepFunctionsException"]
+    assert check("m", machine({**GOOD, "ErrorEquals": names}, resource=sync)) == []
+
+
 def test_other_integrations_need_nothing() -> None:
-    sync = "arn:aws:states:::states:startExecution.sync:2"
-    assert check("m", machine(resource=sync)) == []
+    assert check("m", machine(resource="arn:aws:states:::sns:publish")) == []
 
 
 def test_the_smoke_template_retries_as_recommended() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.executions import history
 from sfn_patterns_localstack.roles import events_to_queue_policy
 from tests.iam_denial import (
@@ -534,6 +535,38 @@ def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
     aws: Callable, deployed: dict
 ) -> None:
     stopped_wrappers_keep_the_limit(aws, deployed, LIMIT)
+    settle(aws, deployed)
+
+
+def test_a_throttled_nested_start_is_retried_and_runs_the_target_once(
+    aws: Callable, deployed: dict, localstack_endpoint: str
+) -> None:
+    """Issue 28: the wrapper's Run target retries a throttled StartExecution (the
+    retried start has the same name and input, so it could only return the running
+    target). Two throttled starts, then the target runs once and the wrapper succeeds."""
+    sfn = aws("stepfunctions")
+    wrapper = deployed["wrapper_state_machine_arn"]
+    role = sfn.describe_state_machine(stateMachineArn=wrapper)["roleArn"]
+    throttle = {
+        "service": "stepfunctions",
+        "operation": "StartExecution",
+        "kind": "throttle",
+        "caller_role": role,
+        "first": 2,
+    }
+    with faults.applied(localstack_endpoint, {"seed": 28, "faults": [throttle]}):
+        arn = start(sfn, wrapper, {"sleep_seconds": 1, "n": "throttled"})
+        run = wait_done(sfn, [arn], timeout=90)[arn]
+        injected = faults.log(localstack_endpoint)
+    assert [e["kind"] for e in injected] == ["throttle", "throttle"], injected
+    assert run["status"] == "SUCCEEDED", run
+    failed = [
+        e["taskFailedEventDetails"]["error"] for e in history(sfn, arn) if e["type"] == "TaskFailed"
+    ]
+    assert failed == ["StepFunctions.ThrottlingException"] * 2
+    name = arn.rsplit(":", 1)[1]
+    targets = sfn.list_executions(stateMachineArn=deployed["target_state_machine_arn"])
+    assert [e["status"] for e in targets["executions"] if e["name"] == name] == ["SUCCEEDED"]
     settle(aws, deployed)
 
 
