@@ -46,6 +46,7 @@ RUNTIME_TEST_FILES = [
     "tests/status_table/test_bulk_and_queries.py",
     "tests/sqs_throttle/test_naming_producer.py",
     "tests/sqs_throttle/test_ledger.py",
+    "tests/sqs_throttle/test_starter_lease.py",
 ]
 
 
