@@ -173,8 +173,10 @@ locals {
     JitterStrategy  = "FULL"
   }
   lambda_retriers = jsonencode(merge(local.task_budget, { ErrorEquals = concat(local.retry_policy.lambda, ["RetryableJobError"]) }))
-  await_retriers  = jsonencode(merge(local.task_budget, { ErrorEquals = local.retry_policy.lambda }))
-  sdk_services    = { for k, action in { start = try(var.aws_sdk_job.start_action, "none:none"), status = try(var.aws_sdk_job.status_action, "none:none") } : k => split(":", action)[0] }
+  # The park (completion = "event") also retries its process dying or timing out: it
+  # registers the token and reads a recorded end, both safe to repeat.
+  await_retriers = jsonencode(merge(local.task_budget, { ErrorEquals = concat(local.retry_policy.lambda, ["Runtime.ExitError", "Sandbox.Timedout"]) }))
+  sdk_services   = { for k, action in { start = try(var.aws_sdk_job.start_action, "none:none"), status = try(var.aws_sdk_job.status_action, "none:none") } : k => split(":", action)[0] }
   sdk_throttling = {
     for k, service in local.sdk_services : k => lookup(local.retry_policy.throttling, "aws-sdk:${service}", [
       for name in local.retry_policy.aws_sdk_default : replace(name, "{Service}", "${upper(substr(service, 0, 1))}${substr(service, 1, -1)}")

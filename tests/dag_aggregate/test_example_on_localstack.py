@@ -13,7 +13,8 @@ deployment test_dependency_on_localstack.py shares among its tests
 and keeps its alarms: no test here reads alarms, so this deployment applies none.
 
 Both runs meet issue 28's faults for the level strategies (fault_plan): the state
-machines' Data API calls throttled, their first completion events delivered twice.
+machines' Data API calls throttled, their first completion events delivered twice,
+their completion function's first invocation killed.
 The oracles above are the invariants: every task ran once (one statement each, the
 tables a sequential run's), and the run succeeded.
 """
@@ -44,10 +45,9 @@ def fault_plan(deployments: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Issue 28's faults for each level strategy's run.
 
     Its Data API calls throttled (the first of each kind for sure, then one in five),
-    its first two completion events delivered twice. No crash: the level strategies
-    park through a ``lambda:invoke.waitForTaskToken`` of the completion function, and a
-    crashed invoke there fails the run with ``Runtime.ExitError`` by design (not
-    retried: the call may have run; the module README's Limits).
+    its first two completion events delivered twice, its completion function's first
+    invocation killed mid-invoke (a park, whose Runtime.ExitError the Task retries, or
+    an event's delivery, which Lambda's asynchronous retries repeat).
     """
     faults_: list[dict[str, Any]] = []
     for deployment in deployments.values():
@@ -67,6 +67,15 @@ def fault_plan(deployments: dict[str, dict[str, Any]]) -> dict[str, Any]:
                 "kind": "event_duplicate",
                 "resource": deployment["completion_rule_name"],
                 "first": 2,
+            }
+        )
+        faults_.append(
+            {
+                "service": "lambda",
+                "operation": "Invoke",
+                "kind": "kill",
+                "resource": f"*{deployment['completion_function']}",
+                "first": 1,
             }
         )
     return {"seed": 28, "faults": faults_}
@@ -136,8 +145,10 @@ def test_each_run_met_the_fault_plan(strategy: str, level_strategies: dict[str, 
         for entry in level_strategies["log"]
         if deployment["role_arn"].rsplit("/", 1)[-1] in str(entry.get("caller"))
         or entry.get("resource") == deployment["completion_rule_name"]
+        or str(entry.get("resource")).endswith(deployment["completion_function"])
     }
     assert ("PutEvents", "event_duplicate") in met, met
+    assert ("Invoke", "kill") in met, met
     assert {"ExecuteStatement", "BatchExecuteStatement"} & {
         op for op, kind in met if kind == "throttle"
     }, met

@@ -60,6 +60,10 @@ DESCRIBE_RETRY_ERRORS = [
 ]
 
 
+# A crashed or timed-out invoke of the park (Runtime.ExitError, Sandbox.Timedout).
+PARK_CRASHES = ["Runtime.ExitError", "Sandbox.Timedout"]
+
+
 def poll_loop_states(prefix: str, options: RenderOptions) -> str:
     """The job-poller's wait for one task's statement, as JSON members (no outer braces).
 
@@ -81,9 +85,11 @@ def poll_loop_states(prefix: str, options: RenderOptions) -> str:
         )
 
     policy = retry_policy()
-    # The park is an invoke of the event-completion function (idempotent); the status
-    # check a Data API describe: each retries what AWS recommends, with the options' budget.
-    await_retrier = retrier(policy["lambda"], options.retry)
+    # The park is an invoke of the event-completion function; the status check a Data
+    # API describe: each retries what AWS recommends, with the options' budget. The park
+    # also retries its process dying or timing out: it registers the token and reads a
+    # recorded end, both safe to repeat (a repeated park counts one check more).
+    await_retrier = retrier(policy["lambda"] + PARK_CRASHES, options.retry)
     describe_retrier = retrier(
         policy["throttling"]["aws-sdk:redshiftdata"] + DESCRIBE_RETRY_ERRORS, options.retry
     )
