@@ -18,6 +18,11 @@ from sfn_patterns_localstack import queues
 
 # How a run ended that leaves work waiting a moment: pause before the next run.
 STALLED = frozenset({"crashed", "busy", "another_starter_running", "start_failed", "lease_lost"})
+# Nothing visible to admit while the queue still holds messages (in flight: received
+# by a run that crashed, until their visibility timeout): the schedule would wait a
+# tick; a shorter pause keeps runs from spinning (each a Lambda invoke) meanwhile.
+IDLE = frozenset({"queue_empty", "full_no_backlog"})
+IDLE_PAUSE_SECONDS = 1.0
 
 
 def run_once(lam: Any, function_name: str, max_seconds: float = 6) -> str:
@@ -45,4 +50,6 @@ def run_until_empty(
         outcomes.append(run_once(lam, function_name))
         if outcomes[-1] in STALLED:
             time.sleep(2)
+        elif outcomes[-1] in IDLE:
+            time.sleep(IDLE_PAUSE_SECONDS)
     return outcomes
