@@ -22,6 +22,7 @@ carries. The ``Exception`` suffix is now added only when the code lacks it, as f
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import Any
 
@@ -60,37 +61,40 @@ def _suffixed_once(original: Any) -> Any:
     return _from_error
 
 
-def _patch_optimised_sfn() -> bool:
+_SERVICE_TASKS = (
+    "localstack.services.stepfunctions.asl.component.state.state_execution.state_task.service"
+)
+
+
+def _patchable(module: str, class_name: str, attribute: str) -> tuple[Any, Any] | None:
+    """LocalStack's service-task class and its own ``attribute``; None (warned) when gone."""
     try:
-        from localstack.services.stepfunctions.asl.component.state.state_execution.state_task.service import (  # noqa: E501
-            state_task_service_sfn as module,
-        )
+        imported = importlib.import_module(f"{_SERVICE_TASKS}.{module}")
     except ImportError:
-        return False
-    cls = module.StateTaskServiceSfn
-    current = cls.__dict__.get("_from_error")
+        return None
+    cls = getattr(imported, class_name, None)
+    current = cls.__dict__.get(attribute) if cls is not None else None
     if current is None:
-        LOG.warning("sfn-patterns: optimised Step Functions error names not patched")
-        return False
-    if not getattr(current, "_sfnp_error_names", False):
-        cls._from_error = _suffixed_once(current)
-    return True
+        LOG.warning("sfn-patterns: %s.%s not patched (LocalStack changed)", class_name, attribute)
+        return None
+    return cls, current
 
 
 def apply() -> bool:
     """Patch 4.9.2's aws-sdk and optimised Step Functions error names once; False if not."""
-    try:
-        from localstack.services.stepfunctions.asl.component.state.state_execution.state_task.service import (  # noqa: E501
-            state_task_service_aws_sdk as module,
-        )
-    except ImportError:
+    found = _patchable(
+        "state_task_service_aws_sdk", "StateTaskServiceAwsSdk", "_normalise_exception_name"
+    )
+    if found is None:
         return False
-    cls = module.StateTaskServiceAwsSdk
-    current = cls.__dict__.get("_normalise_exception_name")
-    if current is None:
-        LOG.warning("sfn-patterns: aws-sdk error names not patched (no _normalise_exception_name)")
-        return False
+    cls, current = found
     function = current.__func__ if isinstance(current, staticmethod) else current
     if not getattr(function, "_sfnp_error_names", False):
         cls._normalise_exception_name = staticmethod(_named(function))
-    return _patch_optimised_sfn()
+    found = _patchable("state_task_service_sfn", "StateTaskServiceSfn", "_from_error")
+    if found is None:
+        return False
+    cls, current = found
+    if not getattr(current, "_sfnp_error_names", False):
+        cls._from_error = _suffixed_once(current)
+    return True
