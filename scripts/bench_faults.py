@@ -453,36 +453,16 @@ def sqs_throttle_plan(outputs: dict[str, Any], rate: float) -> dict[str, Any]:
     """The throttle's mix at ``rate`` (none at 0 %): starts, lists, deliveries, crashes."""
     if not rate:
         return {"seed": SEED, "faults": []}
-    role = outputs["starter_role_arn"]
-    starts = {"service": "stepfunctions", "caller_role": role}
-    return {
-        "seed": SEED,
-        "faults": [
-            {**starts, "operation": "StartExecution", "kind": "throttle", "probability": rate},
-            {
-                **starts,
-                "operation": "ListExecutions",
-                "kind": "stale_list",
-                "seconds": 5,
-                "probability": rate,
-            },
-            {
-                "service": "sqs",
-                "operation": "ReceiveMessage",
-                "kind": "duplicate_delivery",
-                "resource": outputs["queue_url"],
-                "probability": rate,
-            },
-            {
-                "service": "lambda",
-                "operation": "Invoke",
-                "kind": "kill",
-                "seconds": 2,
-                "resource": outputs["starter_function_name"],
-                "probability": rate / 2,
-            },
-        ],
-    }
+    return scenarios.sqs_throttle_mix(
+        starter_role=outputs["starter_role_arn"],
+        queue_url=outputs["queue_url"],
+        starter_function=outputs["starter_function_name"],
+        seed=SEED,
+        throttle={"probability": rate},
+        stale_list={"probability": rate},
+        duplicate_delivery={"probability": rate},
+        kill={"probability": rate / 2},
+    )
 
 
 def run_sqs_throttle(endpoint: str, outputs: dict[str, Any], rate: float, sizes: Sizes) -> Outcome:

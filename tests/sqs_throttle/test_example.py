@@ -24,6 +24,7 @@ from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
 from sfn_patterns.sqs_throttle.starter import Config, Starter
 from sfn_patterns_localstack import starter_runs
 from sfn_patterns_localstack.emulation.faults import client as faults
+from sfn_patterns_localstack.emulation.faults import scenarios
 from sfn_patterns_localstack.executions import peak_overlap
 from tests.alarm_check import Inbox, alarm, prove_alarm
 from tests.dashboard_check import assert_module_dashboard, deployed_body
@@ -698,43 +699,17 @@ FAULT_MAX_RECEIVE_COUNT = 5
 
 
 def _fault_plan(deployed: dict[str, Any]) -> dict[str, Any]:
-    role = deployed["starter_role_arn"]
-    return {
-        "seed": SEED,
-        "faults": [
-            {
-                "service": "stepfunctions",
-                "operation": "StartExecution",
-                "kind": "throttle",
-                "caller_role": role,
-                "probability": 0.4,
-            },
-            {
-                "service": "stepfunctions",
-                "operation": "ListExecutions",
-                "kind": "stale_list",
-                "caller_role": role,
-                "seconds": 5,
-            },
-            {
-                "service": "sqs",
-                "operation": "ReceiveMessage",
-                "kind": "duplicate_delivery",
-                "resource": deployed["queue_url"],
-                "probability": 0.3,
-            },
-            # A run started 12 s in dies 2 s into its invoke (warm: counting, admitting).
-            {
-                "service": "lambda",
-                "operation": "Invoke",
-                "kind": "kill",
-                "seconds": 2,
-                "resource": deployed["starter_function_name"],
-                "after_seconds": 12,
-                "first": 1,
-            },
-        ],
-    }
+    return scenarios.sqs_throttle_mix(
+        starter_role=deployed["starter_role_arn"],
+        queue_url=deployed["queue_url"],
+        starter_function=deployed["starter_function_name"],
+        seed=SEED,
+        throttle={"probability": 0.4},
+        stale_list={},
+        duplicate_delivery={"probability": 0.3},
+        # A run started 12 s in dies 2 s into its invoke (warm: counting, admitting).
+        kill={"after_seconds": 12, "first": 1},
+    )
 
 
 def _target_executions_since(aws: Callable, arn: str, since: float) -> list[dict[str, Any]]:
@@ -791,7 +766,7 @@ def test_the_bound_holds_and_every_request_runs_once_under_faults(
             aws("sqs"),
             deployed["queue_url"],
             deployed["starter_function_name"],
-            timeout=150,  # a killed run holds the lease ~36 s
+            timeout=150,
         )
         log = faults.log(localstack_endpoint)
 

@@ -2,7 +2,8 @@
 
 tests/semaphore/fault_run.py (the invariants under faults) and scripts/bench_faults.py
 (what the faults cost) load the same semaphore mix; each used to spell it out, so a
-change to one could silently leave the other measuring something else.
+change to one could silently leave the other measuring something else. The same goes
+for the job poller's and the sqs-throttle starter's mixes.
 """
 
 from __future__ import annotations
@@ -152,3 +153,53 @@ def job_poller_mix(
     certain = [{**fault, "first": n} for fault, n, _ in targets if n]
     random = [{**fault, "probability": p} for fault, _, p in targets if p]
     return {"seed": seed, "faults": certain + random}
+
+
+def sqs_throttle_mix(
+    *,
+    starter_role: str,
+    queue_url: str,
+    starter_function: str,
+    seed: int | str,
+    throttle: dict[str, Any],
+    stale_list: dict[str, Any],
+    duplicate_delivery: dict[str, Any],
+    kill: dict[str, Any],
+) -> dict[str, Any]:
+    """Starts throttled, stale lists, doubled deliveries, the starter killed mid-run.
+
+    The starter's StartExecution throttled, its ListExecutions answered from a view 5 s
+    old, the queue's messages delivered twice, the starter killed 2 s into a run. Each
+    of ``throttle``, ``stale_list``, ``duplicate_delivery`` and ``kill`` says when its
+    fault fires, in the plan's own fields: ``{"probability": p}``, ``{"first": n,
+    "after_seconds": s}``, or ``{}`` for every matching call.
+    """
+    starts = {"service": "stepfunctions", "caller_role": starter_role}
+    return {
+        "seed": seed,
+        "faults": [
+            {**starts, "operation": "StartExecution", "kind": "throttle", **throttle},
+            {
+                **starts,
+                "operation": "ListExecutions",
+                "kind": "stale_list",
+                "seconds": 5,
+                **stale_list,
+            },
+            {
+                "service": "sqs",
+                "operation": "ReceiveMessage",
+                "kind": "duplicate_delivery",
+                "resource": queue_url,
+                **duplicate_delivery,
+            },
+            {
+                "service": "lambda",
+                "operation": "Invoke",
+                "kind": "kill",
+                "seconds": 2,
+                "resource": starter_function,
+                **kill,
+            },
+        ],
+    }
