@@ -565,9 +565,9 @@ def run_all(
 
     ``alarms``: create the semaphore module's CloudWatch alarms (no figure reads them;
     ``--smoke`` leaves them out, fewer resources to apply and destroy). ``warm_up``:
-    run the semaphore once, untimed, before the 0 % column, so its completion times
-    leave the Lambdas' cold starts out; ``--smoke`` (whose times are not quoted, and
-    whose counts do not depend on it) skips it.
+    run each applied example once, untimed, before the 0 % column, so its completion
+    times leave the Lambdas' cold starts out; ``--smoke`` (whose times are not quoted,
+    and whose counts do not depend on it) skips it.
     """
     results: dict[str, list[Outcome]] = {}
     if "status-table" in patterns:
@@ -575,6 +575,27 @@ def run_all(
             "status-table", lambda rate: run_status_table(endpoint, rate, sizes)
         )
     no_alarms = {} if alarms else {"alarms": {"create": False}}
+
+    def measure(
+        example: str,
+        variables: dict[str, Any],
+        run: Callable[[str, dict[str, Any], float, Sizes], Outcome],
+        warm_sizes: Sizes,
+        *,
+        label: str | None = None,
+        prepare: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> list[Outcome]:
+        """examples/<example> applied, ``run`` at each rate on it (after a warm-up)."""
+        with deployed(endpoint, example, variables, destroy) as outputs:
+            if prepare:
+                prepare(outputs)
+            if warm_up:
+                # Untimed and fault-free: the 0 % column must not pay the Lambdas' cold
+                # starts.
+                progress(f"{example}: warm-up")
+                run(endpoint, outputs, 0.0, warm_sizes)
+            return _each_rate(label or example, lambda rate: run(endpoint, outputs, rate, sizes))
+
     if "semaphore" in patterns:
         variables = {
             "name_prefix": f"bf-{uuid.uuid4().hex[:5]}",
@@ -585,16 +606,16 @@ def run_all(
             "execution_timeout_seconds": 120,
             **no_alarms,
         }
-        with deployed(endpoint, "semaphore", variables, destroy) as outputs:
-            client(endpoint, "events").disable_rule(Name=outputs["reconciler_rule_name"])
-            if warm_up:
-                # Untimed and fault-free: the 0 % column must not pay the Lambdas' cold
-                # starts.
-                progress("semaphore: warm-up")
-                run_semaphore(endpoint, outputs, 0.0, Sizes(0, 0, sizes.limit + 1, sizes.limit, 0))
-            results["semaphore"] = _each_rate(
-                "semaphore (callback)", lambda rate: run_semaphore(endpoint, outputs, rate, sizes)
-            )
+        results["semaphore"] = measure(
+            "semaphore",
+            variables,
+            run_semaphore,
+            Sizes(0, 0, sizes.limit + 1, sizes.limit, 0),
+            label="semaphore (callback)",
+            prepare=lambda outputs: client(endpoint, "events").disable_rule(
+                Name=outputs["reconciler_rule_name"]
+            ),
+        )
     if "job-poller" in patterns:
         variables = {
             "name_prefix": f"bfj-{uuid.uuid4().hex[:5]}",
@@ -608,13 +629,9 @@ def run_all(
             "task_retry": {"interval_seconds": 1, "max_attempts": 6, "backoff_rate": 2},
             **no_alarms,
         }
-        with deployed(endpoint, "job-poller", variables, destroy) as outputs:
-            if warm_up:
-                progress("job-poller: warm-up")
-                run_job_poller(endpoint, outputs, 0.0, Sizes(0, 0, 0, 0, 0, jobs=1))
-            results["job-poller"] = _each_rate(
-                "job-poller", lambda rate: run_job_poller(endpoint, outputs, rate, sizes)
-            )
+        results["job-poller"] = measure(
+            "job-poller", variables, run_job_poller, Sizes(0, 0, 0, 0, 0, jobs=1)
+        )
     if "sqs-throttle" in patterns:
         variables = {
             "name_prefix": f"bfq-{uuid.uuid4().hex[:5]}",
@@ -629,13 +646,9 @@ def run_all(
             "visibility_timeout_seconds": 30,
             **no_alarms,
         }
-        with deployed(endpoint, "sqs-throttle", variables, destroy) as outputs:
-            if warm_up:
-                progress("sqs-throttle: warm-up")
-                run_sqs_throttle(endpoint, outputs, 0.0, Sizes(0, 0, 0, 0, 1, requests=2))
-            results["sqs-throttle"] = _each_rate(
-                "sqs-throttle", lambda rate: run_sqs_throttle(endpoint, outputs, rate, sizes)
-            )
+        results["sqs-throttle"] = measure(
+            "sqs-throttle", variables, run_sqs_throttle, Sizes(0, 0, 0, 0, 1, requests=2)
+        )
     return results
 
 
