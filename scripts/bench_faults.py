@@ -29,11 +29,25 @@ seeded plan per pattern and rate; the rate is each fault's probability:
   delivered twice at the rate, the starter killed 2 s into a run at half the rate.
   Requests lost: a request with no SUCCEEDED execution, or in the dead-letter queue;
   duplicate runs: executions beyond one per request; over-admissions: most
-  executions running at once above MAX, from their own start and stop dates.
+  executions running at once above MAX, from their own start and stop dates;
+* ``dag-aggregate``: examples/dag-aggregate, strategy dependency, completion events,
+  max_concurrency 3, one run of a generated DAG of N tasks per rate (each task a 1-s
+  statement that counts the rows of its parents: 1 for a root, its number of parents
+  otherwise); the task executions' Data API calls throttled and the runtime's DynamoDB
+  calls throttled at the rate, the runtime Lambda killed mid-invoke at half the rate,
+  completion events delivered twice at the rate, and at every rate but 0 % the
+  coordinator stopped once its first task runs and started again with the same run id
+  (a killed coordinator, taken over). Requests lost: a task whose table does not hold
+  exactly its one row with that count (a task run before its parents, or not at all),
+  or a run that did not succeed; duplicate runs: statements, task executions or rows
+  beyond one per task; over-admissions: most statements running at once above
+  max_concurrency, from the Data API's own statement times; slots leaked: tasks still
+  active or queued in the run item, or task executions still running, after the run.
 
 Each figure is read from the record, not from the pattern's code: the status table
 and the workers' side-effect log; the executions' statuses, histories and dates, the
 critical section's own enter and leave times, the lock item and waiter queue; the
+Data API's statements and the tables they wrote, the runs table's run item; the
 injector's log for the faults.
 
 Rows, per pattern: operations (tasks or executions), faults injected by kind,
@@ -78,9 +92,13 @@ sys.path[:0] = [str(REPO / "lambda_src"), str(REPO / "harness")]
 
 from sfn_patterns.sqs_throttle.naming import execution_name  # noqa: E402
 from sfn_patterns.sqs_throttle.producer import enqueue  # noqa: E402
+from sfn_patterns_cli.dag_aggregate.synthetic import random_dag  # noqa: E402
 from sfn_patterns_localstack import bench, queues, starter_runs  # noqa: E402
 from sfn_patterns_localstack.emulation.faults import client as faults  # noqa: E402
 from sfn_patterns_localstack.emulation.faults import scenarios  # noqa: E402
+from sfn_patterns_localstack.emulation.redshift_data.workgroups import (  # noqa: E402
+    workgroup_variables,
+)
 from sfn_patterns_localstack.executions import (  # noqa: E402
     history,
     job_starts_and_decisions,
@@ -91,7 +109,7 @@ from sfn_patterns_localstack.terraform.workspace import Workspace  # noqa: E402
 
 REGION = "us-east-1"
 RATES = (0.0, 0.05, 0.2)
-PATTERNS = ("status-table", "semaphore", "job-poller", "sqs-throttle")
+PATTERNS = ("status-table", "semaphore", "job-poller", "sqs-throttle", "dag-aggregate")
 JOB_VARIANTS = ("lambda", "sdk", "events")
 SEED = 28
 STARTED = time.monotonic()
@@ -156,6 +174,7 @@ class Sizes:
     hold: float
     jobs: int = 3
     requests: int = 12
+    dag_tasks: int = 24
 
 
 # --- status-table ----------------------------------------------------------------------
@@ -518,6 +537,232 @@ def run_sqs_throttle(endpoint: str, outputs: dict[str, Any], rate: float, sizes:
     )
 
 
+# --- dag-aggregate (dependency) -------------------------------------------------------------
+
+DAG_CONCURRENCY = 3
+STATEMENT = "sfn-dag "  # the module names each task's statement "sfn-dag <task>"
+
+
+@dataclass
+class DagWorkload:
+    """A generated DAG on a workgroup of its own: each task's parents, its SQL directory."""
+
+    workgroup: str
+    parents: dict[str, set[str]]
+    sql_dir: Path
+
+    @classmethod
+    def create(cls, endpoint: str, n: int, scratch: Path) -> DagWorkload:
+        """A DAG of n tasks (seeded), its files written and their tables created.
+
+        A root selects 1; any other task counts its parents' rows. Each task's table
+        then holds one row whose value is 1 (root) or its number of parents, but only
+        if every task ran once, after its parents: a task run twice holds two rows, a
+        parent run twice or after its child changes the count.
+        """
+        parents = random_dag(n, seed=SEED, max_parents=3, window=8)
+        sql_dir = scratch / "sql"
+        sql_dir.mkdir(parents=True)
+        for name, deps in parents.items():
+            reads = " UNION ALL ".join(f"SELECT x FROM agg.{p}" for p in sorted(deps))
+            body = f"SELECT COUNT(*) AS x FROM ({reads}) AS r" if deps else "SELECT 1 AS x"
+            (sql_dir / f"{name}.sql").write_text(
+                f"-- sfn: mode=append wait=0\n/* sfnp:sleep=1 */ {body}\n"
+            )
+        workload = cls(f"wg-bf-{uuid.uuid4().hex[:6]}", parents, sql_dir)
+        workload.sql(endpoint, ["CREATE SCHEMA agg"])
+        workload.sql(endpoint, [f"CREATE TABLE agg.{t} (x BIGINT)" for t in parents])
+        return workload
+
+    def expected(self, task: str) -> int:
+        """The one value the task's table holds after a correct run."""
+        return len(self.parents[task]) or 1
+
+    def sql(self, endpoint: str, statements: list[str]) -> str:
+        """Run statements (batches of 40) to completion on the workgroup; the last one's id."""
+        redshift = client(endpoint, "redshift-data")
+        last = ""
+        for i in range(0, len(statements), 40):
+            last = redshift.batch_execute_statement(
+                WorkgroupName=self.workgroup, Database="dev", Sqls=statements[i : i + 40]
+            )["Id"]
+            while (status := redshift.describe_statement(Id=last)["Status"]) not in (
+                "FINISHED",
+                "FAILED",
+                "ABORTED",
+            ):
+                time.sleep(0.05)
+            if status != "FINISHED":
+                raise RuntimeError(f"dag-aggregate set-up statement {status}: {statements[i]}")
+        return last
+
+    def rows(self, endpoint: str) -> dict[str, list[int]]:
+        """Each task's table: the values it holds (one query for all)."""
+        union = " UNION ALL ".join(f"SELECT '{t}' AS t, x FROM agg.{t}" for t in self.parents)
+        redshift = client(endpoint, "redshift-data")
+        sid = redshift.execute_statement(WorkgroupName=self.workgroup, Database="dev", Sql=union)[
+            "Id"
+        ]
+        while redshift.describe_statement(Id=sid)["Status"] not in ("FINISHED", "FAILED"):
+            time.sleep(0.05)
+        found: dict[str, list[int]] = {t: [] for t in self.parents}
+        for page in redshift.get_paginator("get_statement_result").paginate(Id=sid):
+            for record in page["Records"]:
+                found[record[0]["stringValue"]].append(int(record[1]["longValue"]))
+        return found
+
+    def statements(self, endpoint: str) -> list[dict[str, Any]]:
+        """Every task statement the module ran on the workgroup so far."""
+        redshift = client(endpoint, "redshift-data")
+        return [
+            statement
+            for page in redshift.get_paginator("list_statements").paginate(
+                StatementName=STATEMENT, Status="ALL", WorkgroupName=self.workgroup
+            )
+            for statement in page["Statements"]
+        ]
+
+
+def dag_plan(outputs: dict[str, Any], roles: dict[str, str], rate: float) -> dict[str, Any]:
+    """The dependency strategy's mix at ``rate`` (none at 0 %).
+
+    The task executions' Data API calls and the runtime's DynamoDB calls throttled, the
+    runtime killed mid-invoke at half the rate, completion events delivered twice.
+    """
+    if not rate:
+        return {"seed": SEED, "faults": []}
+    data_api = [
+        {
+            "service": "redshift-data",
+            "operation": operation,
+            "kind": "throttle",
+            "caller_role": roles["task"],
+            "probability": rate,
+        }
+        for operation in ("ExecuteStatement", "DescribeStatement")
+    ]
+    return {
+        "seed": SEED,
+        "faults": [
+            *data_api,
+            {
+                "service": "dynamodb",
+                "operation": "*",
+                "kind": "throttle",
+                "caller_role": roles["runtime"],
+                "probability": rate,
+            },
+            {
+                "service": "lambda",
+                "operation": "Invoke",
+                "kind": "kill",
+                "resource": outputs["runtime_function_name"],
+                "seconds": 0.2,
+                "probability": rate / 2,
+            },
+            {
+                "service": "events",
+                "operation": "PutEvents",
+                "kind": "event_duplicate",
+                "resource": outputs["completion_rule_name"],
+                "probability": rate,
+            },
+        ],
+    }
+
+
+def _task_executions(sfn: Any, outputs: dict[str, Any], run_id: str) -> list[dict[str, Any]]:
+    """The run's task executions (each one's name starts with its run id)."""
+    return [
+        execution
+        for page in sfn.get_paginator("list_executions").paginate(
+            stateMachineArn=outputs["task_state_machine_arn"]
+        )
+        for execution in page["executions"]
+        if execution["name"].startswith(f"{run_id}-")
+    ]
+
+
+def _take_over(sfn: Any, outputs: dict[str, Any], arn: str, run_id: str) -> str:
+    """Stop the coordinator once its first task runs; start another on the same run id."""
+    deadline = time.monotonic() + 120
+    while not _task_executions(sfn, outputs, run_id):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"dag-aggregate: {run_id} started no task in 120 s")
+        time.sleep(0.3)
+    sfn.stop_execution(executionArn=arn, error="Bench", cause="the coordinator killed")
+    wait_stopped(sfn, [arn], timeout=60)
+    return sfn.start_execution(
+        stateMachineArn=outputs["state_machine_arn"], input=json.dumps({"run_id": run_id})
+    )["executionArn"]
+
+
+def _run_item(dynamodb: Any, outputs: dict[str, Any], run_id: str) -> dict[str, Any]:
+    return dynamodb.get_item(
+        TableName=outputs["runs_table_name"],
+        Key={"pk": {"S": run_id}, "sk": {"S": "run"}},
+        ConsistentRead=True,
+    ).get("Item", {})
+
+
+def run_dag_aggregate(
+    endpoint: str, outputs: dict[str, Any], workload: DagWorkload, rate: float
+) -> Outcome:
+    """One run of the workload's DAG under the plan at ``rate`` (and, above 0 %, a takeover)."""
+    sfn, lam = client(endpoint, "stepfunctions"), client(endpoint, "lambda")
+    tasks = sorted(workload.parents)
+    workload.sql(endpoint, [f"DELETE FROM agg.{t}" for t in tasks])
+    before = {s["Id"] for s in workload.statements(endpoint)}
+    roles = {
+        "task": sfn.describe_state_machine(stateMachineArn=outputs["task_state_machine_arn"])[
+            "roleArn"
+        ],
+        "runtime": lam.get_function(FunctionName=outputs["runtime_function_name"])["Configuration"][
+            "Role"
+        ],
+    }
+    run_id = f"bf-{uuid.uuid4().hex[:8]}"
+    with faults.applied(endpoint, dag_plan(outputs, roles, rate)):
+        arn = sfn.start_execution(
+            stateMachineArn=outputs["state_machine_arn"], input=json.dumps({"run_id": run_id})
+        )["executionArn"]
+        if rate:
+            arn = _take_over(sfn, outputs, arn, run_id)
+        described = wait_stopped(sfn, [arn], timeout=120 + 10 * len(tasks)).get(arn, {})
+        log = faults.log(endpoint)
+    executions = _task_executions(sfn, outputs, run_id)
+    by_task: Counter[str] = Counter()
+    for execution in executions:
+        payload = json.loads(
+            sfn.describe_execution(executionArn=execution["executionArn"])["input"]
+        )
+        by_task[payload["task_id"]] += 1
+    statements = [s for s in workload.statements(endpoint) if s["Id"] not in before]
+    ran = Counter(s["StatementName"][len(STATEMENT) :] for s in statements)
+    rows = workload.rows(endpoint)
+    succeeded = described.get("status") == "SUCCEEDED"
+    lost = sum(1 for t in tasks if not succeeded or set(rows[t]) != {workload.expected(t)})
+    duplicates = sum(max(ran[t], by_task[t], len(rows[t]), 1) - 1 for t in tasks)
+    peak = peak_overlap(
+        [(s["CreatedAt"].timestamp(), s["UpdatedAt"].timestamp()) for s in statements]
+    )
+    item = _run_item(client(endpoint, "dynamodb"), outputs, run_id)
+    held = sum(len(item.get(name, {}).get("M", {})) for name in ("active", "ready"))
+    held += sum(1 for e in _task_executions(sfn, outputs, run_id) if e["status"] == "RUNNING")
+    return Outcome(
+        operations=len(tasks),
+        faults=Counter(entry["kind"] for entry in log)
+        + Counter({"coordinator_kill": int(bool(rate))}),
+        lost=lost,
+        duplicates=duplicates,
+        over_admissions=max(0, peak - DAG_CONCURRENCY),
+        leaked=held,
+        durations=[
+            (e["stopDate"] - e["startDate"]).total_seconds() for e in executions if "stopDate" in e
+        ],
+    )
+
+
 @contextlib.contextmanager
 def deployed(
     endpoint: str, example: str, variables: dict[str, Any], destroy: bool
@@ -649,6 +894,29 @@ def run_all(
         results["sqs-throttle"] = measure(
             "sqs-throttle", variables, run_sqs_throttle, Sizes(0, 0, 0, 0, 1, requests=2)
         )
+    if "dag-aggregate" in patterns:
+        scratch = Path(tempfile.mkdtemp(prefix="bench-faults-dag-"))
+        try:
+            workload = DagWorkload.create(endpoint, sizes.dag_tasks, scratch)
+            variables = {
+                "name_prefix": f"bfd-{uuid.uuid4().hex[:5]}",
+                "strategy": "dependency",
+                **workgroup_variables(workload.workgroup),
+                "max_concurrency": DAG_CONCURRENCY,
+                "sql_dir": str(workload.sql_dir),
+                **no_alarms,
+            }
+            results["dag-aggregate"] = measure(
+                "dag-aggregate",
+                variables,
+                lambda endpoint, outputs, rate, _: run_dag_aggregate(
+                    endpoint, outputs, workload, rate
+                ),
+                sizes,
+                label="dag-aggregate (dependency)",
+            )
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     return results
 
 
@@ -697,7 +965,10 @@ def table(results: dict[str, list[Outcome]], sizes: Sizes) -> str:
         f"(callback): {sizes.executions} executions at once, limit {sizes.limit}, "
         f"{sizes.hold:g} s each; job-poller: {sizes.jobs} jobs per poller (Lambda, aws-sdk, "
         "events), 2-3 s each, a third failing by plan, 6 retries per Task; sqs-throttle: "
-        f"{sizes.requests} requests, MAX 4, {sizes.hold:g} s each; "
+        f"{sizes.requests} requests, MAX 4, {sizes.hold:g} s each; dag-aggregate "
+        f"(dependency): one run of {sizes.dag_tasks} generated tasks per rate, 1 s each, "
+        f"max_concurrency {DAG_CONCURRENCY}, the coordinator killed and taken over once "
+        "above 0 % (completion: each task execution's start to end); "
         f"seed {SEED}; LocalStack 4.9.2 in-process. Completion "
         "p50/p90: seconds at 0 %, ratio to 0 % otherwise."
     )
@@ -727,7 +998,7 @@ def main(argv: list[str] | None = None) -> int:
         "--smoke",
         action="store_true",
         help="smallest run that fills every column: 12 tasks on 3 workers, 3 executions, "
-        "2 jobs per poller, 6 requests",
+        "2 jobs per poller, 6 requests, a DAG of 6 tasks",
     )
     parser.add_argument(
         "--tasks", type=int, default=200, help="status-table tasks per rate (default 200)"
@@ -746,6 +1017,12 @@ def main(argv: list[str] | None = None) -> int:
         "--requests", type=int, default=24, help="sqs-throttle requests per rate (default 24)"
     )
     parser.add_argument(
+        "--dag-tasks",
+        type=int,
+        default=24,
+        help="dag-aggregate tasks in the generated DAG, one run per rate (default 24)",
+    )
+    parser.add_argument(
         "--hold", type=float, default=2, help="seconds each execution holds its slot (default 2)"
     )
     parser.add_argument(
@@ -756,7 +1033,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         # Still contended (3 workers on 12 tasks), still one waiter over the limit of 2.
         args.tasks, args.workers, args.executions, args.hold = 12, 3, 3, 1
-        args.jobs, args.requests = 2, 6
+        args.jobs, args.requests, args.dag_tasks = 2, 6, 6
     sizes = Sizes(
         args.tasks,
         args.workers,
@@ -765,6 +1042,7 @@ def main(argv: list[str] | None = None) -> int:
         args.hold,
         jobs=args.jobs,
         requests=args.requests,
+        dag_tasks=args.dag_tasks,
     )
     patterns = [p for p in PATTERNS if not args.only or p in args.only]
     with bench.localstack(progress, args.keep) as (endpoint, destroy):
