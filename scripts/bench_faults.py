@@ -42,7 +42,8 @@ seeded plan per pattern and rate; the rate is each fault's probability:
   or a run that did not succeed; duplicate runs: statements, task executions or rows
   beyond one per task; over-admissions: most statements running at once above
   max_concurrency, from the Data API's own statement times; slots leaked: tasks still
-  active or queued in the run item, or task executions still running, after the run.
+  active in the run item or queued (ready items), or task executions still running,
+  after the run.
 
 Each figure is read from the record, not from the pattern's code: the status table
 and the workers' side-effect log; the executions' statuses, histories and dates, the
@@ -705,6 +706,17 @@ def _run_item(dynamodb: Any, outputs: dict[str, Any], run_id: str) -> dict[str, 
     ).get("Item", {})
 
 
+def _ready_items(dynamodb: Any, outputs: dict[str, Any], run_id: str) -> int:
+    """Tasks still queued for a slot: the run's ready items (modules/dag-aggregate's layout)."""
+    return dynamodb.query(
+        TableName=outputs["runs_table_name"],
+        KeyConditionExpression="pk = :r AND begins_with(sk, :p)",
+        ExpressionAttributeValues={":r": {"S": run_id}, ":p": {"S": "ready#"}},
+        ConsistentRead=True,
+        Select="COUNT",
+    )["Count"]
+
+
 def run_dag_aggregate(
     endpoint: str, outputs: dict[str, Any], workload: DagWorkload, rate: float
 ) -> Outcome:
@@ -746,8 +758,9 @@ def run_dag_aggregate(
     peak = peak_overlap(
         [(s["CreatedAt"].timestamp(), s["UpdatedAt"].timestamp()) for s in statements]
     )
-    item = _run_item(client(endpoint, "dynamodb"), outputs, run_id)
-    held = sum(len(item.get(name, {}).get("M", {})) for name in ("active", "ready"))
+    dynamodb = client(endpoint, "dynamodb")
+    item = _run_item(dynamodb, outputs, run_id)
+    held = len(item.get("active", {}).get("M", {})) + _ready_items(dynamodb, outputs, run_id)
     held += sum(1 for e in _task_executions(sfn, outputs, run_id) if e["status"] == "RUNNING")
     return Outcome(
         operations=len(tasks),

@@ -206,8 +206,10 @@ locals {
   runtime_policy_statements = concat(
     [
       {
-        sid       = "RunState"
-        actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem"]
+        sid = "RunState"
+        # DeleteItem: a claim deletes its ready items (inside a transaction, which needs
+        # each item's own action; there is no TransactWriteItems action to grant).
+        actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query", "dynamodb:BatchWriteItem"]
         resources = [local.runs_table_arn]
       },
       {

@@ -160,6 +160,16 @@ def item(ddb: Any, run_id: str, sk: str) -> dict[str, Any]:
     return ddb.get_item(TableName=TABLE, Key={"pk": {"S": run_id}, "sk": {"S": sk}})["Item"]
 
 
+def ready_items(ddb: Any, run_id: str) -> list[str]:
+    """The tasks of the run's ready items, in claim order."""
+    found = ddb.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :r AND begins_with(sk, :p)",
+        ExpressionAttributeValues={":r": {"S": run_id}, ":p": {"S": "ready#"}},
+    )["Items"]
+    return [i["task"]["S"] for i in found]
+
+
 class CountingClient:
     """Counts DynamoDB requests by operation (wraps the serialized moto client)."""
 

@@ -24,12 +24,14 @@ from sfn_patterns.dag_aggregate.runtime.store import Outcome, RunStore
 from sfn_patterns_cli.dag_aggregate.synthetic import random_dag
 
 from .runtime_fakes import (
+    TABLE,
     CountingClient,
     FakeLauncher,
     drain,
     item,
     make_plan,
     ok,
+    ready_items,
     scheduler,
     start,
 )
@@ -53,8 +55,8 @@ class FakeArtifacts:
         return f"dag-aggregate/runs/{doc['run_id']}/run_results.json"
 
 
-def test_requests_per_task_stay_small_and_no_item_is_read(ddb: Any) -> None:
-    """One outcome write, one update per incoming edge, one release, claims; no GetItem."""
+def test_requests_per_task_stay_few(ddb: Any) -> None:
+    """One outcome write, one update per incoming edge, one release, claims, few reads."""
     # 30 tasks: the bound is per task, so the size only has to give several levels and
     # edges to count (60 cost twice the moto calls for the same proof).
     parents = random_dag(30, seed=5, max_parents=3, window=8)
@@ -68,11 +70,50 @@ def test_requests_per_task_stay_small_and_no_item_is_read(ddb: Any) -> None:
     tasks = len(parents)
     edges = sum(len(spec["parents"]) for spec in plan.tasks.values())
     calls = counting.calls
-    assert calls["get_item"] == 1  # the start's look at the run id, nothing per task
-    # per task: outcome + release + claim + launched mark, plus one per reduced edge
-    assert calls["update_item"] <= 4 * tasks + edges + 5, calls
+    # per task: outcome + launched mark + a release without children, plus one per
+    # reduced edge; a release with children and every claim are transactions
+    assert calls["update_item"] <= 3 * tasks + edges + 5, calls
+    assert calls["transact_write_items"] <= 2 * tasks, calls
+    # the run item after each transaction (it returns no image), and the start's look
+    assert calls["get_item"] <= calls["transact_write_items"] + 1, calls
+    # a Query of the ready items per claim, the start's census and the final one
+    assert calls["query"] <= tasks + 4, calls
     assert len(launcher.started) == tasks  # every child execution started exactly once
     print(f"{tasks} tasks, {edges} edges: {dict(calls)}")
+
+
+def test_a_run_begun_by_the_previous_runtime_finishes_every_task_once(ddb: Any) -> None:
+    """UPGRADING.md: a run item of the previous layout (a ``ready`` map, no ready items).
+
+    Its ready map is not read; when nothing runs, the final census queues those tasks
+    again as ready items, and each runs once.
+    """
+    launcher = FakeLauncher()
+    sched = scheduler(ddb, make_plan(DIAMOND), 1, launcher)
+    start(sched, "old", "e", "t")
+    waiting = ready_items(ddb, "old")
+    assert waiting  # one slot: the other roots wait
+    for task in waiting:  # what the previous runtime wrote instead
+        sk = next(
+            i["sk"]
+            for i in ddb.query(
+                TableName=TABLE,
+                KeyConditionExpression="pk = :r AND begins_with(sk, :p)",
+                ExpressionAttributeValues={":r": {"S": "old"}, ":p": {"S": "ready#"}},
+            )["Items"]
+            if i["task"]["S"] == task
+        )
+        ddb.delete_item(TableName=TABLE, Key={"pk": {"S": "old"}, "sk": sk})
+    ddb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": "old"}, "sk": {"S": "run"}},
+        UpdateExpression="SET ready = :m REMOVE ready_count",
+        ExpressionAttributeValues={":m": {"M": {t: {"N": "1001"} for t in waiting}}},
+    )
+    drain(sched, launcher, "old")
+    assert sorted(launcher.order()) == sorted(DIAMOND)
+    assert len(launcher.names) == len(DIAMOND)  # none started twice
+    assert [r[0] for r in launcher.results] == ["success"]
 
 
 def test_a_new_coordinator_adopts_a_running_run_and_nothing_runs_twice(ddb: Any) -> None:
@@ -312,12 +353,39 @@ def test_a_wide_dag_stays_within_dynamodb_expression_limits(ddb: Any) -> None:
     sched.task_done("wide", *launcher.take("hub"), ok())
     # All 70 children queued (in batches); the report hands over its slot and one spare.
     assert sum(t.startswith("c") for t in launcher.running) == 2
-    assert len(item(ddb, "wide", "run")["ready"]["M"]) == 68
+    assert ready_items(ddb, "wide") == [f"c{i:02d}" for i in range(2, 70)]  # ties by name
+    assert item(ddb, "wide", "run")["ready_count"] == {"N": "68"}
     drain(sched, launcher, "wide")
     assert sorted(launcher.order()) == sorted(parents)
     assert [r[0] for r in launcher.results] == ["success"]
     assert len(launcher.names) == len(parents)  # no execution started twice
     assert limited.longest > 500  # batched requests were checked, not only small ones
+
+
+def _run_item_bytes(ddb: Any, run_id: str) -> int:
+    return len(json.dumps(item(ddb, run_id, "run")))
+
+
+def test_the_run_item_does_not_grow_with_the_queue(ddb: Any) -> None:
+    """Issue 30: the run item, which every report rewrites, holds the N slots, not the queue.
+
+    bench_scale at 1,000 tasks found it holding every ready task (9 KB, and 56 write
+    units per task); 400 roots waiting for 4 slots must leave it as small as 20 do.
+    """
+    largest = {}
+    for roots in (20, 400):
+        run_id = f"q{roots:03d}"
+        parents = {f"r{i:03d}": set() for i in range(roots)}
+        launcher = FakeLauncher()
+        sched = scheduler(ddb, make_plan(parents), 4, launcher)
+        start(sched, run_id, "e", "t")
+        assert len(ready_items(ddb, run_id)) == roots - 4
+        largest[roots] = _run_item_bytes(ddb, run_id)
+        for _ in range(6):  # reports that hand their slots on
+            sched.task_done(run_id, *launcher.take(), ok())
+            largest[roots] = max(largest[roots], _run_item_bytes(ddb, run_id))
+        assert len(ready_items(ddb, run_id)) == roots - 10
+    assert largest[400] <= largest[20] + 8, largest  # the same 4 slots and claims
 
 
 def test_failures_skips_and_duration_are_pattern_metrics(

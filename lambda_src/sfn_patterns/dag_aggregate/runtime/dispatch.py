@@ -8,30 +8,35 @@ module decides what to write when. The protocol, and why it is safe:
   are kept), then claims and starts the first tasks. A coordinator whose run id is
   RUNNING under an *ended* coordinator (aborted, timed out) **adopts** the run as
   it is: running tasks keep their slots and report to it, nothing runs twice.
-* **claim**: one conditional update of the run item moves ready tasks into
-  ``active`` if ``size(active) + k <= N``: at most N tasks ever run, however many
-  reports race. Then each child execution starts (named run + task + attempt, so a
-  repeated start is a no-op) and the claims leave ``unlaunched``. A claimer that
-  died in between leaves its claim there; its own retry, or anyone after
-  ``LAUNCH_GRACE`` seconds, starts the execution again (idempotent by name). A
-  report claims its own slot and one spare; after a lost claim a dispatcher picks
-  among the near-top ready tasks at random, so concurrent reports do not collide on
-  the same task over and over.
+* **claim**: one Query reads the first ready items (longest remaining path first),
+  then one transaction moves them into the run item's ``active`` if
+  ``size(active) + k <= N`` and deletes their ready items: at most N tasks ever run,
+  however many reports race, and a ready task is claimed once. Then each child
+  execution starts (named run + task + attempt, so a repeated start is a no-op)
+  and the claims leave ``unlaunched``. A claimer that died in between leaves its
+  claim there; its own retry, or anyone after ``LAUNCH_GRACE`` seconds, starts the
+  execution again (idempotent by name). A report claims its own slot and one spare;
+  after a lost claim a dispatcher picks among the near-top ready tasks at random, so
+  concurrent reports do not collide on the same task over and over.
 * **task_done**: the outcome is written on the task item, once (only a pending
   item of that attempt takes it; a loser gets the recorded item back in the same
   call and replays the follow-up steps, so a redelivered report is harmless). On
   success each child loses the task from ``waiting_on`` (conditional on it being
-  there, so exactly one caller sees the set become empty). Then **one** update
-  of the run item frees the slot *and* queues the children that became ready;
-  its new image says what to dispatch, without another read.
+  there, so exactly one caller sees the set become empty). Then **one** write
+  frees the slot *and* queues the children that became ready (a transaction of the
+  run item and their ready items; a plain update when none became ready); the run
+  item after it says what to dispatch.
 * **finish**: when nothing is active or ready, a consistent read of the task items
   re-queues a ready task lost by a crash (defensive: the protocol above cannot lose
   one), else one conditional update (RUNNING, nothing active or ready) ends the
   run, so exactly one caller writes the run artifact and answers the token.
 
 DynamoDB requests per task, without failures or races: one outcome write, one
-``waiting_on`` update per incoming edge, one slot release, at most one claim and
-one launched mark (shared by every task claimed in the same dispatch); no reads.
+``waiting_on`` update per incoming edge, one slot release (a transaction with the
+children it queues, then a read of the run item), at most one claim (a Query of
+the ready items, a transaction, a read of the run item) and one launched mark
+(shared by every task claimed in the same dispatch). Every request touches items
+of a bounded size: the run item holds at most N slots, whatever the DAG's width.
 """
 
 from __future__ import annotations
@@ -550,14 +555,12 @@ class Scheduler:
                 self._launch(run.run_id, stale)
                 launched |= stale.keys()
             free = min(self.max_concurrency - len(run.active), budget)
-            if free > 0 and run.ready:
-                picks = self._picks(run, min(free, EXPRESSION_BATCH), races)
-                try:
-                    run = self.store.claim(run.run_id, picks, self.max_concurrency, claimer)
-                except ConditionFailed as lost:
-                    if lost.item is None:
-                        return
-                    run = decode_run(run.run_id, lost.item)  # the winner's view: try again
+            if free > 0 and run.ready_count > 0:
+                after, picks = self._try_claim(run, claimer, min(free, EXPRESSION_BATCH), races)
+                if after is None:
+                    return
+                run = after
+                if not picks:  # lost: try again on the winner's view
                     races += 1
                     if races >= _MAX_RACES:
                         break
@@ -570,7 +573,7 @@ class Scheduler:
                 if budget <= 0:
                     return  # the other free slots are for other reports to fill
                 continue  # more slots and ready tasks than one request takes?
-            if run.active or run.ready:
+            if run.active or run.ready_count > 0:
                 return  # a running task's report dispatches when it ends
             follow = self._finish_or_requeue(run)
             if follow is None:
@@ -581,15 +584,33 @@ class Scheduler:
                 break
         log.warning("run %s: dispatch gave up after %s lost races", run.run_id, _MAX_RACES)
 
-    @staticmethod
-    def _picks(run: RunState, count: int, races: int) -> dict[str, ReadyEntry]:
+    def _try_claim(
+        self, run: RunState, claimer: str, count: int, races: int
+    ) -> tuple[RunState | None, dict[str, ReadyEntry]]:
+        """Claim up to ``count`` ready tasks: the run item after, and what was claimed.
+
+        Nothing claimed: a lost race, and the run item as the winner left it (None:
+        the run item is gone).
+        """
+        picks = self._picks(run.run_id, count, races)
+        if not picks:  # all claimed since the run item was read
+            return self.store.get_run(run.run_id), {}
+        try:
+            return self.store.claim(run.run_id, picks, self.max_concurrency, claimer), picks
+        except ConditionFailed as lost:
+            return (decode_run(run.run_id, lost.item) if lost.item else None), {}
+
+    def _picks(self, run_id: str, count: int, races: int) -> dict[str, ReadyEntry]:
         """The ``count`` ready tasks to claim: the top ones by priority.
 
         After a lost race, a random choice among the top ``count * (2 + 2 * races)``:
         concurrent reports that all wanted the same top task spread out instead of
-        colliding on it again (priority order bends only among near-top tasks).
+        colliding on it again (priority order bends only among near-top tasks). One
+        Query of the ready items, in sort-key order, reads just that window.
         """
-        ordered = sorted(run.ready.items(), key=lambda kv: (kv[1].rank, kv[0]))
+        window_size = count * (2 + 2 * races) if races else count
+        ready = self.store.ready_tasks(run_id, window_size)
+        ordered = sorted(ready.items(), key=lambda kv: (kv[1].rank, kv[0]))
         if races:
             window = ordered[: count * (2 + 2 * races)]
             chosen = random.sample(window, min(count, len(window)))

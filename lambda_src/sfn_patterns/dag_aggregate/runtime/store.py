@@ -3,23 +3,30 @@
 As in Powertools' idempotency persistence layer, no other module builds an
 expression for this table: :class:`RunStore` owns the layout, the conditions and the
 return values, and hands the scheduler plain Python objects (:class:`RunState`,
-:class:`TaskState`). Every write is one conditional single-item request, so each is
-atomic and safe to repeat; where losing a race means the caller must look at the
-winner's item, the write asks for it in the same call
-(``ReturnValuesOnConditionCheckFailure=ALL_OLD``) instead of reading it again.
+:class:`TaskState`). Every write is one conditional request (a single item, or one
+transaction of the run item and ready items), so each is atomic and safe to repeat;
+where losing a race means the caller must look at the winner's item, the write asks
+for it in the same call (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) instead of
+reading it again. A transaction returns no new image: the run item is then read once.
 
-Layout (``pk`` = run id, ``sk`` = ``run`` or ``task#<name>``):
+Layout (``pk`` = run id, ``sk`` = ``run``, ``ready#<rank>#<name>`` or ``task#<name>``):
 
 * the **run item**: ``status`` (STARTING, RUNNING, SUCCEEDED, FAILED), the coordinator
   ``execution`` and its ``token``, ``invocation`` (how many times the run id was
-  (re)started), ``selection``, the first ``failure``, and three maps: ``ready`` (task
-  -> ``rank * 1000 + attempt``, one number: tasks whose parents all succeeded; rank
-  = inverted priority in ms, so ascending is longest remaining path first),
-  ``active`` (task -> attempt: the tasks holding one of the N slots) and
-  ``unlaunched`` (task -> ``"<claimed at>|<claimer>"`` until its execution started).
-  Entries are plain numbers and strings on purpose: the run item is written on
-  every report, and nested maps of hundreds of entries cost far more to update
-  (moto, DynamoDB's item size) than flat ones;
+  (re)started), ``selection``, the first ``failure``, ``ready_count`` (how many ready
+  items the run has) and two maps: ``active`` (task -> attempt: the tasks holding one
+  of the N slots) and ``unlaunched`` (task -> ``"<claimed at>|<claimer>"`` until its
+  execution started). Both maps hold at most N entries, so the item, which every
+  report rewrites, stays the same size however large the DAG is;
+* one **ready item** per task whose parents all succeeded and which waits for a
+  slot: ``sk`` = ``ready#<rank>#<name>`` (rank = inverted priority in ms, 15 digits,
+  so a Query in sort-key order reads the longest remaining path first) and its
+  ``attempt``. They were a ``ready`` map in the run item until the scale benchmark
+  showed what that costs: a DAG with a thousand roots queued them all there, and
+  every report rewrote the whole queue (9 KB and 56 write units per task at 1,000
+  tasks, growing with the DAG). A ready item is written in the same transaction as
+  the run item's ``ready_count`` change (queueing with a slot's release, claiming
+  with its move into ``active``), so the count and the items always agree;
 * one **task item** per selected task: ``status`` (pending, succeeded, failed),
   ``attempt`` (the attempt the task runs as next or now, which names its execution),
   ``waiting_on`` (parents in this run not yet succeeded; absent once all did),
@@ -29,6 +36,7 @@ Layout (``pk`` = run id, ``sk`` = ``run`` or ``task#<name>``):
 
 from __future__ import annotations
 
+import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -39,6 +47,7 @@ from botocore.exceptions import ClientError
 
 RUN_SK = "run"
 TASK_PREFIX = "task#"
+READY_PREFIX = "ready#"
 PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
 STARTING, RUNNING = "STARTING", "RUNNING"
 RUN_SUCCEEDED, RUN_FAILED = "SUCCEEDED", "FAILED"
@@ -46,8 +55,9 @@ ENDED = (RUN_SUCCEEDED, RUN_FAILED)
 MAX_ERROR = 256
 MAX_CAUSE = 30_000  # SendTaskFailure allows 32,768 characters
 _BATCH = 25  # BatchWriteItem's limit
-# Map entries one request touches: a DynamoDB expression may be at most 4 KB, and each
-# entry costs about 60 characters of UpdateExpression and ConditionExpression.
+# Map entries (and ready items) one request touches: a DynamoDB expression may be at
+# most 4 KB, and each entry costs about 60 characters of UpdateExpression and
+# ConditionExpression; a transaction holds at most 100 items.
 EXPRESSION_BATCH = 25
 
 
@@ -59,7 +69,42 @@ class ConditionFailed(Exception):
         self.item = item
 
 
-MAX_ATTEMPT = 999  # ready entries keep the attempt in their last three digits
+class _Cancelled(Exception):
+    """A transaction was cancelled by a condition; ``reasons``: one per item, in order."""
+
+    def __init__(self, reasons: list[dict[str, Any]]) -> None:
+        super().__init__("transaction cancelled")
+        self.reasons = reasons
+
+    def failed(self, index: int) -> bool:
+        """Whether item ``index``'s condition failed."""
+        return (
+            index < len(self.reasons)
+            and self.reasons[index].get("Code") == "ConditionalCheckFailed"
+        )
+
+    def item(self, index: int) -> Mapping[str, Any] | None:
+        """Item ``index`` as it was (ALL_OLD), if its condition failed and it existed."""
+        return self.reasons[index].get("Item") if index < len(self.reasons) else None
+
+
+# A transaction, or a write meeting one on the same item, may be refused for the
+# conflict alone (TransactionCanceledException with TransactionConflict, or
+# TransactionConflictException); botocore's retry modes do not retry either. The
+# store does, a few times with jitter: the write changed nothing.
+CONFLICT_RETRIES = 6
+
+
+def _conflict(err: ClientError) -> bool:
+    """Whether a write was refused only because a transaction held the same item."""
+    code = err.response["Error"]["Code"]
+    if code == "TransactionConflictException":
+        return True
+    if code == "TransactionCanceledException":
+        codes = {r.get("Code") for r in err.response.get("CancellationReasons") or []}
+        codes -= {"None", None}
+        return bool(codes) and codes <= {"TransactionConflict"}
+    return False
 
 
 @dataclass(frozen=True)
@@ -69,9 +114,9 @@ class ReadyEntry:
     rank: int  # inverted priority: ascending = longest remaining path first
     attempt: int
 
-    def number(self) -> int:
-        """The map value: rank and attempt in one number."""
-        return self.rank * 1000 + min(self.attempt, MAX_ATTEMPT)
+    def sort_key(self, task: str) -> str:
+        """The ready item's ``sk``: ``ready#<rank, 15 digits>#<task>``."""
+        return f"{READY_PREFIX}{self.rank:015d}#{task}"
 
 
 @dataclass(frozen=True)
@@ -112,7 +157,7 @@ class RunState:
     invocation: int = 0
     max_concurrency: int = 0
     selection: Selection = field(default_factory=Selection)
-    ready: dict[str, ReadyEntry] = field(default_factory=dict)
+    ready_count: int = 0  # ready items waiting for a slot (RunStore.ready_tasks reads them)
     active: dict[str, Slot] = field(default_factory=dict)
     failure: Failure | None = None
     counts: dict[str, int] = field(default_factory=dict)
@@ -190,10 +235,6 @@ def _strings(value: Mapping[str, Any] | None) -> tuple[str, ...]:
 
 def decode_run(run_id: str, item: Mapping[str, Any]) -> RunState:
     """The run item as a :class:`RunState`."""
-    ready = {}
-    for task, value in item.get("ready", {}).get("M", {}).items():
-        number = int(value["N"])
-        ready[task] = ReadyEntry(number // 1000, number % 1000)
     unlaunched = {
         task: value["S"].split("|", 1)
         for task, value in item.get("unlaunched", {}).get("M", {}).items()
@@ -223,7 +264,7 @@ def decode_run(run_id: str, item: Mapping[str, Any]) -> RunState:
         invocation=_int(item, "invocation"),
         max_concurrency=_int(item, "max_concurrency"),
         selection=selection,
-        ready=ready,
+        ready_count=_int(item, "ready_count"),
         active=active,
         failure=failure,
         counts={k: int(v["N"]) for k, v in item.get("counts", {}).get("M", {}).items()},
@@ -251,8 +292,18 @@ def decode_task(item: Mapping[str, Any]) -> TaskState:
     )
 
 
-def _ready_value(entry: ReadyEntry) -> dict[str, Any]:
-    return _n(entry.number())
+def _ready_item(run_id: str, task: str, entry: ReadyEntry) -> dict[str, Any]:
+    return {
+        "pk": _s(run_id),
+        "sk": _s(entry.sort_key(task)),
+        "task": _s(task),
+        "attempt": _n(entry.attempt),
+    }
+
+
+def _decode_ready(item: Mapping[str, Any]) -> tuple[str, ReadyEntry]:
+    rank = int(item["sk"]["S"][len(READY_PREFIX) :].split("#", 1)[0])
+    return item["task"]["S"], ReadyEntry(rank, _int(item, "attempt", 1))
 
 
 def _failure_value(failure: Failure) -> dict[str, Any]:
@@ -319,8 +370,40 @@ class RunStore:
     # --- plumbing ----------------------------------------------------------------------
 
     def _call(self, operation: str, **kwargs: Any) -> Any:
-        self.requests[operation] += 1
-        return getattr(self.client, operation)(**kwargs)
+        for attempt in range(CONFLICT_RETRIES + 1):
+            self.requests[operation] += 1
+            try:
+                return getattr(self.client, operation)(**kwargs)
+            except ClientError as err:
+                if attempt == CONFLICT_RETRIES or not _conflict(err):
+                    raise
+            self.sleep(random.uniform(0, 0.02 * 2**attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _transact(self, items: list[dict[str, Any]]) -> None:
+        """TransactWriteItems; a condition that failed raises :class:`_Cancelled`."""
+        try:
+            self._call("transact_write_items", TransactItems=items)
+        except ClientError as err:
+            if err.response["Error"]["Code"] == "TransactionCanceledException":
+                raise _Cancelled(err.response.get("CancellationReasons") or []) from None
+            raise
+
+    def _run_update(self, run_id: str, **kwargs: Any) -> dict[str, Any]:
+        """The run item's part of a transaction (its old image returned if it fails)."""
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(run_id, RUN_SK),
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                **kwargs,
+            }
+        }
+
+    def _raw_run(self, run_id: str) -> dict[str, Any] | None:
+        return self._call(
+            "get_item", TableName=self.table, Key=self._key(run_id, RUN_SK), ConsistentRead=True
+        ).get("Item")
 
     @staticmethod
     def _key(run_id: str, sk: str) -> dict[str, Any]:
@@ -346,10 +429,34 @@ class RunStore:
 
     def get_run(self, run_id: str) -> RunState | None:
         """The run item (strongly consistent), or None for a new run id."""
-        item = self._call(
-            "get_item", TableName=self.table, Key=self._key(run_id, RUN_SK), ConsistentRead=True
-        ).get("Item")
+        item = self._raw_run(run_id)
         return decode_run(run_id, item) if item else None
+
+    def ready_tasks(self, run_id: str, limit: int) -> dict[str, ReadyEntry]:
+        """The ``limit`` first ready items in claim order (longest remaining path first)."""
+        items = self._call(
+            "query",
+            TableName=self.table,
+            KeyConditionExpression="pk = :r AND begins_with(sk, :p)",
+            ExpressionAttributeValues={":r": _s(run_id), ":p": _s(READY_PREFIX)},
+            ConsistentRead=True,
+            Limit=limit,
+        ).get("Items", [])
+        return dict(map(_decode_ready, items))
+
+    def _ready_items(self, run_id: str) -> Iterator[dict[str, Any]]:
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :r AND begins_with(sk, :p)",
+            "ExpressionAttributeValues": {":r": _s(run_id), ":p": _s(READY_PREFIX)},
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._call("query", **kwargs)
+            yield from page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def create_run(
         self,
@@ -384,7 +491,7 @@ class RunStore:
             "token": _s(token),
             "invocation": _n(invocation),
             "active": {"M": {}},
-            "ready": {"M": {}},
+            "ready_count": _n(0),
             "unlaunched": {"M": {}},
             "max_concurrency": _n(max_concurrency),
             "started_at": _s(now),
@@ -446,22 +553,38 @@ class RunStore:
         selection: Selection,
         task_count: int,
     ) -> RunState:
-        """STARTING -> RUNNING with the first ready tasks, if this execution still owns it."""
+        """STARTING -> RUNNING with the first ready tasks, if this execution still owns it.
+
+        The ready items are written first, and any other ready item of the run deleted
+        (a start that died before this step may have queued another selection); no one
+        claims while the run is STARTING. Then one write opens the run with their count.
+        """
+        wanted = {entry.sort_key(task): (task, entry) for task, entry in ready.items()}
+        existing = {item["sk"]["S"]: _decode_ready(item) for item in self._ready_items(run_id)}
+        stale = [
+            {"DeleteRequest": {"Key": self._key(run_id, sk)}} for sk in existing if sk not in wanted
+        ]
+        puts = [
+            {"PutRequest": {"Item": _ready_item(run_id, task, entry)}}
+            for sk, (task, entry) in wanted.items()
+            if existing.get(sk) != (task, entry)
+        ]
+        self._batch_write(stale + puts)
         return decode_run(
             run_id,
             self._update(
                 run_id,
                 RUN_SK,
-                UpdateExpression="SET #s = :running, active = :empty, ready = :ready, "
+                UpdateExpression="SET #s = :running, active = :empty, ready_count = :ready, "
                 "unlaunched = :empty, selection = :sel, tasks = :n "
-                "REMOVE failure, finished_at, counts, notified",
+                "REMOVE failure, finished_at, counts, notified, ready",
                 ConditionExpression="#s = :starting AND execution = :e",
                 ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues={
                     ":running": _s(RUNNING),
                     ":starting": _s(STARTING),
                     ":empty": {"M": {}},
-                    ":ready": {"M": {t: _ready_value(e) for t, e in ready.items()}},
+                    ":ready": _n(len(ready)),
                     ":sel": _selection_value(selection),
                     ":n": _n(task_count),
                     ":e": _s(execution),
@@ -484,39 +607,73 @@ class RunStore:
 
         Conditional on the slot still being this attempt's, so a redelivered report
         changes nothing. A child this task unblocked (its last parent) cannot have
-        been queued by anyone else, so it is queued here without a check; a child in
-        ``recheck`` (found ready while replaying a report) is queued only if it does
-        not hold a slot already. At most EXPRESSION_BATCH children per call: with
-        ``keep_slot`` the call only queues them (still conditional on the slot), so a
-        wide fan-out is queued in several writes before the last one frees the slot.
+        been queued by anyone else; a child in ``recheck`` (found ready while replaying
+        a report) is queued only if it does not hold a slot already. Each child's ready
+        item is written only if absent, in one transaction with the slot's release and
+        ``ready_count``; without children the release is one plain update. At most
+        EXPRESSION_BATCH children per call: with ``keep_slot`` the call only queues them
+        (still conditional on the slot), so a wide fan-out is queued in several writes
+        before the last one frees the slot.
         """
         if len(ready) > EXPRESSION_BATCH:
             raise ValueError(f"queue at most {EXPRESSION_BATCH} children per request")
-        names = _Names()
-        guards = [f"attribute_not_exists(active.{names(child)})" for child in recheck]
-        sets = [f"ready.{names(child)} = :r{i}" for i, child in enumerate(ready)]
-        values: dict[str, Any] = {
-            f":r{i}": _ready_value(entry) for i, entry in enumerate(ready.values())
+        pending = dict(ready)
+        while True:
+            names = _Names()
+            guards = [f"attribute_not_exists(active.{names(c)})" for c in recheck if c in pending]
+            sets = ["ready_count = if_not_exists(ready_count, :zero) + :k"] if pending else []
+            values: dict[str, Any] = {":a": _n(attempt)}
+            if pending:
+                values.update({":k": _n(len(pending)), ":zero": _n(0)})
+            if failure is not None and not keep_slot:
+                sets.append("failure = if_not_exists(failure, :f)")
+                values[":f"] = _failure_value(failure)
+            slot = names(task)
+            update = (f"SET {', '.join(sets)} " if sets else "") + (
+                "" if keep_slot else f"REMOVE active.{slot}, unlaunched.{slot}"
+            )
+            run_part = {
+                "UpdateExpression": update.strip() or f"SET active.{slot} = :a",
+                "ConditionExpression": " AND ".join([f"active.{slot} = :a", *guards]),
+                "ExpressionAttributeNames": names.names,
+                "ExpressionAttributeValues": values,
+            }
+            if not pending:
+                return decode_run(run_id, self._update(run_id, RUN_SK, **run_part))
+            children = list(pending.items())
+            try:
+                self._transact(
+                    [
+                        self._run_update(run_id, **run_part),
+                        *(self._put_ready(run_id, child, entry) for child, entry in children),
+                    ]
+                )
+            except _Cancelled as cancelled:
+                if cancelled.failed(0):
+                    raise ConditionFailed(cancelled.item(0)) from None
+                queued = {c for i, (c, _) in enumerate(children, 1) if cancelled.failed(i)}
+                if not queued:
+                    raise
+                for child in queued:  # already queued (a replayed report): not twice
+                    del pending[child]
+                continue
+            return self._run_after_write(run_id)
+
+    def _put_ready(self, run_id: str, task: str, entry: ReadyEntry) -> dict[str, Any]:
+        return {
+            "Put": {
+                "TableName": self.table,
+                "Item": _ready_item(run_id, task, entry),
+                "ConditionExpression": "attribute_not_exists(sk)",
+            }
         }
-        values[":a"] = _n(attempt)
-        if failure is not None and not keep_slot:
-            sets.append("failure = if_not_exists(failure, :f)")
-            values[":f"] = _failure_value(failure)
-        slot = names(task)
-        update = (f"SET {', '.join(sets)} " if sets else "") + (
-            "" if keep_slot else f"REMOVE active.{slot}, unlaunched.{slot}"
-        )
-        return decode_run(
-            run_id,
-            self._update(
-                run_id,
-                RUN_SK,
-                UpdateExpression=update,
-                ConditionExpression=" AND ".join([f"active.{slot} = :a", *guards]),
-                ExpressionAttributeNames=names.names,
-                ExpressionAttributeValues=values,
-            ),
-        )
+
+    def _run_after_write(self, run_id: str) -> RunState:
+        """The run item after a transaction (which returns no image): one consistent read."""
+        item = self._raw_run(run_id)
+        if item is None:  # pragma: no cover - the transaction's condition needed it
+            raise ConditionFailed(None)
+        return decode_run(run_id, item)
 
     def claim(
         self, run_id: str, tasks: Mapping[str, ReadyEntry], max_concurrency: int, by: str
@@ -524,39 +681,52 @@ class RunStore:
         """Move ready tasks into ``active`` if that many slots are free (and still ready).
 
         ``size(active)`` counts the running tasks, so however many dispatchers race,
-        no claim can take the run past N. At most EXPRESSION_BATCH tasks per call.
+        no claim can take the run past N; each task's ready item is deleted in the same
+        transaction, only if it is still there for that attempt, so a task is claimed
+        once. At most EXPRESSION_BATCH tasks per call. A loser gets
+        :class:`ConditionFailed` with the run item as it is.
         """
         if not tasks or len(tasks) > EXPRESSION_BATCH:
             raise ValueError(f"claim 1 to {EXPRESSION_BATCH} tasks per request")
         names = _Names()
-        sets, removes, checks = [], [], []
+        sets = []
         values: dict[str, Any] = {
             ":running": _s(RUNNING),
             ":max": _n(max_concurrency - len(tasks)),
+            ":k": _n(len(tasks)),
+            ":claim": _s(f"{time.time():.3f}|{by}"),
         }
-        claim = _s(f"{time.time():.3f}|{by}")
-        values[":claim"] = claim
         for i, (task, entry) in enumerate(tasks.items()):
             ph = names(task)
             values[f":a{i}"] = _n(entry.attempt)
-            values[f":r{i}"] = _ready_value(entry)
             sets.append(f"active.{ph} = :a{i}, unlaunched.{ph} = :claim")
-            removes.append(f"ready.{ph}")
-            checks.append(f"ready.{ph} = :r{i}")
         names.names["#s"] = "status"
-        return decode_run(
+        run_part = self._run_update(
             run_id,
-            self._update(
-                run_id,
-                RUN_SK,
-                UpdateExpression=f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
-                ConditionExpression=" AND ".join(
-                    ["#s = :running", "size(active) <= :max", *checks]
-                ),
-                ExpressionAttributeNames=names.names,
-                ExpressionAttributeValues=values,
-            ),
+            UpdateExpression=f"SET {', '.join(sets)}, ready_count = ready_count - :k",
+            ConditionExpression="#s = :running AND size(active) <= :max",
+            ExpressionAttributeNames=names.names,
+            ExpressionAttributeValues=values,
         )
+        deletes = [
+            {
+                "Delete": {
+                    "TableName": self.table,
+                    "Key": self._key(run_id, entry.sort_key(task)),
+                    "ConditionExpression": "attempt = :a",
+                    "ExpressionAttributeValues": {":a": _n(entry.attempt)},
+                }
+            }
+            for task, entry in tasks.items()
+        ]
+        try:
+            self._transact([run_part, *deletes])
+        except _Cancelled as cancelled:
+            # The run item as the winner left it: from the failed condition, or read.
+            raise ConditionFailed(
+                cancelled.item(0) if cancelled.failed(0) else self._raw_run(run_id)
+            ) from None
+        return self._run_after_write(run_id)
 
     def mark_launched(self, run_id: str, tasks: Mapping[str, int]) -> None:
         """Note that these slots' executions were started (each only if still that attempt).
@@ -599,34 +769,48 @@ class RunStore:
             self.mark_launched(run_id, {task: attempt})
 
     def requeue(self, run_id: str, ready: Mapping[str, ReadyEntry]) -> RunState:
-        """Put ready tasks lost by a crash back in the queue (only while the run runs)."""
-        if len(ready) > EXPRESSION_BATCH:
-            items = list(ready.items())
-            run = None
-            for i in range(0, len(items), EXPRESSION_BATCH):
-                run = self.requeue(run_id, dict(items[i : i + EXPRESSION_BATCH]))
-            assert run is not None
-            return run
-        names = _Names()
-        sets, checks = [], ["#s = :running"]
-        values: dict[str, Any] = {":running": _s(RUNNING)}
-        for i, (task, entry) in enumerate(ready.items()):
-            ph = names(task)
-            sets.append(f"ready.{ph} = :r{i}")
-            checks.append(f"attribute_not_exists(active.{ph})")
-            values[f":r{i}"] = _ready_value(entry)
-        names.names["#s"] = "status"
-        return decode_run(
-            run_id,
-            self._update(
-                run_id,
-                RUN_SK,
-                UpdateExpression=f"SET {', '.join(sets)}",
-                ConditionExpression=" AND ".join(checks),
-                ExpressionAttributeNames=names.names,
-                ExpressionAttributeValues=values,
-            ),
-        )
+        """Put ready tasks lost by a crash back in the queue (only while the run runs).
+
+        A task that holds a slot, or whose ready item is there, is not queued again.
+        """
+        items = list(ready.items())
+        for i in range(0, len(items), EXPRESSION_BATCH):
+            pending = dict(items[i : i + EXPRESSION_BATCH])
+            while pending:
+                names = _Names()
+                checks = ["#s = :running"]
+                checks += [f"attribute_not_exists(active.{names(t)})" for t in pending]
+                names.names["#s"] = "status"
+                children = list(pending.items())
+                try:
+                    self._transact(
+                        [
+                            self._run_update(
+                                run_id,
+                                UpdateExpression="SET ready_count = "
+                                "if_not_exists(ready_count, :zero) + :k",
+                                ConditionExpression=" AND ".join(checks),
+                                ExpressionAttributeNames=names.names,
+                                ExpressionAttributeValues={
+                                    ":running": _s(RUNNING),
+                                    ":k": _n(len(pending)),
+                                    ":zero": _n(0),
+                                },
+                            ),
+                            *(self._put_ready(run_id, t, e) for t, e in children),
+                        ]
+                    )
+                except _Cancelled as cancelled:
+                    if cancelled.failed(0):
+                        raise ConditionFailed(cancelled.item(0)) from None
+                    queued = {t for n, (t, _) in enumerate(children, 1) if cancelled.failed(n)}
+                    if not queued:
+                        raise
+                    for task in queued:
+                        del pending[task]
+                    continue
+                break
+        return self._run_after_write(run_id)
 
     def finish(
         self,
@@ -656,7 +840,7 @@ class RunStore:
                 RUN_SK,
                 UpdateExpression=update,
                 ConditionExpression="#s = :running AND size(active) = :zero "
-                "AND size(ready) = :zero",
+                "AND (attribute_not_exists(ready_count) OR ready_count = :zero)",
                 ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues=values,
             ),
@@ -694,7 +878,10 @@ class RunStore:
 
     def put_tasks(self, run_id: str, tasks: Iterable[TaskState]) -> None:
         """Write task items (new or reset), 25 per BatchWriteItem."""
-        requests = [{"PutRequest": {"Item": _encode_task(run_id, t)}} for t in tasks]
+        self._batch_write([{"PutRequest": {"Item": _encode_task(run_id, t)}} for t in tasks])
+
+    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
+        """BatchWriteItem, 25 requests each, until nothing is left unprocessed."""
         for i in range(0, len(requests), _BATCH):
             pending: Mapping[str, Any] = {self.table: requests[i : i + _BATCH]}
             for attempt in range(10):
