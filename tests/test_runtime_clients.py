@@ -1,4 +1,4 @@
-"""The runtime's AWS clients retry a throttled call a bounded number of times.
+"""The runtime's AWS clients retry throttled and (DynamoDB) conflicted calls, boundedly.
 
 Oracle: what a real endpoint sees. A local HTTP server answers every request with
 DynamoDB's throttling error; the test counts the requests one call makes through the
@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
 
 import botocore.endpoint
 import pytest
@@ -107,6 +108,125 @@ def test_the_status_table_model_retries_a_throttled_call_then_raises(
         model.get("k")
     assert "ProvisionedThroughputExceeded" in repr(raised.value) + repr(raised.value.__cause__)
     _bounded(_Throttling.requests)
+
+
+class _Conflicting(BaseHTTPRequestHandler):
+    """Answers the first ``conflicts`` requests with ``answer``, then an empty success."""
+
+    requests = 0
+    conflicts = 0
+    answer: ClassVar[dict] = {}
+
+    def do_POST(self) -> None:
+        type(self).requests += 1
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        status, body = (400, self.answer) if self.requests <= self.conflicts else (200, {})
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+CONFLICT = {
+    "__type": "com.amazonaws.dynamodb.v20120810#TransactionConflictException",
+    "message": "Transaction is ongoing for the item",
+}
+
+
+def _cancelled(*codes: str) -> dict:
+    return {
+        "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+        "message": "Transaction cancelled",
+        "CancellationReasons": [{"Code": code} for code in codes],
+    }
+
+
+@pytest.fixture
+def conflicting(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, list[float]]]:
+    """A runtime DynamoDB client whose endpoint answers _Conflicting's script."""
+    _Conflicting.requests = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Conflicting)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    sleeps: list[float] = []
+    monkeypatch.setattr(botocore.endpoint, "time", _RecordedSleeps(sleeps))
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield (
+            clients.client("dynamodb", endpoint_url=url, region_name="us-east-1", **CREDENTIALS),
+            sleeps,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+TRANSACTION = [
+    {
+        "ConditionCheck": {
+            "TableName": "t",
+            "Key": {"pk": {"S": "k"}},
+            "ConditionExpression": "attribute_exists(pk)",
+        }
+    }
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "call"),
+    [
+        (CONFLICT, "update"),
+        (_cancelled("None", "TransactionConflict"), "transact"),
+    ],
+)
+def test_a_write_refused_for_a_transaction_conflict_is_sent_again(
+    conflicting, answer, call
+) -> None:
+    """DynamoDB wrote nothing; botocore's retry modes would raise at once."""
+    dynamodb, sleeps = conflicting
+    _Conflicting.answer, _Conflicting.conflicts = answer, 3
+    if call == "update":
+        dynamodb.update_item(
+            TableName="t",
+            Key={"pk": {"S": "k"}},
+            UpdateExpression="SET a = :a",
+            ExpressionAttributeValues={":a": {"N": "1"}},
+        )
+    else:
+        dynamodb.transact_write_items(TransactItems=TRANSACTION)
+    assert _Conflicting.requests == 4
+    assert len(sleeps) == 3 and all(0 <= s <= clients.CONFLICT_BACKOFF * 4 for s in sleeps)
+
+
+def test_a_transaction_cancelled_by_a_condition_is_not_sent_again(conflicting) -> None:
+    dynamodb, _ = conflicting
+    _Conflicting.answer, _Conflicting.conflicts = (
+        _cancelled("TransactionConflict", "ConditionalCheckFailed"),
+        9,
+    )
+    with pytest.raises(ClientError) as raised:
+        dynamodb.transact_write_items(TransactItems=TRANSACTION)
+    assert raised.value.response["Error"]["Code"] == "TransactionCanceledException"
+    assert _Conflicting.requests == 1
+
+
+def test_conflicts_that_last_are_raised_after_a_bounded_number_of_attempts(conflicting) -> None:
+    dynamodb, _ = conflicting
+    _Conflicting.answer, _Conflicting.conflicts = CONFLICT, 1000
+    with pytest.raises(ClientError) as raised:
+        dynamodb.update_item(
+            TableName="t",
+            Key={"pk": {"S": "k"}},
+            UpdateExpression="SET a = :a",
+            ExpressionAttributeValues={":a": {"N": "1"}},
+        )
+    assert raised.value.response["Error"]["Code"] == "TransactionConflictException"
+    assert _Conflicting.requests == clients.CONFLICT_ATTEMPTS
 
 
 def test_only_the_clients_module_builds_boto3_clients() -> None:

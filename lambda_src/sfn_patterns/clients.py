@@ -13,10 +13,20 @@ sleeps before sending once it has seen a throttle, which in a short-lived Lambda
 spends the function's own timeout waiting; the Step Functions Retry above it is the
 place for long waits. The pattern packages share this module (it is in every zip);
 pynamodb models (status_table) take the same budget through ``max_retry_attempts``.
+
+DynamoDB clients also retry a write refused for a transaction conflict alone, which
+neither retry mode does: DynamoDB refuses a single-item write while a transaction on
+the same item is in flight (``TransactionConflictException``), and cancels a
+transaction that meets another one on an item (``TransactionCanceledException`` whose
+reasons say ``TransactionConflict``). Nothing was written either way, so sending it
+again is safe. The semaphore's lock item, the throttle's run lease and the DAG's run
+item are written by several Lambdas at once, by transactions and single writes: on
+AWS, without this, two writers meeting would fail an invocation.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import boto3
@@ -27,6 +37,13 @@ from botocore.config import Config
 # (random below 1, 2 and 4 s: full jitter) stay far inside any handler's timeout.
 MAX_ATTEMPTS = 4
 RETRIES = {"mode": "standard", "total_max_attempts": MAX_ATTEMPTS}
+
+
+# Attempts of one call refused for a transaction conflict, the first included; the
+# backoff is full jitter below 50 ms doubling per attempt (the other writer's
+# transaction takes milliseconds).
+CONFLICT_ATTEMPTS = 6
+CONFLICT_BACKOFF = 0.05
 
 
 def config() -> Config:
@@ -40,4 +57,29 @@ def client(service: str, session: Any = None, **kwargs: Any) -> Any:
     ``session`` is a ``boto3.session.Session`` (for credentials of an assumed role);
     ``kwargs`` go to ``client()`` (credentials, region).
     """
-    return (session or boto3).client(service, config=config(), **kwargs)
+    made = (session or boto3).client(service, config=config(), **kwargs)
+    if service == "dynamodb":
+        # After botocore's own handler: it answers first, and this one only when it
+        # would not retry.
+        made.meta.events.register("needs-retry.dynamodb", retry_transaction_conflicts)
+    return made
+
+
+def transaction_conflict(parsed: dict[str, Any]) -> bool:
+    """Whether a DynamoDB error answer refused the call for a transaction conflict alone."""
+    code = parsed.get("Error", {}).get("Code")
+    if code == "TransactionConflictException":
+        return True
+    if code != "TransactionCanceledException":
+        return False
+    reasons = {r.get("Code") for r in parsed.get("CancellationReasons") or []} - {"None", None}
+    return reasons == {"TransactionConflict"}
+
+
+def retry_transaction_conflicts(response: Any = None, attempts: int = 1, **_: Any) -> float | None:
+    """The backoff before resending a conflicted call (a botocore ``needs-retry`` handler)."""
+    if response is None or attempts >= CONFLICT_ATTEMPTS:
+        return None
+    if not transaction_conflict(response[1]):
+        return None
+    return random.uniform(0, CONFLICT_BACKOFF * 2 ** (attempts - 1))

@@ -36,7 +36,6 @@ Layout (``pk`` = run id, ``sk`` = ``run``, ``ready#<rank>#<name>`` or ``task#<na
 
 from __future__ import annotations
 
-import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -86,25 +85,6 @@ class _Cancelled(Exception):
     def item(self, index: int) -> Mapping[str, Any] | None:
         """Item ``index`` as it was (ALL_OLD), if its condition failed and it existed."""
         return self.reasons[index].get("Item") if index < len(self.reasons) else None
-
-
-# A transaction, or a write meeting one on the same item, may be refused for the
-# conflict alone (TransactionCanceledException with TransactionConflict, or
-# TransactionConflictException); botocore's retry modes do not retry either. The
-# store does, a few times with jitter: the write changed nothing.
-CONFLICT_RETRIES = 6
-
-
-def _conflict(err: ClientError) -> bool:
-    """Whether a write was refused only because a transaction held the same item."""
-    code = err.response["Error"]["Code"]
-    if code == "TransactionConflictException":
-        return True
-    if code == "TransactionCanceledException":
-        codes = {r.get("Code") for r in err.response.get("CancellationReasons") or []}
-        codes -= {"None", None}
-        return bool(codes) and codes <= {"TransactionConflict"}
-    return False
 
 
 @dataclass(frozen=True)
@@ -370,23 +350,23 @@ class RunStore:
     # --- plumbing ----------------------------------------------------------------------
 
     def _call(self, operation: str, **kwargs: Any) -> Any:
-        for attempt in range(CONFLICT_RETRIES + 1):
-            self.requests[operation] += 1
-            try:
-                return getattr(self.client, operation)(**kwargs)
-            except ClientError as err:
-                if attempt == CONFLICT_RETRIES or not _conflict(err):
-                    raise
-            self.sleep(random.uniform(0, 0.02 * 2**attempt))
-        raise AssertionError("unreachable")  # pragma: no cover
+        # A write refused for a transaction conflict alone is retried by the client
+        # (sfn_patterns.clients), as a throttle is.
+        self.requests[operation] += 1
+        return getattr(self.client, operation)(**kwargs)
 
     def _transact(self, items: list[dict[str, Any]]) -> None:
-        """TransactWriteItems; a condition that failed raises :class:`_Cancelled`."""
+        """TransactWriteItems; a condition that failed raises :class:`_Cancelled`.
+
+        Any other refusal (a conflict the client's retries did not outlast, a
+        throttle) is raised as it came: the invocation fails, and its caller retries.
+        """
         try:
             self._call("transact_write_items", TransactItems=items)
         except ClientError as err:
-            if err.response["Error"]["Code"] == "TransactionCanceledException":
-                raise _Cancelled(err.response.get("CancellationReasons") or []) from None
+            reasons = err.response.get("CancellationReasons") or []
+            if any(r.get("Code") == "ConditionalCheckFailed" for r in reasons):
+                raise _Cancelled(reasons) from None
             raise
 
     def _run_update(self, run_id: str, **kwargs: Any) -> dict[str, Any]:
