@@ -23,6 +23,9 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The process whose end ends a LocalStack started here (emulation/startup.py watches it).
+PARENT_ENV = "SFNP_PARENT_PID"
+
 # The services the patterns, their tests and the leftover checks use (LocalStack loads
 # each lazily on first request); any other answers that it is not enabled. CloudWatch
 # evaluates the modules' alarms, SNS carries their notifications. LocalStack would
@@ -184,8 +187,13 @@ def start(
     log_path: Path | None = None,
     timeout: float = 120.0,
     extra_env: dict[str, str] | None = None,
+    outlive_caller: bool = False,
 ) -> LocalStack:
-    """Start LocalStack on 127.0.0.1 and return once /_localstack/health answers."""
+    """Start LocalStack on 127.0.0.1 and return once /_localstack/health answers.
+
+    It ends when this process does, however this process ends, unless
+    ``outlive_caller`` (a daemon; emulation/startup.py's ``watch_parent``).
+    """
     port = port or free_port()
     endpoint = f"http://127.0.0.1:{port}"
     if health(endpoint, timeout=0.5) is not None:
@@ -216,6 +224,9 @@ def start(
         TMPDIR=str(workdir / "tmp"),
     )
     env.setdefault("SFNP_REQUEST_LOG", "1" if keep_log else "0")
+    env.pop(PARENT_ENV, None)
+    if not outlive_caller:
+        env[PARENT_ENV] = str(os.getpid())
     env.update(extra_env or {})
     log = log_path.open("ab")
     process = subprocess.Popen(
@@ -255,7 +266,7 @@ def start_daemon(port: int, state_dir: Path) -> str:
     endpoint = f"http://127.0.0.1:{port}"
     if pid_file.exists() and health(endpoint) is not None:
         return endpoint
-    localstack = start(port, log_path=state_dir / "localstack.log")
+    localstack = start(port, log_path=state_dir / "localstack.log", outlive_caller=True)
     pid_file.write_text(f"{localstack.process.pid}\n{endpoint}\n")
     return endpoint
 

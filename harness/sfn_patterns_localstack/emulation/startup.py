@@ -2,8 +2,9 @@
 
 ``server.start`` runs ``python -m sfn_patterns_localstack.emulation.startup`` instead of
 ``python -m localstack.runtime.main``: this module applies :func:`lean_imports`, starts
-the sampling profiler when ``SFNP_PROFILE`` is set (:mod:`.profiler`), then runs
-LocalStack's own main module unchanged.
+the sampling profiler when ``SFNP_PROFILE`` is set (:mod:`.profiler`) and, when
+``SFNP_PARENT_PID`` is set, a watch that ends this LocalStack once that process is gone
+(:func:`watch_parent`), then runs LocalStack's own main module unchanged.
 
 Why: a LocalStack start cost 5.3 CPU-seconds before serving its first request, and
 every pytest-xdist worker, and a few files and benchmarks, start one. Two imports in it
@@ -29,7 +30,10 @@ import importlib.machinery
 import importlib.util
 import os
 import runpy
+import signal
 import sys
+import threading
+import time
 import types
 from typing import Any
 
@@ -119,6 +123,32 @@ def lean_imports() -> list[str]:
     return installed
 
 
+def watch_parent(check_every: float = 0.5) -> bool:
+    """End this LocalStack, and its process group, once the process that started it is gone.
+
+    A test session or benchmark killed without stopping its LocalStack (SIGTERM,
+    SIGKILL, a crash) left it running, its Lambda workers still executing what was in
+    flight: a benchmark stopped with ``pkill`` left one using CPU for 40 minutes, which
+    slowed the next benchmark's run. ``server.start`` names the parent in
+    ``SFNP_PARENT_PID``; a daemon start (``sfn-patterns localstack start``) does not,
+    since it must outlive its command. True when a watch was started.
+    """
+    from sfn_patterns_localstack.server import PARENT_ENV
+
+    parent = os.environ.get(PARENT_ENV)
+    if not parent:
+        return False
+    expected = int(parent)
+
+    def watch() -> None:
+        while os.getppid() == expected:
+            time.sleep(check_every)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="sfnp-parent-watch", daemon=True).start()
+    return True
+
+
 def main() -> None:
     """Run LocalStack (``localstack.runtime.main``) with the shortcuts and, if asked, sampled."""
     from sfn_patterns_localstack import gc_tuning
@@ -126,6 +156,7 @@ def main() -> None:
     from sfn_patterns_localstack.emulation.fixes import http_server, service_catalog
 
     gc_tuning.tune()
+    watch_parent()
     lean_imports()
     profiler.start_from_env()
     # Before the first request needs the catalog (plugins.py applies it again, harmlessly).
