@@ -73,6 +73,7 @@ def mixed_plan(
     cleanup_rule: str | None,
     rate: float = 0.2,
     seed: int | str = SEED,
+    conflicts: bool = False,
 ) -> dict[str, Any]:
     """DynamoDB throttling, lost wake-ups, crashed semaphore Lambdas, lost/doubled cleanups.
 
@@ -82,7 +83,12 @@ def mixed_plan(
     reconciler must free what the dropped one would have).
     """
     return scenarios.semaphore_mix(
-        roles=roles, functions=functions, rate=rate, seed=seed, cleanup_rule=cleanup_rule
+        roles=roles,
+        functions=functions,
+        rate=rate,
+        seed=seed,
+        cleanup_rule=cleanup_rule,
+        conflicts=conflicts,
     )
 
 

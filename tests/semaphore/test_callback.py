@@ -781,21 +781,23 @@ def test_caller_policy_json_is_all_a_machine_needs_to_run_the_fragments(
 def test_invariants_hold_under_a_mixed_fault_plan(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
-    """Issue 28: DynamoDB throttling, lost and duplicated wake-ups, crashed acquire,
-    release and cleanup Lambdas, throttled DescribeExecution, cleanup events dropped or
-    delivered twice, and a holder and a waiter stopped mid-way: peak <= limit, each
-    execution admitted once or ABORTED, nothing held after settling (fault_run.py checks
-    each from the record)."""
+    """Issue 28: DynamoDB throttling and transaction conflicts, lost and duplicated
+    wake-ups, crashed acquire, release and cleanup Lambdas, throttled DescribeExecution,
+    cleanup events dropped or delivered twice, and a holder and a waiter stopped
+    mid-way: peak <= limit, each execution admitted once or ABORTED, nothing held after
+    settling (fault_run.py checks each from the record)."""
     callback = deployed["callback_function_name"]
     cleanup = deployed["cleanup_function_name"]
     plan = fault_run.mixed_plan(
         roles=[fault_run.function_role(aws, callback), fault_run.function_role(aws, cleanup)],
         functions=[callback, cleanup],
         cleanup_rule=deployed["cleanup_rule_name"],
+        conflicts=True,
     )
     result = fault_run.run_under_faults(aws, localstack_endpoint, deployed, limit=LIMIT, plan=plan)
     # The run met the faults it is about (else it proved nothing).
     wanted = {"throttle", "internal_error", "answer_lost", "kill", "event_drop", "event_duplicate"}
+    wanted.add("transaction_conflict")
     assert wanted <= set(result["kinds"]), result["kinds"]
     assert result["peak"] >= 2
     assert_all_free(aws, deployed)

@@ -709,6 +709,8 @@ def _fault_plan(deployed: dict[str, Any]) -> dict[str, Any]:
         duplicate_delivery={"probability": 0.3},
         # A run started 12 s in dies 2 s into its invoke (warm: counting, admitting).
         kill={"after_seconds": 12, "first": 1},
+        # Its lease and ledger writes (transactions among them) meet a conflict.
+        conflict={"probability": 0.3},
     )
 
 
@@ -773,7 +775,8 @@ def test_the_bound_holds_and_every_request_runs_once_under_faults(
     print("runs:", outcomes, "faults:", [(e["kind"], round(e["elapsed"], 1)) for e in log])
     # Every fault kind of the plan was injected (else this run proved nothing).
     injected = {entry["kind"] for entry in log}
-    assert injected == {"throttle", "stale_list", "duplicate_delivery", "kill"}, (log, outcomes)
+    wanted = {"throttle", "stale_list", "duplicate_delivery", "kill", "transaction_conflict"}
+    assert injected == wanted, (log, outcomes)
     assert "crashed" in outcomes
 
     assert queue_depth(aws, deployed["queue_url"]) == 0, outcomes

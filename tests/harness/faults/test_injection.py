@@ -133,6 +133,50 @@ def test_throttled_put_item_is_provisioned_throughput_exceeded(plan, raw, tables
     assert item["v"] == {"S": "third"}
 
 
+def test_a_transaction_conflict_refuses_writes_and_transactions_only(plan, raw, tables) -> None:
+    """What DynamoDB answers a call that meets a transaction on its item; reads pass."""
+    table = tables()
+    dynamodb = raw("dynamodb")
+    conflict = {"service": "dynamodb", "operation": "*", "kind": "transaction_conflict"}
+    plan({**conflict, "resource": table})
+    key = {"pk": {"S": "k"}}
+    put = {"Put": {"TableName": table, "Item": {**key, "v": {"S": "t"}}}}
+    check = {
+        "ConditionCheck": {
+            "TableName": table,
+            "Key": {"pk": {"S": "other"}},
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
+    assert _error(lambda: dynamodb.put_item(TableName=table, Item=key)) == (
+        "TransactionConflictException",
+        400,
+    )
+    with pytest.raises(ClientError) as raised:
+        dynamodb.transact_write_items(TransactItems=[put, check])
+    answer = raised.value.response
+    assert answer["Error"]["Code"] == "TransactionCanceledException"
+    assert [r["Code"] for r in answer["CancellationReasons"]] == ["TransactionConflict", "None"]
+    # Nothing was written, and a plain read is answered (it sees the last commit).
+    assert "Item" not in dynamodb.get_item(TableName=table, Key=key, ConsistentRead=True)
+    # The runtime's clients send a conflicted call again (sfn_patterns.clients):
+    # with the conflict gone after the first two calls, both writes go through.
+    from sfn_patterns import clients
+
+    plan({**conflict, "resource": table, "first": 2})
+    runtime = clients.client(
+        "dynamodb",
+        endpoint_url=dynamodb.meta.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    )
+    runtime.put_item(TableName=table, Item=key)
+    runtime.transact_write_items(TransactItems=[put, check])
+    item = dynamodb.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+    assert item["v"] == {"S": "t"}
+
+
 def test_answer_lost_takes_effect_and_answers_500(plan, raw, tables) -> None:
     """The write lands; its caller sees InternalServerError, and a retry is a duplicate."""
     table = tables()

@@ -102,6 +102,16 @@ def test_a_full_fault_parses_with_every_field() -> None:
             _one(service="stepfunctions", operation="StateTransition", kind="transition_throttle"),
             "faults[0].seconds: required for kind 'transition_throttle'",
         ),
+        (
+            _one(service="sqs", operation="SendMessage", kind="transaction_conflict"),
+            "faults[0].kind: 'transaction_conflict' applies only to service 'dynamodb'",
+        ),
+        (
+            _one(service="dynamodb", operation="Query", kind="transaction_conflict"),
+            "faults[0].kind: 'transaction_conflict' applies only to service 'dynamodb' "
+            "operations DeleteItem, PutItem, TransactGetItems, TransactWriteItems, "
+            "UpdateItem or '*', not 'dynamodb' 'Query'",
+        ),
         ({"seed": 1, "faults": [THROTTLE, "throttle"]}, "faults[1]: must be an object"),
     ],
 )

@@ -74,6 +74,16 @@ INTERNAL: dict[str, Error] = {
     "iam": Error("ServiceFailure", 500, "The request processing has failed."),
 }
 DEFAULT_INTERNAL = Error("InternalFailure", 500, "The request processing has failed.")
+# A write of an item that a transaction holds; a transaction that met another one is
+# cancelled instead (TransactionCanceledException, reason TransactionConflict).
+TRANSACTION_CONFLICT = Error(
+    "TransactionConflictException", 400, "Transaction is ongoing for the item"
+)
+TRANSACTION_CANCELED = Error(
+    "TransactionCanceledException",
+    400,
+    "Transaction cancelled, please refer cancellation reasons for specific reasons",
+)
 UNAVAILABLE = Error(
     "ServiceUnavailable", 503, "The request has failed due to a temporary failure of the server."
 )

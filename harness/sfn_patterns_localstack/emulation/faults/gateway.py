@@ -56,6 +56,10 @@ def call_of(context: Any) -> Call:
         (request[name] for name in RESOURCE_PARAMETERS if isinstance(request.get(name), str)),
         None,
     )
+    if resource is None and request.get("TransactItems"):
+        # A DynamoDB transaction names its tables per item: its first item's table.
+        first = next(iter(request["TransactItems"][0].values()), {})
+        resource = first.get("TableName") if isinstance(first, dict) else None
     return Call(
         service=context.service.service_name,
         operation=context.operation.name,
@@ -65,9 +69,14 @@ def call_of(context: Any) -> Call:
     )
 
 
-def exception_for(fault: Fault, service: str, operation: str) -> Exception:
-    """The service's own error for an error-kind fault."""
+def exception_for(
+    fault: Fault, service: str, operation: str, request: dict[str, Any] | None = None
+) -> Exception:
+    """The service's own error for an error-kind fault (``request``: the call's parameters)."""
     from localstack.aws.api import CommonServiceException
+
+    if fault.kind == "transaction_conflict":
+        return _transaction_conflict(operation, request or {})
 
     if fault.kind == "throttle":
         error = errors.throttle(service, operation)
@@ -97,7 +106,9 @@ def on_request(chain: Any, context: Any, response: Any, injector: Injector = INJ
             if fault.kind == "latency":
                 time.sleep(fault.seconds or 0.0)
             else:
-                raise exception_for(fault, call.service, call.operation)
+                raise exception_for(
+                    fault, call.service, call.operation, dict(context.service_request or {})
+                )
     if injector.active("response"):
         fired = injector.decide("response", call)
         if fired:
@@ -107,6 +118,30 @@ def on_request(chain: Any, context: Any, response: Any, injector: Injector = INJ
                 context.service_request = type(context.service_request)(
                     stale_list.widened(context.service_request)
                 )
+
+
+def _transaction_conflict(operation: str, request: dict[str, Any]) -> Exception:
+    """What DynamoDB answers a call that met a transaction on one of its items.
+
+    A single-item write: TransactionConflictException. A transaction: cancelled, with
+    one reason per item in order, its first item's ``TransactionConflict`` and the
+    others' ``None``, the shape clients read to tell a conflict from a condition.
+    """
+    from localstack.aws.api import CommonServiceException
+    from localstack.aws.api.dynamodb import TransactionCanceledException
+
+    if operation.startswith("Transact"):
+        items = request.get("TransactItems") or [{}]
+        reasons = [{"Code": "TransactionConflict", "Message": errors.TRANSACTION_CONFLICT.message}]
+        reasons += [{"Code": "None"} for _ in items[1:]]
+        codes = ", ".join(r["Code"] for r in reasons)
+        return TransactionCanceledException(
+            f"{errors.TRANSACTION_CANCELED.message} [{codes}]", CancellationReasons=reasons
+        )
+    error = errors.TRANSACTION_CONFLICT
+    return CommonServiceException(
+        code=error.code, message=error.message, status_code=error.status, sender_fault=True
+    )
 
 
 def on_response(chain: Any, context: Any, response: Any) -> None:

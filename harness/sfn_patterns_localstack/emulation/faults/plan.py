@@ -24,6 +24,7 @@ KINDS: dict[str, str] = {
     "unavailable": "request",
     "error": "request",
     "latency": "request",
+    "transaction_conflict": "request",
     "stale_list": "response",
     "duplicate_delivery": "response",
     "answer_lost": "response",
@@ -45,6 +46,11 @@ ONLY_FOR: dict[str, tuple[str, str]] = {
     "timeout": ("lambda", "Invoke"),
     "transition_throttle": ("stepfunctions", "StateTransition"),
 }
+# DynamoDB calls a transaction conflict can refuse: writes of an item a transaction
+# holds, and transactions (a plain read is answered from the last committed item).
+CONFLICTABLE = frozenset(
+    {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "TransactGetItems"}
+)
 NEEDS_SECONDS = {"latency", "stale_list", "event_delay", "transition_throttle"}
 FIELDS = {
     "service",
@@ -98,6 +104,8 @@ class Fault:
         if self.service != service:
             return False
         if self.operation not in ("*", operation):
+            return False
+        if self.kind == "transaction_conflict" and operation not in CONFLICTABLE:
             return False
         if self.caller_role is not None and (
             caller_role is None or not fnmatch.fnmatchcase(caller_role, self.caller_role)
@@ -157,6 +165,14 @@ def _target(where: str, raw: dict[str, Any]) -> dict[str, Any]:
         raise PlanError(
             f"{where}.kind: {kind!r} applies only to service {wanted[0]!r} "
             f"operation {wanted[1]!r}, not {service!r} {operation!r}"
+        )
+    if kind == "transaction_conflict" and (
+        service != "dynamodb" or operation not in ("*", *sorted(CONFLICTABLE))
+    ):
+        raise PlanError(
+            f"{where}.kind: 'transaction_conflict' applies only to service 'dynamodb' "
+            f"operations {', '.join(sorted(CONFLICTABLE))} or '*', not {service!r} "
+            f"{operation!r}"
         )
     if not re.fullmatch(r"[a-z0-9-]+", service):
         raise PlanError(f"{where}.service: {service!r} is not a service name such as 'dynamodb'")

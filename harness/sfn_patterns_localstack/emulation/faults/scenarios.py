@@ -21,10 +21,14 @@ def semaphore_mix(
     cleanup_rule: str | None = None,
     cleanup: Literal["first-dropped", "at-rate"] = "first-dropped",
     stale_list: bool = True,
+    conflicts: bool = False,
 ) -> dict[str, Any]:
-    """DynamoDB throttling, lost wake-ups, crashed semaphore Lambdas, lost/doubled cleanups.
+    """DynamoDB throttling and conflicts, lost wake-ups, crashed Lambdas, lost/doubled cleanups.
 
-    * every DynamoDB call of ``roles`` throttled at ``rate``;
+    * every DynamoDB call of ``roles`` throttled at ``rate``; with ``conflicts`` every
+      write also refused for a transaction conflict at ``rate`` (strategy callback: its
+      lock item is written by transactions and single writes of many executions at
+      once; the other strategies write no transaction, so none can meet one);
     * their SendTaskSuccess answered 500 at ``rate`` (a wake-up lost, once the SDK's
       retries are used up) or delivered with its answer lost (the SDK sends it again:
       a duplicate), DescribeExecution throttled at twice ``rate``, and with
@@ -83,6 +87,16 @@ def semaphore_mix(
                 "probability": min(1.0, 2 * rate),
             },
         ]
+        if conflicts:
+            plan.append(
+                {
+                    "service": "dynamodb",
+                    "operation": "*",
+                    "kind": "transaction_conflict",
+                    "caller_role": role,
+                    "probability": rate,
+                }
+            )
     plan += [
         {
             "service": "lambda",
@@ -165,15 +179,30 @@ def sqs_throttle_mix(
     stale_list: dict[str, Any],
     duplicate_delivery: dict[str, Any],
     kill: dict[str, Any],
+    conflict: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Starts throttled, stale lists, doubled deliveries, the starter killed mid-run.
 
     The starter's StartExecution throttled, its ListExecutions answered from a view 5 s
-    old, the queue's messages delivered twice, the starter killed 2 s into a run. Each
-    of ``throttle``, ``stale_list``, ``duplicate_delivery`` and ``kill`` says when its
-    fault fires, in the plan's own fields: ``{"probability": p}``, ``{"first": n,
-    "after_seconds": s}``, or ``{}`` for every matching call.
+    old, the queue's messages delivered twice, the starter killed 2 s into a run, and
+    (``conflict``) its ledger writes refused for a transaction conflict. Each of
+    ``throttle``, ``stale_list``, ``duplicate_delivery``, ``kill`` and ``conflict``
+    says when its fault fires, in the plan's own fields: ``{"probability": p}``,
+    ``{"first": n, "after_seconds": s}``, or ``{}`` for every matching call.
     """
+    conflicts = (
+        []
+        if conflict is None
+        else [
+            {
+                "service": "dynamodb",
+                "operation": "*",
+                "kind": "transaction_conflict",
+                "caller_role": starter_role,
+                **conflict,
+            }
+        ]
+    )
     starts = {"service": "stepfunctions", "caller_role": starter_role}
     return {
         "seed": seed,
@@ -201,5 +230,6 @@ def sqs_throttle_mix(
                 "resource": starter_function,
                 **kill,
             },
+            *conflicts,
         ],
     }
