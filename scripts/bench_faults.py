@@ -10,9 +10,10 @@ seeded plan per pattern and rate; the rate is each fault's probability:
   worker whose call fails tries the task again later, as a queue redelivers;
 * ``semaphore``: examples/semaphore, strategy callback (the default), limit 2, N
   executions at once (after an untimed warm-up); the semaphore Lambdas' DynamoDB
-  calls throttled, their SendTaskSuccess answered 500 (a lost wake-up) or delivered
-  with its answer lost (the SDK sends it again: a duplicate), DescribeExecution throttled,
-  the Lambdas killed mid-invoke at half the rate, cleanup events dropped and doubled;
+  calls throttled and their writes refused for a transaction conflict, their
+  SendTaskSuccess answered 500 (a lost wake-up) or delivered with its answer lost (the
+  SDK sends it again: a duplicate), DescribeExecution throttled, the Lambdas killed
+  mid-invoke at half the rate, cleanup events dropped and doubled;
   after the run the reconciler is invoked once (as its schedule would), fault-free;
 * ``job-poller``: examples/job-poller, its three pollers (Lambda loop, aws-sdk child
   polled through DescribeExecution, completion events with a fallback check), N jobs
@@ -26,7 +27,8 @@ seeded plan per pattern and rate; the rate is each fault's probability:
   message groups), the starter run as its schedule would (one synchronous run after
   another until the queue is empty); its StartExecution throttled and its
   ListExecutions answered from a view 5 s old at the rate, the queue's messages
-  delivered twice at the rate, the starter killed 2 s into a run at half the rate.
+  delivered twice at the rate, its ledger writes refused for a transaction conflict
+  at the rate, the starter killed 2 s into a run at half the rate.
   Requests lost: a request with no SUCCEEDED execution, or in the dead-letter queue;
   duplicate runs: executions beyond one per request; over-admissions: most
   executions running at once above MAX, from their own start and stop dates;
@@ -34,8 +36,9 @@ seeded plan per pattern and rate; the rate is each fault's probability:
   max_concurrency 3, one run of a generated DAG of N tasks per rate (each task a 1-s
   statement that counts the rows of its parents: 1 for a root, its number of parents
   otherwise); the task executions' Data API calls throttled and the runtime's DynamoDB
-  calls throttled at the rate, the runtime Lambda killed mid-invoke at half the rate,
-  completion events delivered twice at the rate, and at every rate but 0 % the
+  calls throttled and its writes refused for a transaction conflict at the rate, the
+  runtime Lambda killed mid-invoke at half the rate, completion events delivered twice
+  at the rate, and at every rate but 0 % the
   coordinator stopped once its first task runs and started again with the same run id
   (a killed coordinator, taken over). Requests lost: a task whose table does not hold
   exactly its one row with that count (a task run before its parents, or not at all),
@@ -310,6 +313,7 @@ def semaphore_plan(
         cleanup_rule=cleanup_rule,
         cleanup="at-rate",
         stale_list=False,
+        conflicts=True,
     )
 
 
@@ -482,6 +486,7 @@ def sqs_throttle_plan(outputs: dict[str, Any], rate: float) -> dict[str, Any]:
         stale_list={"probability": rate},
         duplicate_delivery={"probability": rate},
         kill={"probability": rate / 2},
+        conflict={"probability": rate},
     )
 
 
@@ -627,8 +632,9 @@ class DagWorkload:
 def dag_plan(outputs: dict[str, Any], roles: dict[str, str], rate: float) -> dict[str, Any]:
     """The dependency strategy's mix at ``rate`` (none at 0 %).
 
-    The task executions' Data API calls and the runtime's DynamoDB calls throttled, the
-    runtime killed mid-invoke at half the rate, completion events delivered twice.
+    The task executions' Data API calls and the runtime's DynamoDB calls throttled, its
+    writes refused for a transaction conflict, the runtime killed mid-invoke at half
+    the rate, completion events delivered twice.
     """
     if not rate:
         return {"seed": SEED, "faults": []}
@@ -650,6 +656,13 @@ def dag_plan(outputs: dict[str, Any], roles: dict[str, str], rate: float) -> dic
                 "service": "dynamodb",
                 "operation": "*",
                 "kind": "throttle",
+                "caller_role": roles["runtime"],
+                "probability": rate,
+            },
+            {
+                "service": "dynamodb",
+                "operation": "*",
+                "kind": "transaction_conflict",
                 "caller_role": roles["runtime"],
                 "probability": rate,
             },
@@ -758,10 +771,16 @@ def run_dag_aggregate(
     peak = peak_overlap(
         [(s["CreatedAt"].timestamp(), s["UpdatedAt"].timestamp()) for s in statements]
     )
+    # Settling: a task execution may still be closing after its report ended the run.
+    ended = wait_stopped(sfn, [e["executionArn"] for e in executions], timeout=60)
     dynamodb = client(endpoint, "dynamodb")
     item = _run_item(dynamodb, outputs, run_id)
-    held = len(item.get("active", {}).get("M", {})) + _ready_items(dynamodb, outputs, run_id)
-    held += sum(1 for e in _task_executions(sfn, outputs, run_id) if e["status"] == "RUNNING")
+    active = sorted(item.get("active", {}).get("M", {}))
+    queued = _ready_items(dynamodb, outputs, run_id)
+    running = [e["name"] for e in executions if e["executionArn"] not in ended]
+    held = len(active) + queued + len(running)
+    if held:
+        progress(f"dag-aggregate {run_id}: held {active}, {queued} queued, running {running}")
     return Outcome(
         operations=len(tasks),
         faults=Counter(entry["kind"] for entry in log)
@@ -770,9 +789,7 @@ def run_dag_aggregate(
         duplicates=duplicates,
         over_admissions=max(0, peak - DAG_CONCURRENCY),
         leaked=held,
-        durations=[
-            (e["stopDate"] - e["startDate"]).total_seconds() for e in executions if "stopDate" in e
-        ],
+        durations=[(e["stopDate"] - e["startDate"]).total_seconds() for e in ended.values()],
     )
 
 

@@ -207,9 +207,10 @@ locals {
     [
       {
         sid = "RunState"
-        # DeleteItem: a claim deletes its ready items (inside a transaction, which needs
-        # each item's own action; there is no TransactWriteItems action to grant).
-        actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query", "dynamodb:BatchWriteItem"]
+        # DeleteItem and ConditionCheckItem: a claim deletes its ready items and checks
+        # their tasks are pending, inside a transaction, which needs each item's own
+        # action (there is no TransactWriteItems action to grant).
+        actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query", "dynamodb:BatchWriteItem"]
         resources = [local.runs_table_arn]
       },
       {

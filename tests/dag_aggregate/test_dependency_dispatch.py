@@ -22,7 +22,7 @@ from sfn_patterns.dag_aggregate.runtime.dispatch import (
 from sfn_patterns.dag_aggregate.runtime.store import Outcome
 from sfn_patterns_cli.dag_aggregate.synthetic import random_dag
 
-from .runtime_fakes import FakeLauncher, drain, item, make_plan, ok, scheduler, start
+from .runtime_fakes import FakeLauncher, drain, item, make_plan, ok, ready_items, scheduler, start
 
 
 def test_ready_tasks_start_longest_remaining_path_first(ddb: Any) -> None:
@@ -118,6 +118,55 @@ def test_concurrent_reports_never_exceed_the_limit(ddb: Any) -> None:
     assert sorted(launcher.order()) == sorted(parents)
     assert launcher.order()[-1] == "sink"
     assert [r[0] for r in launcher.results] == ["success"]
+
+
+def test_reports_delivered_twice_by_concurrent_threads_run_each_task_once(ddb: Any) -> None:
+    """Each report comes twice (the task machine's, then the ended-execution rule's), in
+    any order, from six threads at once: every task runs once, nothing stays queued."""
+    parents = random_dag(80, seed=3, max_parents=3, window=10)
+    launcher = FakeLauncher()
+    sched = scheduler(ddb, make_plan(parents), 6, launcher)
+    start(sched, "twice", "e", "t")
+    errors: list[BaseException] = []
+    rng = random.Random(1)
+    replays: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    def next_report() -> tuple[tuple[str, int] | None, bool]:
+        with launcher.lock, lock:
+            if launcher.running:
+                task = rng.choice(list(launcher.running))
+                return (task, launcher.running.pop(task)), False
+            if replays:
+                return replays.pop(0), True
+            return None, False
+
+    def worker() -> None:
+        try:
+            while True:
+                report, replay = next_report()
+                if report is None:
+                    if launcher.results:
+                        return
+                    time.sleep(0.001)
+                    continue
+                sched.task_done("twice", *report, ok())
+                if not replay:
+                    with lock:
+                        replays.insert(rng.randrange(len(replays) + 1), report)
+        except BaseException as err:  # pragma: no cover - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    assert sorted(launcher.order()) == sorted(parents)  # each started once
+    assert launcher.peak <= 6
+    assert [r[0] for r in launcher.results] == ["success"]
+    assert ready_items(ddb, "twice") == []
 
 
 def test_a_failure_blocks_descendants_and_independent_branches_finish(ddb: Any) -> None:

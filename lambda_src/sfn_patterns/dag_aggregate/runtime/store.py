@@ -36,6 +36,8 @@ Layout (``pk`` = run id, ``sk`` = ``run``, ``ready#<rank>#<name>`` or ``task#<na
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -44,6 +46,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+LOG = logging.getLogger("sfn_patterns.dag_aggregate.runtime")
 RUN_SK = "run"
 TASK_PREFIX = "task#"
 READY_PREFIX = "ready#"
@@ -588,9 +591,14 @@ class RunStore:
         Conditional on the slot still being this attempt's, so a redelivered report
         changes nothing. A child this task unblocked (its last parent) cannot have
         been queued by anyone else; a child in ``recheck`` (found ready while replaying
-        a report) is queued only if it does not hold a slot already. Each child's ready
-        item is written only if absent, in one transaction with the slot's release and
-        ``ready_count``; without children the release is one plain update. At most
+        a report) is queued only if it does not hold a slot and its task item is still
+        pending at that attempt, checked in the same transaction: the replay read the
+        child pending, but the child may have been claimed, run and released since, and
+        queueing it then ran it again (its start a no-op on the existing execution, its
+        slot never released: the 5,000-task scale run stalled on such slots). Each
+        child's ready item is written only if absent, in one transaction with the
+        slot's release and ``ready_count``; without children the release is one plain
+        update. At most
         EXPRESSION_BATCH children per call: with ``keep_slot`` the call only queues them
         (still conditional on the slot), so a wide fan-out is queued in several writes
         before the last one frees the slot.
@@ -621,23 +629,41 @@ class RunStore:
             if not pending:
                 return decode_run(run_id, self._update(run_id, RUN_SK, **run_part))
             children = list(pending.items())
+            checked = [(c, e) for c, e in children if c in set(recheck)]
             try:
                 self._transact(
                     [
                         self._run_update(run_id, **run_part),
                         *(self._put_ready(run_id, child, entry) for child, entry in children),
+                        *(self._still_pending(run_id, child, entry) for child, entry in checked),
                     ]
                 )
             except _Cancelled as cancelled:
                 if cancelled.failed(0):
                     raise ConditionFailed(cancelled.item(0)) from None
                 queued = {c for i, (c, _) in enumerate(children, 1) if cancelled.failed(i)}
-                if not queued:
+                offset = 1 + len(children)
+                moved = {c for i, (c, _) in enumerate(checked, offset) if cancelled.failed(i)}
+                if not queued | moved:
                     raise
-                for child in queued:  # already queued (a replayed report): not twice
+                # Already queued (a replayed report), or no longer pending: not twice.
+                for child in queued | moved:
                     del pending[child]
                 continue
             return self._run_after_write(run_id)
+
+    def _still_pending(self, run_id: str, task: str, entry: ReadyEntry) -> dict[str, Any]:
+        """A transaction's check that a task is pending at ``entry.attempt``, its parents done."""
+        return {
+            "ConditionCheck": {
+                "TableName": self.table,
+                "Key": self._key(run_id, TASK_PREFIX + task),
+                "ConditionExpression": "#s = :pending AND attempt = :a "
+                "AND attribute_not_exists(waiting_on)",
+                "ExpressionAttributeNames": {"#s": "status"},
+                "ExpressionAttributeValues": {":pending": _s(PENDING), ":a": _n(entry.attempt)},
+            }
+        }
 
     def _put_ready(self, run_id: str, task: str, entry: ReadyEntry) -> dict[str, Any]:
         return {
@@ -663,7 +689,11 @@ class RunStore:
         ``size(active)`` counts the running tasks, so however many dispatchers race,
         no claim can take the run past N; each task's ready item is deleted in the same
         transaction, only if it is still there for that attempt, so a task is claimed
-        once. At most EXPRESSION_BATCH tasks per call. A loser gets
+        once; and each task item must still be pending at that attempt. A ready item
+        for a task that has already run would otherwise take a slot that no report
+        ever frees (its start finds the execution there): the 5,000-task scale run
+        stalled on such slots. Such an item is discarded (with ``ready_count``) and
+        logged. At most EXPRESSION_BATCH tasks per call. A loser gets
         :class:`ConditionFailed` with the run item as it is.
         """
         if not tasks or len(tasks) > EXPRESSION_BATCH:
@@ -699,14 +729,46 @@ class RunStore:
             }
             for task, entry in tasks.items()
         ]
+        picks = list(tasks.items())
+        checks = [self._still_pending(run_id, task, entry) for task, entry in picks]
         try:
-            self._transact([run_part, *deletes])
+            self._transact([run_part, *deletes, *checks])
         except _Cancelled as cancelled:
+            offset = 1 + len(deletes)
+            ran = [
+                (task, entry)
+                for i, (task, entry) in enumerate(picks, offset)
+                if cancelled.failed(i)
+            ]
+            for task, entry in ran:
+                self._discard_ready(run_id, task, entry)
             # The run item as the winner left it: from the failed condition, or read.
             raise ConditionFailed(
                 cancelled.item(0) if cancelled.failed(0) else self._raw_run(run_id)
             ) from None
         return self._run_after_write(run_id)
+
+    def _discard_ready(self, run_id: str, task: str, entry: ReadyEntry) -> None:
+        """Delete a ready item whose task is no longer pending at its attempt (and count it)."""
+        LOG.warning("run %s: discarding the ready item of %s (not pending)", run_id, task)
+        # Cancelled: another dispatcher discarded it first.
+        with contextlib.suppress(_Cancelled):
+            self._transact(
+                [
+                    self._run_update(
+                        run_id,
+                        UpdateExpression="SET ready_count = ready_count - :one",
+                        ExpressionAttributeValues={":one": _n(1)},
+                    ),
+                    {
+                        "Delete": {
+                            "TableName": self.table,
+                            "Key": self._key(run_id, entry.sort_key(task)),
+                            "ConditionExpression": "attribute_exists(sk)",
+                        }
+                    },
+                ]
+            )
 
     def mark_launched(self, run_id: str, tasks: Mapping[str, int]) -> None:
         """Note that these slots' executions were started (each only if still that attempt).
