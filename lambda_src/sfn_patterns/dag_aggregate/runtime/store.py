@@ -427,11 +427,12 @@ class RunStore:
         ).get("Items", [])
         return dict(map(_decode_ready, items))
 
-    def _ready_items(self, run_id: str) -> Iterator[dict[str, Any]]:
+    def _items(self, run_id: str, prefix: str) -> Iterator[dict[str, Any]]:
+        """Every item of the run whose sort key starts with ``prefix`` (consistent, paged)."""
         kwargs: dict[str, Any] = {
             "TableName": self.table,
             "KeyConditionExpression": "pk = :r AND begins_with(sk, :p)",
-            "ExpressionAttributeValues": {":r": _s(run_id), ":p": _s(READY_PREFIX)},
+            "ExpressionAttributeValues": {":r": _s(run_id), ":p": _s(prefix)},
             "ConsistentRead": True,
         }
         while True:
@@ -543,7 +544,8 @@ class RunStore:
         claims while the run is STARTING. Then one write opens the run with their count.
         """
         wanted = {entry.sort_key(task): (task, entry) for task, entry in ready.items()}
-        existing = {item["sk"]["S"]: _decode_ready(item) for item in self._ready_items(run_id)}
+        queued = self._items(run_id, READY_PREFIX)
+        existing = {item["sk"]["S"]: _decode_ready(item) for item in queued}
         stale = [
             {"DeleteRequest": {"Key": self._key(run_id, sk)}} for sk in existing if sk not in wanted
         ]
@@ -902,21 +904,7 @@ class RunStore:
 
     def tasks(self, run_id: str) -> dict[str, TaskState]:
         """Every task item of the run, strongly consistent (the final census relies on it)."""
-        return {t.name: t for t in map(decode_task, self._query_tasks(run_id))}
-
-    def _query_tasks(self, run_id: str) -> Iterator[dict[str, Any]]:
-        kwargs: dict[str, Any] = {
-            "TableName": self.table,
-            "KeyConditionExpression": "pk = :r AND begins_with(sk, :p)",
-            "ExpressionAttributeValues": {":r": _s(run_id), ":p": _s(TASK_PREFIX)},
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self._call("query", **kwargs)
-            yield from page.get("Items", [])
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return {t.name: t for t in map(decode_task, self._items(run_id, TASK_PREFIX))}
 
     def put_tasks(self, run_id: str, tasks: Iterable[TaskState]) -> None:
         """Write task items (new or reset), 25 per BatchWriteItem."""
