@@ -608,15 +608,9 @@ class Scheduler:
         colliding on it again (priority order bends only among near-top tasks). One
         Query of the ready items, in sort-key order, reads just that window.
         """
-        window_size = count * (2 + 2 * races) if races else count
-        ready = self.store.ready_tasks(run_id, window_size)
-        ordered = sorted(ready.items(), key=lambda kv: (kv[1].rank, kv[0]))
-        if races:
-            window = ordered[: count * (2 + 2 * races)]
-            chosen = random.sample(window, min(count, len(window)))
-        else:
-            chosen = ordered[:count]
-        return dict(chosen)
+        size = count * (2 + 2 * races) if races else count
+        window = list(self.store.ready_tasks(run_id, size).items())  # in sort-key order
+        return dict(random.sample(window, min(count, len(window))) if races else window)
 
     def _launch(self, run_id: str, tasks: Mapping[str, int]) -> None:
         """Start each task's execution (idempotent by name), then mark the slots launched."""

@@ -37,6 +37,7 @@ Layout (``pk`` = run id, ``sk`` = ``run``, ``ready#<rank>#<name>`` or ``task#<na
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import time
 from collections import Counter
@@ -417,24 +418,25 @@ class RunStore:
 
     def ready_tasks(self, run_id: str, limit: int) -> dict[str, ReadyEntry]:
         """The ``limit`` first ready items in claim order (longest remaining path first)."""
-        items = self._call(
-            "query",
-            TableName=self.table,
-            KeyConditionExpression="pk = :r AND begins_with(sk, :p)",
-            ExpressionAttributeValues={":r": _s(run_id), ":p": _s(READY_PREFIX)},
-            ConsistentRead=True,
-            Limit=limit,
-        ).get("Items", [])
-        return dict(map(_decode_ready, items))
+        items = self._items(run_id, READY_PREFIX, page_size=limit)
+        return dict(map(_decode_ready, itertools.islice(items, limit)))
 
-    def _items(self, run_id: str, prefix: str) -> Iterator[dict[str, Any]]:
-        """Every item of the run whose sort key starts with ``prefix`` (consistent, paged)."""
+    def _items(
+        self, run_id: str, prefix: str, page_size: int | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """The run's items whose sort key starts with ``prefix``, in order (consistent).
+
+        Pages of ``page_size`` items (None: DynamoDB's 1 MB pages), each read only when the
+        caller asks for its first item.
+        """
         kwargs: dict[str, Any] = {
             "TableName": self.table,
             "KeyConditionExpression": "pk = :r AND begins_with(sk, :p)",
             "ExpressionAttributeValues": {":r": _s(run_id), ":p": _s(prefix)},
             "ConsistentRead": True,
         }
+        if page_size is not None:
+            kwargs["Limit"] = page_size
         while True:
             page = self._call("query", **kwargs)
             yield from page.get("Items", [])
@@ -607,14 +609,15 @@ class RunStore:
         """
         if len(ready) > EXPRESSION_BATCH:
             raise ValueError(f"queue at most {EXPRESSION_BATCH} children per request")
-        pending = dict(ready)
-        while True:
+        rechecked = set(recheck)
+
+        def run_part(queued: Mapping[str, ReadyEntry]) -> dict[str, Any]:
             names = _Names()
-            guards = [f"attribute_not_exists(active.{names(c)})" for c in recheck if c in pending]
-            sets = ["ready_count = if_not_exists(ready_count, :zero) + :k"] if pending else []
+            guards = [f"attribute_not_exists(active.{names(c)})" for c in queued if c in rechecked]
+            sets = ["ready_count = if_not_exists(ready_count, :zero) + :k"] if queued else []
             values: dict[str, Any] = {":a": _n(attempt)}
-            if pending:
-                values.update({":k": _n(len(pending)), ":zero": _n(0)})
+            if queued:
+                values.update({":k": _n(len(queued)), ":zero": _n(0)})
             if failure is not None and not keep_slot:
                 sets.append("failure = if_not_exists(failure, :f)")
                 values[":f"] = _failure_value(failure)
@@ -622,37 +625,59 @@ class RunStore:
             update = (f"SET {', '.join(sets)} " if sets else "") + (
                 "" if keep_slot else f"REMOVE active.{slot}, unlaunched.{slot}"
             )
-            run_part = {
-                "UpdateExpression": update.strip() or f"SET active.{slot} = :a",
+            return {
+                "UpdateExpression": update.strip(),
                 "ConditionExpression": " AND ".join([f"active.{slot} = :a", *guards]),
                 "ExpressionAttributeNames": names.names,
                 "ExpressionAttributeValues": values,
             }
-            if not pending:
-                return decode_run(run_id, self._update(run_id, RUN_SK, **run_part))
+
+        if self._queue_ready(run_id, ready, run_part, check=rechecked):
+            return self._run_after_write(run_id)
+        return decode_run(run_id, self._update(run_id, RUN_SK, **run_part({})))
+
+    def _queue_ready(
+        self,
+        run_id: str,
+        ready: Mapping[str, ReadyEntry],
+        run_part: Callable[[Mapping[str, ReadyEntry]], dict[str, Any]],
+        *,
+        check: Iterable[str] = (),
+    ) -> bool:
+        """Write ready items with the run item's update, in one transaction; False: none left.
+
+        ``run_part(queued)`` is the run item's update for the items still to queue (it
+        adds their count to ``ready_count``, under its own condition); a task in
+        ``check`` is queued only if its task item is still pending at that attempt. A
+        task already queued, or no longer pending, is left out and the rest written
+        again, so no item is ever counted twice; the run item's condition failing
+        raises :class:`ConditionFailed` with its image.
+        """
+        pending = dict(ready)
+        checked_names = set(check)
+        while pending:
             children = list(pending.items())
-            checked = [(c, e) for c, e in children if c in set(recheck)]
+            checked = [(t, e) for t, e in children if t in checked_names]
             try:
                 self._transact(
                     [
-                        self._run_update(run_id, **run_part),
-                        *(self._put_ready(run_id, child, entry) for child, entry in children),
-                        *(self._still_pending(run_id, child, entry) for child, entry in checked),
+                        self._run_update(run_id, **run_part(pending)),
+                        *(self._put_ready(run_id, t, e) for t, e in children),
+                        *(self._still_pending(run_id, t, e) for t, e in checked),
                     ]
                 )
+                return True
             except _Cancelled as cancelled:
                 if cancelled.failed(0):
                     raise ConditionFailed(cancelled.item(0)) from None
-                queued = {c for i, (c, _) in enumerate(children, 1) if cancelled.failed(i)}
-                offset = 1 + len(children)
-                moved = {c for i, (c, _) in enumerate(checked, offset) if cancelled.failed(i)}
-                if not queued | moved:
+                dropped = {
+                    t for i, (t, _) in enumerate([*children, *checked], 1) if cancelled.failed(i)
+                }
+                if not dropped:
                     raise
-                # Already queued (a replayed report), or no longer pending: not twice.
-                for child in queued | moved:
-                    del pending[child]
-                continue
-            return self._run_after_write(run_id)
+                for t in dropped:
+                    del pending[t]
+        return False
 
     def _still_pending(self, run_id: str, task: str, entry: ReadyEntry) -> dict[str, Any]:
         """A transaction's check that a task is pending at ``entry.attempt``, its parents done."""
@@ -817,43 +842,26 @@ class RunStore:
 
         A task that holds a slot, or whose ready item is there, is not queued again.
         """
+
+        def run_part(queued: Mapping[str, ReadyEntry]) -> dict[str, Any]:
+            names = _Names()
+            checks = ["#s = :running"]
+            checks += [f"attribute_not_exists(active.{names(t)})" for t in queued]
+            names.names["#s"] = "status"
+            return {
+                "UpdateExpression": "SET ready_count = if_not_exists(ready_count, :zero) + :k",
+                "ConditionExpression": " AND ".join(checks),
+                "ExpressionAttributeNames": names.names,
+                "ExpressionAttributeValues": {
+                    ":running": _s(RUNNING),
+                    ":k": _n(len(queued)),
+                    ":zero": _n(0),
+                },
+            }
+
         items = list(ready.items())
         for i in range(0, len(items), EXPRESSION_BATCH):
-            pending = dict(items[i : i + EXPRESSION_BATCH])
-            while pending:
-                names = _Names()
-                checks = ["#s = :running"]
-                checks += [f"attribute_not_exists(active.{names(t)})" for t in pending]
-                names.names["#s"] = "status"
-                children = list(pending.items())
-                try:
-                    self._transact(
-                        [
-                            self._run_update(
-                                run_id,
-                                UpdateExpression="SET ready_count = "
-                                "if_not_exists(ready_count, :zero) + :k",
-                                ConditionExpression=" AND ".join(checks),
-                                ExpressionAttributeNames=names.names,
-                                ExpressionAttributeValues={
-                                    ":running": _s(RUNNING),
-                                    ":k": _n(len(pending)),
-                                    ":zero": _n(0),
-                                },
-                            ),
-                            *(self._put_ready(run_id, t, e) for t, e in children),
-                        ]
-                    )
-                except _Cancelled as cancelled:
-                    if cancelled.failed(0):
-                        raise ConditionFailed(cancelled.item(0)) from None
-                    queued = {t for n, (t, _) in enumerate(children, 1) if cancelled.failed(n)}
-                    if not queued:
-                        raise
-                    for task in queued:
-                        del pending[task]
-                    continue
-                break
+            self._queue_ready(run_id, dict(items[i : i + EXPRESSION_BATCH]), run_part)
         return self._run_after_write(run_id)
 
     def finish(
