@@ -9,6 +9,7 @@ then checks the call raised. botocore's backoff sleeps are recorded instead of s
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import threading
 import time
@@ -64,10 +65,13 @@ class _RecordedSleeps:
         return getattr(time, name)
 
 
-@pytest.fixture
-def throttling_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[float]]]:
-    _Throttling.requests = 0
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Throttling)
+@contextlib.contextmanager
+def _local_endpoint(
+    handler: type[BaseHTTPRequestHandler], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[str, list[float]]]:
+    """``handler`` serving on a local port: its URL, and botocore's backoffs (not slept)."""
+    handler.requests = 0  # type: ignore[attr-defined]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     sleeps: list[float] = []
@@ -77,6 +81,12 @@ def throttling_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, 
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def throttling_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[float]]]:
+    with _local_endpoint(_Throttling, monkeypatch) as served:
+        yield served
 
 
 def _bounded(attempts: int) -> None:
@@ -149,21 +159,11 @@ def _cancelled(*codes: str) -> dict:
 @pytest.fixture
 def conflicting(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, list[float]]]:
     """A runtime DynamoDB client whose endpoint answers _Conflicting's script."""
-    _Conflicting.requests = 0
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Conflicting)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    sleeps: list[float] = []
-    monkeypatch.setattr(botocore.endpoint, "time", _RecordedSleeps(sleeps))
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with _local_endpoint(_Conflicting, monkeypatch) as (url, sleeps):
         yield (
             clients.client("dynamodb", endpoint_url=url, region_name="us-east-1", **CREDENTIALS),
             sleeps,
         )
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 TRANSACTION = [

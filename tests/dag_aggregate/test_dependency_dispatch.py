@@ -82,60 +82,23 @@ def test_children_start_only_after_all_parents_and_the_limit_holds(ddb: Any) -> 
     assert launcher.results[0][0] == "success"
 
 
-def test_concurrent_reports_never_exceed_the_limit(ddb: Any) -> None:
-    # Wide DAG: 30 independent tasks feeding one sink; 6 threads report at once.
-    parents = {f"t{i:02d}": set() for i in range(30)} | {"sink": {f"t{i:02d}" for i in range(30)}}
-    launcher = FakeLauncher()
-    sched = scheduler(ddb, make_plan(parents), 5, launcher)
-    start(sched, "wide", "e", "t")
+def _report_from_threads(
+    sched: Any, launcher: FakeLauncher, run_id: str, *, rng: random.Random | None = None
+) -> None:
+    """Six threads report running tasks at once until the run's token is answered.
+
+    Without ``rng`` each takes the oldest running task. With it each takes a random
+    one, and every report comes twice (the task machine's, then the ended-execution
+    rule's), the second at a random place among the replays still to come.
+    """
     errors: list[BaseException] = []
-
-    def worker() -> None:
-        try:
-            while True:
-                with launcher.lock:
-                    if not launcher.running:
-                        if launcher.results:
-                            return
-                        task = None
-                    else:
-                        task = next(iter(launcher.running))
-                        attempt = launcher.running.pop(task)
-                if task is None:
-                    time.sleep(0.001)
-                    continue
-                sched.task_done("wide", task, attempt, ok())
-        except BaseException as err:  # pragma: no cover - reported below
-            errors.append(err)
-
-    threads = [threading.Thread(target=worker) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors
-    assert launcher.peak <= 5
-    assert sorted(launcher.order()) == sorted(parents)
-    assert launcher.order()[-1] == "sink"
-    assert [r[0] for r in launcher.results] == ["success"]
-
-
-def test_reports_delivered_twice_by_concurrent_threads_run_each_task_once(ddb: Any) -> None:
-    """Each report comes twice (the task machine's, then the ended-execution rule's), in
-    any order, from six threads at once: every task runs once, nothing stays queued."""
-    parents = random_dag(80, seed=3, max_parents=3, window=10)
-    launcher = FakeLauncher()
-    sched = scheduler(ddb, make_plan(parents), 6, launcher)
-    start(sched, "twice", "e", "t")
-    errors: list[BaseException] = []
-    rng = random.Random(1)
     replays: list[tuple[str, int]] = []
     lock = threading.Lock()
 
     def next_report() -> tuple[tuple[str, int] | None, bool]:
         with launcher.lock, lock:
             if launcher.running:
-                task = rng.choice(list(launcher.running))
+                task = rng.choice(list(launcher.running)) if rng else next(iter(launcher.running))
                 return (task, launcher.running.pop(task)), False
             if replays:
                 return replays.pop(0), True
@@ -150,8 +113,8 @@ def test_reports_delivered_twice_by_concurrent_threads_run_each_task_once(ddb: A
                         return
                     time.sleep(0.001)
                     continue
-                sched.task_done("twice", *report, ok())
-                if not replay:
+                sched.task_done(run_id, *report, ok())
+                if rng and not replay:
                     with lock:
                         replays.insert(rng.randrange(len(replays) + 1), report)
         except BaseException as err:  # pragma: no cover - reported below
@@ -163,6 +126,29 @@ def test_reports_delivered_twice_by_concurrent_threads_run_each_task_once(ddb: A
     for thread in threads:
         thread.join(timeout=120)
     assert not errors, errors
+
+
+def test_concurrent_reports_never_exceed_the_limit(ddb: Any) -> None:
+    # Wide DAG: 30 independent tasks feeding one sink; 6 threads report at once.
+    parents = {f"t{i:02d}": set() for i in range(30)} | {"sink": {f"t{i:02d}" for i in range(30)}}
+    launcher = FakeLauncher()
+    sched = scheduler(ddb, make_plan(parents), 5, launcher)
+    start(sched, "wide", "e", "t")
+    _report_from_threads(sched, launcher, "wide")
+    assert launcher.peak <= 5
+    assert sorted(launcher.order()) == sorted(parents)
+    assert launcher.order()[-1] == "sink"
+    assert [r[0] for r in launcher.results] == ["success"]
+
+
+def test_reports_delivered_twice_by_concurrent_threads_run_each_task_once(ddb: Any) -> None:
+    """Each report comes twice (the task machine's, then the ended-execution rule's), in
+    any order, from six threads at once: every task runs once, nothing stays queued."""
+    parents = random_dag(80, seed=3, max_parents=3, window=10)
+    launcher = FakeLauncher()
+    sched = scheduler(ddb, make_plan(parents), 6, launcher)
+    start(sched, "twice", "e", "t")
+    _report_from_threads(sched, launcher, "twice", rng=random.Random(1))
     assert sorted(launcher.order()) == sorted(parents)  # each started once
     assert launcher.peak <= 6
     assert [r[0] for r in launcher.results] == ["success"]
