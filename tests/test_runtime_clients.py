@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,6 +25,7 @@ from botocore.exceptions import ClientError
 
 from sfn_patterns import clients
 from sfn_patterns.status_table.model import make_model
+from sfn_patterns.status_table.store import TaskStore
 
 RUNTIME = Path(__file__).resolve().parents[1] / "lambda_src" / "sfn_patterns"
 CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
@@ -121,16 +123,19 @@ def test_the_status_table_model_retries_a_throttled_call_then_raises(
 
 
 class _Conflicting(BaseHTTPRequestHandler):
-    """Answers the first ``conflicts`` requests with ``answer``, then an empty success."""
+    """Answers the first ``conflicts`` requests with ``answer``, then ``success``."""
 
     requests = 0
     conflicts = 0
     answer: ClassVar[dict] = {}
+    success: ClassVar[dict] = {}
 
     def do_POST(self) -> None:
         type(self).requests += 1
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        status, body = (400, self.answer) if self.requests <= self.conflicts else (200, {})
+        status, body = (
+            (400, self.answer) if self.requests <= self.conflicts else (200, self.success)
+        )
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/x-amz-json-1.0")
@@ -227,6 +232,29 @@ def test_conflicts_that_last_are_raised_after_a_bounded_number_of_attempts(confl
         )
     assert raised.value.response["Error"]["Code"] == "TransactionConflictException"
     assert _Conflicting.requests == clients.CONFLICT_ATTEMPTS
+
+
+@pytest.mark.parametrize("operation", ["transact", "update"])
+def test_the_status_table_store_resends_a_conflicted_write(monkeypatch, operation) -> None:
+    """pynamodb builds its own botocore client; the store gives it the conflict retry."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    answer = _cancelled("TransactionConflict", "None") if operation == "transact" else CONFLICT
+    with _local_endpoint(_Conflicting, monkeypatch) as (url, sleeps):
+        _Conflicting.answer, _Conflicting.conflicts = answer, 2
+        # UpdateItem's answer carries the item (ReturnValues ALL_NEW).
+        monkeypatch.setattr(_Conflicting, "success", {"Attributes": {}})
+        store = TaskStore(f"conflicts-{operation}", "uc", n_shards=1, region="us-east-1", host=url)
+        now = datetime.now(UTC)
+        item = store.new_item("t1", now, None)
+        if operation == "transact":
+            store.succeed_and_chain(
+                item, 0, now, data=None, next_use_case_id="next", next_payload_hash=None
+            )
+        else:
+            store.reset(item, now)
+    assert _Conflicting.requests == 3
+    assert len(sleeps) == 2
 
 
 def test_only_the_clients_module_builds_boto3_clients() -> None:

@@ -20,8 +20,10 @@ the same item is in flight (``TransactionConflictException``), and cancels a
 transaction that meets another one on an item (``TransactionCanceledException`` whose
 reasons say ``TransactionConflict``). Nothing was written either way, so sending it
 again is safe. The semaphore's lock item, the throttle's run lease and the DAG's run
-item are written by several Lambdas at once, by transactions and single writes: on
-AWS, without this, two writers meeting would fail an invocation.
+item are written by several Lambdas at once, by transactions and single writes, as a
+status table's task is by its workers: on AWS, without this, two writers meeting
+would fail an invocation. pynamodb builds its own client; the status table's store
+registers the same handler on it (:func:`retry_conflicts`).
 """
 
 from __future__ import annotations
@@ -59,10 +61,24 @@ def client(service: str, session: Any = None, **kwargs: Any) -> Any:
     """
     made = (session or boto3).client(service, config=config(), **kwargs)
     if service == "dynamodb":
-        # After botocore's own handler: it answers first, and this one only when it
-        # would not retry.
-        made.meta.events.register("needs-retry.dynamodb", retry_transaction_conflicts)
+        retry_conflicts(made)
     return made
+
+
+def retry_conflicts(dynamodb: Any) -> Any:
+    """Make a DynamoDB client built elsewhere (pynamodb's) resend conflicted calls too.
+
+    Registered after botocore's own retry handler, which answers first, so this one
+    decides only when botocore would not retry; once per client however often asked
+    (a fixed ``unique_id``). Returns the client.
+    """
+    dynamodb.meta.events.register(
+        "needs-retry.dynamodb", retry_transaction_conflicts, unique_id=_CONFLICT_HANDLER
+    )
+    return dynamodb
+
+
+_CONFLICT_HANDLER = "sfn-patterns-transaction-conflicts"
 
 
 def transaction_conflict(parsed: dict[str, Any]) -> bool:

@@ -32,6 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
 from pynamodb.transactions import TransactWrite
 
+from sfn_patterns import clients
 from sfn_patterns.status_table import queries
 from sfn_patterns.status_table.model import (
     ErrorRecord,
@@ -368,9 +369,8 @@ class TaskStore:
             next_actions.append(m.payload_sha256.set(m.payload_sha256 | next_payload_hash))
         if template.expire_at is not None:
             next_actions.append(m.expire_at.set(m.expire_at | template.expire_at))
-        connection = m._get_connection().connection
         try:
-            with TransactWrite(connection=connection) as transaction:
+            with TransactWrite(connection=self._connection()) as transaction:
                 transaction.update(
                     item,
                     actions=self._finish_actions(item, Status.SUCCEEDED, now, data),
@@ -445,9 +445,20 @@ class TaskStore:
         kwargs["ReturnValues"] = "ALL_NEW"
         item.deserialize(self._send("update_item", kwargs, UpdateError)["Attributes"])
 
+    def _connection(self) -> Any:
+        """The model's pynamodb connection, its botocore client resending conflicted calls.
+
+        pynamodb builds that client itself (and again after losing its credentials), so
+        the runtime's transaction-conflict retry (:func:`sfn_patterns.clients.retry_conflicts`)
+        is put on it here, before each request; registering twice is a no-op.
+        """
+        connection = self.model._get_connection().connection
+        clients.retry_conflicts(connection.client)
+        return connection
+
     def _send(self, operation: str, kwargs: dict[str, Any], error: type[Exception]) -> Any:
         """One request; a failed condition raises :class:`ConditionFailed` with the old item."""
-        client = self.model._get_connection().connection.client
+        client = self._connection().client
         try:
             return getattr(client, operation)(**kwargs)
         except ClientError as exc:
