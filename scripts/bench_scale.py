@@ -20,10 +20,12 @@ over the sizes; flat is b = 0). Rows:
 
 Patterns and what an item is:
 
-* semaphore (examples/semaphore, strategy callback, limit 10, 1-s critical section):
-  an execution; latency = admission after release (the (L+k)-th admission minus the
-  k-th release's entry). fallback_seconds is set above the run's length, so no
-  re-check fires: a re-check costs 1 transition per fallback_seconds parked;
+* semaphore (examples/semaphore, strategy callback, limit 10, 1-s critical section,
+  started at --start-rate per second): an execution; latency = admission after
+  release (the (L+k)-th admission minus the k-th release's entry); peak waiting = the
+  most executions started and not yet admitted at one moment. fallback_seconds is
+  set above the run's length, so no re-check fires: a re-check costs 1 transition
+  per fallback_seconds parked;
 * sqs-throttle (examples/sqs-throttle, MAX 20, 1-s target): a queued request; the
   starter (its real handler) is invoked back to back, as its schedule would be;
   latency = admission after release (the (MAX+k)-th start minus the k-th stop);
@@ -31,8 +33,9 @@ Patterns and what an item is:
   body, success); latency = one claim's duration (Tracker.start); plus queries by
   status and time range: items read (DynamoDB's ScannedCount, from the meter) per
   query against the rows returned;
-* job-poller (modules/job-poller, completion = event, sample job of 5 s): a job; all
-  start at once; latency = completion after the job's end (its own clock);
+* job-poller (modules/job-poller, completion = event, sample job of 5 s): a job;
+  started at --start-rate per second; latency = completion after the job's end (its
+  own clock); peak concurrency = the most executions running at one moment;
 * dag-aggregate (examples/dag-aggregate, strategy dependency, zero-duration tasks):
   a task; latency = a task's start after its last parent's end (run results).
 
@@ -418,18 +421,31 @@ def wait_done(ctx: Context, arns: list[str], timeout: float) -> dict[str, dict[s
     return done
 
 
-def start_all(ctx: Context, machine: str, inputs: Iterable[dict[str, Any]]) -> list[str]:
-    """Start one execution per input, eight calls at a time; their ARNs in input order."""
+def start_all(
+    ctx: Context, machine: str, inputs: Iterable[dict[str, Any]], rate: float = 0.0
+) -> list[str]:
+    """Start one execution per input, eight calls at a time; their ARNs in input order.
+
+    ``rate`` > 0 spaces the starts: the i-th is sent no earlier than i / rate seconds
+    after the first. Why: every start invokes a Lambda at once, and a burst of
+    thousands asks LocalStack for that many Lambda environments (local processes) at
+    once, which 2 cores do not start before LocalStack's start-up timeout; AWS
+    admits starts at 300 per second after a bucket of 1,300 (QUOTAS), so any rate up
+    to that is one AWS could see.
+    """
     sfn = ctx.client("stepfunctions")
+    first = time.monotonic()
+
+    def start(numbered: tuple[int, dict[str, Any]]) -> str:
+        i, document = numbered
+        if rate > 0:
+            time.sleep(max(0.0, first + i / rate - time.monotonic()))
+        return sfn.start_execution(stateMachineArn=machine, input=json.dumps(document))[
+            "executionArn"
+        ]
+
     with ThreadPoolExecutor(8) as pool:
-        return list(
-            pool.map(
-                lambda document: sfn.start_execution(
-                    stateMachineArn=machine, input=json.dumps(document)
-                )["executionArn"],
-                inputs,
-            )
-        )
+        return list(pool.map(start, enumerate(inputs)))
 
 
 def span(described: Iterable[dict[str, Any]]) -> float:
@@ -487,10 +503,16 @@ def alarm_variables(args: argparse.Namespace) -> dict[str, Any]:
 
 def semaphore_setting(args: argparse.Namespace) -> str:
     """The semaphore's parameters, as the table's title says them."""
-    return (
-        f"strategy callback, limit {args.limit}, {args.hold:g}-s critical section, "
-        "all started at once"
+    return f"strategy callback, limit {args.limit}, {args.hold:g}-s critical section, " + arrival(
+        args
     )
+
+
+def arrival(args: argparse.Namespace) -> str:
+    """How the executions of a semaphore or job-poller load arrive (--start-rate)."""
+    if args.start_rate > 0:
+        return f"started at {args.start_rate:g} per second"
+    return "all started at once"
 
 
 def deploy_semaphore(ctx: Context, args: argparse.Namespace, sizes: list[int]) -> Deployment:
@@ -528,6 +550,7 @@ def measure_semaphore(
         limit=args.limit,
         hold=args.hold,
         demo=deployment.extra["demo"],
+        rate=args.start_rate,
     )
 
 
@@ -539,12 +562,15 @@ def semaphore_size(
     limit: int,
     hold: float,
     demo: tuple[str, ...],
+    rate: float = 0.0,
 ) -> Column:
     """One load of n executions."""
+    from sfn_patterns_localstack.executions import peak_overlap
+
     machine = outputs["embedded_state_machine_arn"]
     ctx.meter_start()
     progress(f"semaphore: starting {n} executions")
-    arns = start_all(ctx, machine, ({"sleep_seconds": hold, "n": i} for i in range(n)))
+    arns = start_all(ctx, machine, ({"sleep_seconds": hold, "n": i} for i in range(n)), rate=rate)
     timeout = 600 + n * hold / limit * 6
     described = wait_done(ctx, arns, timeout)
     document = ctx.meter_read()
@@ -552,7 +578,7 @@ def semaphore_size(
     histories = read_histories(ctx, arns)
     column = Column(n=n, wall=span(described.values()))
     metered(column, document, exclude=demo)
-    admitted, released = [], []
+    admitted, released, waits = [], [], []
     for events in histories.values():
         entered = {
             e["stateEnteredEventDetails"]["name"]: e["timestamp"].timestamp()
@@ -561,10 +587,13 @@ def semaphore_size(
         }
         admitted.append(entered["Critical section"])
         released.append(entered["Semaphore: Release"])
+        waits.append((events[0]["timestamp"].timestamp(), entered["Critical section"]))
     column.transitions = statistics.fmean(billed_transitions(h) for h in histories.values())
     column.events = statistics.fmean(len(h) for h in histories.values())
     set_latency(column, handover_delays(admitted, released, limit))
     column.extra["peak concurrency"] = peak_inside(histories)
+    # Started and not yet admitted (parked on a token, or on their way to it) at once.
+    column.extra["peak waiting"] = peak_overlap(waits)
     # Every acquire after a wait and every hand-over writes the one lock item.
     column.extra["lock item WCU / item"] = hot_wcu(document, outputs["lock_table_name"], n)
     return column
@@ -903,7 +932,7 @@ JOB_FALLBACK = 3600
 def job_poller_setting(args: argparse.Namespace) -> str:
     """The job-poller's parameters."""
     return (
-        f"completion = event, sample job of {args.job_seconds:g} s, all started at once, "
+        f"completion = event, sample job of {args.job_seconds:g} s, {arrival(args)}, "
         f"fallback_seconds {JOB_FALLBACK} (none fires)"
     )
 
@@ -930,17 +959,23 @@ def measure_job_poller(
     ctx: Context, deployment: Deployment, n: int, args: argparse.Namespace
 ) -> Column:
     """N jobs at once."""
-    return job_poller_size(ctx, deployment.outputs["poller"], n, args.job_seconds)
+    return job_poller_size(
+        ctx, deployment.outputs["poller"], n, args.job_seconds, rate=args.start_rate
+    )
 
 
-def job_poller_size(ctx: Context, poller: dict[str, Any], n: int, duration: float) -> Column:
-    """Run n jobs at once; completion latency from each job's own end time."""
+def job_poller_size(
+    ctx: Context, poller: dict[str, Any], n: int, duration: float, rate: float = 0.0
+) -> Column:
+    """Run n jobs (at ``rate`` starts per second); completion latency from each job's end."""
     from bench_job_poller import job_end
+
+    from sfn_patterns_localstack.executions import peak_overlap
 
     ctx.meter_start()
     progress(f"job-poller: starting {n} jobs")
     arns = start_all(
-        ctx, poller["arn"], ({"job": {"duration_seconds": duration}} for _ in range(n))
+        ctx, poller["arn"], ({"job": {"duration_seconds": duration}} for _ in range(n)), rate
     )
     described = wait_done(ctx, arns, 600 + n * 2)
     document = ctx.meter_read()
@@ -960,6 +995,10 @@ def job_poller_size(ctx: Context, poller: dict[str, Any], n: int, duration: floa
         ][-1]
         delays.append(moved_on - job_end(ddb, poller["table"], arn))
     set_latency(column, delays)
+    # Executions running at once (each from its start to its stop): the jobs in flight.
+    column.extra["peak concurrency"] = peak_overlap(
+        [(d["startDate"].timestamp(), d["stopDate"].timestamp()) for d in described.values()]
+    )
     column.extra["fallback checks"] = statistics.fmean(
         [e["type"] for e in h].count("TaskTimedOut") for h in histories.values()
     )
@@ -1449,6 +1488,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--hold", type=float, default=1.0, help="seconds in the critical section / target (1)"
+    )
+    parser.add_argument(
+        "--start-rate",
+        type=float,
+        default=50.0,
+        help="semaphore and job-poller executions started per second (default 50; 0: all "
+        "at once, as before: 1,000 at once ask for more Lambda environments than 2 cores "
+        "start in time)",
     )
     parser.add_argument(
         "--workers", type=int, default=8, help="status-table worker processes (default 8)"

@@ -61,6 +61,10 @@ def test_bench_scale_smoke(localstack_endpoint: str, destroy_deployments: bool) 
     # The limits held: 2 slots (semaphore), MAX 2 (sqs-throttle), from the histories.
     assert value(row(semaphore, "peak concurrency")) <= 2
     assert value(row(throttle, "peak concurrency")) <= 2
+    # Both jobs were started and ran (the executions' own start and stop times).
+    assert 1 <= value(row(poller, "peak concurrency")) <= 2
+    # 3 executions through 2 slots: at least the third waited, and no more than 3 did.
+    assert 1 <= value(row(semaphore, "peak waiting")) <= 3
     # Somebody waited, so the hand-over latency was measured.
     assert row(semaphore, "admission after release, p90")[0] != "-"
     assert row(throttle, "admission after release, p90")[0] != "-"
