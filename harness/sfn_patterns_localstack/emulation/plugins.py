@@ -20,6 +20,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     lambda_code_url,
     moto_dispatch,
     moto_expression_cache,
+    moto_query_partition,
     moto_transaction_copy,
     moto_update_copy,
     region_lookup,
@@ -44,9 +45,11 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # client per role (see sfn_client_cache), to spare moto's UpdateItem a copy of the
 # whole item (see moto_update_copy) and its TransactWriteItems a copy of whole tables
 # (see moto_transaction_copy), to parse each DynamoDB expression once rather than
-# twice a request (see moto_expression_cache), to make a disabled EventBridge rule deliver
-# nothing (see fixes.events_rule_state), and to name an aws-sdk Task's error after the
-# service's error code, as AWS does (see fixes.sfn_sdk_error_names). Under the test
+# twice a request (see moto_expression_cache), to make a Query read its partition, not
+# list and sort the whole table (see moto_query_partition), to make a disabled
+# EventBridge rule deliver nothing (see fixes.events_rule_state), and to name an
+# aws-sdk Task's error after the service's error code, as AWS does (see
+# fixes.sfn_sdk_error_names). Under the test
 # suite, every definition Step Functions accepts is also recorded for asl-validator
 # (see asl_recorder). Three cut LocalStack's own work: the service catalog index is
 # built once per LocalStack/botocore version, not once per LocalStack (see
@@ -77,6 +80,7 @@ serializer_mime.apply()
 sns_sqs_retry.apply()
 moto_transaction_copy.apply()
 moto_expression_cache.apply()
+moto_query_partition.apply()
 lambda_async.apply()
 events_rule_state.apply()
 sfn_sdk_error_names.apply()
