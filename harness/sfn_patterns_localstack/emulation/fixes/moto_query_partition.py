@@ -33,6 +33,7 @@ thread besides.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import inspect
 import logging
@@ -56,6 +57,12 @@ def candidates(
     items = list(found.values())
     if not range_comparison:
         return items
+    if (
+        table.range_key_type == "S"  # moto refuses an item whose sort key is another type
+        and range_comparison in _BOUNDS
+        and all(o.type == "S" for o in range_objs)
+    ):
+        return _string_candidates(found, range_comparison, [o.value for o in range_objs])
     matching = [item for item in items if item.range_key.compare(range_comparison, range_objs)]
     if not matching:
         return []
@@ -71,6 +78,46 @@ def candidates(
     if above:
         matching.append(min(above, key=lambda item: item.range_key))
     return matching
+
+
+def _begins_with(keys: list[str], operands: list[str]) -> tuple[int, int]:
+    low = hi = bisect.bisect_left(keys, operands[0])
+    while hi < len(keys) and keys[hi].startswith(operands[0]):
+        hi += 1
+    return low, hi
+
+
+# The run of sorted string keys each key condition selects, as [low, high) indexes:
+# what moto's DynamoType.compare answers for type S, which compares Python strings.
+_BOUNDS: dict[str, Any] = {
+    "EQ": lambda k, a: (bisect.bisect_left(k, a[0]), bisect.bisect_right(k, a[0])),
+    "LT": lambda k, a: (0, bisect.bisect_left(k, a[0])),
+    "LE": lambda k, a: (0, bisect.bisect_right(k, a[0])),
+    "GT": lambda k, a: (bisect.bisect_right(k, a[0]), len(k)),
+    "GE": lambda k, a: (bisect.bisect_left(k, a[0]), len(k)),
+    "BETWEEN": lambda k, a: (bisect.bisect_left(k, a[0]), bisect.bisect_right(k, a[1])),
+    "BEGINS_WITH": _begins_with,
+}
+# moto's key-condition parser passes the operator as written ("=", "<", ...).
+_BOUNDS.update({"=": _BOUNDS["EQ"], "<": _BOUNDS["LT"], "<=": _BOUNDS["LE"]})
+_BOUNDS.update({">": _BOUNDS["GT"], ">=": _BOUNDS["GE"]})
+
+
+def _string_candidates(
+    partition: dict[Any, Any], comparison: str, operands: list[str]
+) -> list[Any]:
+    """:func:`candidates` for string sort keys: one C-level sort, then bisection.
+
+    The fast path, without a ``DynamoType`` method call per item (about 15 us each:
+    100 ms a Query in a 7,000-item partition). ``partition`` is moto's
+    ``{sort key: item}``. Returns the matching run of items and its two neighbours.
+    """
+    keys = sorted(key.value for key in partition)
+    low, high = _BOUNDS[comparison](keys, operands)
+    if low >= high:
+        return []
+    by_value = {key.value: item for key, item in partition.items()}
+    return [by_value[key] for key in keys[max(low - 1, 0) : high + 1]]
 
 
 def index_candidates(table: Any, hash_key: Any, index_name: str) -> list[Any] | None:
