@@ -319,21 +319,27 @@ def fork_server(runtime: str) -> _ForkServer | None:
         return server
 
 
-class _Channel:
+class Channel:
     """Line-oriented reads from the worker's result pipe, with a deadline."""
 
     def __init__(self, fd: int, process: subprocess.Popen | _ForkedProcess) -> None:
         self.fd = fd
         self.process = process
         self.buffer = b""
+        # poll, not select: select() refuses a descriptor above FD_SETSIZE (1024), and a
+        # LocalStack running hundreds of environments (two pipes each) gets there: 1,000
+        # job-poller executions failed with "filedescriptor out of range in select()".
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
 
     def read(self, timeout: float) -> dict:
+        """The worker's next JSON line; TimeoutError after ``timeout`` s, WorkerDied if it ended."""
         deadline = time.monotonic() + timeout
         while b"\n" not in self.buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
-            ready, _, _ = select.select([self.fd], [], [], min(remaining, 0.25))
+            ready = self._poll.poll(min(remaining, 0.25) * 1000)
             if ready:
                 chunk = os.read(self.fd, 65536)
                 if not chunk:
@@ -353,7 +359,7 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
         self._env: dict[str, str] = {}
         self._process: subprocess.Popen | _ForkedProcess | None = None
         self._commands = None
-        self._channel: _Channel | None = None
+        self._channel: Channel | None = None
         self._lock = threading.Lock()
         self._workdir = Path(tempfile.mkdtemp(prefix=f"sfnp-lambda-{id}-"))
         self._init_logs = ""
@@ -400,7 +406,7 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
             os.close(res_write)
         self._process = process
         self._commands = os.fdopen(cmd_write, "w", encoding="utf-8")
-        self._channel = _Channel(res_read, process)
+        self._channel = Channel(res_read, process)
         try:
             ready = self._channel.read(STARTUP_TIMEOUT_SECONDS)
         except (TimeoutError, WorkerDied) as exc:
