@@ -54,15 +54,15 @@ def candidates(
         return []
     if not table.range_key_attr:
         return [found]
-    items = list(found.values())
     if not range_comparison:
-        return items
+        return list(found.values())
     if (
         table.range_key_type == "S"  # moto refuses an item whose sort key is another type
         and range_comparison in _BOUNDS
         and all(o.type == "S" for o in range_objs)
     ):
         return _string_candidates(found, range_comparison, [o.value for o in range_objs])
+    items = list(found.values())
     matching = [item for item in items if item.range_key.compare(range_comparison, range_objs)]
     if not matching:
         return []
