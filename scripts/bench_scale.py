@@ -591,27 +591,13 @@ def semaphore_size(
     column.transitions = statistics.fmean(billed_transitions(h) for h in histories.values())
     column.events = statistics.fmean(len(h) for h in histories.values())
     set_latency(column, handover_delays(admitted, released, limit))
-    column.extra["peak concurrency"] = peak_inside(histories)
+    # Most executions between entering the critical section and entering Release.
+    column.extra["peak concurrency"] = peak_overlap(list(zip(admitted, released, strict=True)))
     # Started and not yet admitted (parked on a token, or on their way to it) at once.
     column.extra["peak waiting"] = peak_overlap(waits)
     # Every acquire after a wait and every hand-over writes the one lock item.
     column.extra["lock item WCU / item"] = hot_wcu(document, outputs["lock_table_name"], n)
     return column
-
-
-def peak_inside(histories: dict[str, list[dict[str, Any]]]) -> int:
-    """Most executions between entering the critical section and entering Release."""
-    from sfn_patterns_localstack.executions import peak_overlap
-
-    intervals = []
-    for events in histories.values():
-        entered = {
-            e["stateEnteredEventDetails"]["name"]: e["timestamp"].timestamp()
-            for e in events
-            if "stateEnteredEventDetails" in e
-        }
-        intervals.append((entered["Critical section"], entered["Semaphore: Release"]))
-    return peak_overlap(intervals)
 
 
 def teardown(ctx: Context, deployment: Deployment | None) -> None:
