@@ -539,6 +539,60 @@ def deploy_semaphore(ctx: Context, args: argparse.Namespace, sizes: list[int]) -
     return deployment
 
 
+# LocalStack 4.9.2 holds three threads per parked execution: the execution's own thread,
+# the program's worker thread and the Task state's timeout thread (the 1,000 run: 919
+# waiting, 2,913 threads). A Linux thread takes about three memory maps (its stack, the
+# stack's guard page, its malloc arena's): with the default vm.max_map_count of 65,530 a
+# process on this machine kind started 21,809 threads and no more.
+THREADS_PER_PARKED = 3
+MAPS_PER_THREAD = 3
+THREAD_MARGIN = 2000  # LocalStack's own threads, the Lambda workers', the benchmark's
+# How to raise each limit to a number of threads (the limits are Linux's, read below).
+RAISE = {
+    "vm.max_map_count": lambda threads: (
+        f"sudo sysctl -w vm.max_map_count={threads * MAPS_PER_THREAD}"
+    ),
+    "kernel.pid_max": lambda threads: f"sudo sysctl -w kernel.pid_max={threads}",
+    "ulimit -u": lambda threads: f"ulimit -u {threads}",
+}
+
+
+def thread_room(parked: int, limits: dict[str, int] | None = None) -> str:
+    """Why this machine cannot hold ``parked`` parked executions on LocalStack ('' if it can).
+
+    Asked before a size starts, so a size the machine cannot hold stops at once with
+    the limit that binds and how to raise it, not after half an hour with "can't start
+    new thread" from deep inside LocalStack's interpreter.
+    """
+    need = parked * THREADS_PER_PARKED + THREAD_MARGIN
+    limits = system_thread_limits() if limits is None else limits
+    for name, threads in sorted(limits.items(), key=lambda kv: kv[1]):
+        if threads < need:
+            return (
+                f"LocalStack would hold about {need:,} threads ({THREADS_PER_PARKED} per "
+                f"parked execution); {name} allows about {threads:,}: raise it "
+                f"({RAISE[name](need)}) or run a smaller size"
+            )
+    return ""
+
+
+def system_thread_limits() -> dict[str, int]:
+    """Threads each of Linux's limits allows, as this process reads them (none elsewhere)."""
+    import resource
+
+    limits: dict[str, int] = {}
+    for name, path, per_thread in (
+        ("vm.max_map_count", "/proc/sys/vm/max_map_count", MAPS_PER_THREAD),
+        ("kernel.pid_max", "/proc/sys/kernel/pid_max", 1),
+    ):
+        with contextlib.suppress(OSError, ValueError):
+            limits[name] = int(Path(path).read_text()) // per_thread
+    soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    if soft != resource.RLIM_INFINITY:
+        limits["ulimit -u"] = soft
+    return limits
+
+
 def measure_semaphore(
     ctx: Context, deployment: Deployment, n: int, args: argparse.Namespace
 ) -> Column:
@@ -567,6 +621,9 @@ def semaphore_size(
     """One load of n executions."""
     from sfn_patterns_localstack.executions import peak_overlap
 
+    room = thread_room(n)  # every execution may be parked at once
+    if room:
+        raise RuntimeError(room)
     machine = outputs["embedded_state_machine_arn"]
     ctx.meter_start()
     progress(f"semaphore: starting {n} executions")

@@ -98,3 +98,22 @@ def test_tables_round_trip_through_json(tmp_path: Path, capsys: pytest.CaptureFi
     assert "| state transitions / item | 4.00 | 4.00 | +0.000 |" in out
     assert "| completion after job end, p90 (s) | 0.20 | 0.20 | |" in out
     assert "jobs completed per second" in out
+
+
+def test_a_size_the_thread_limits_cannot_hold_is_refused_with_the_binding_limit() -> None:
+    need = 10_000 * bench.THREADS_PER_PARKED + bench.THREAD_MARGIN
+    roomy = {"vm.max_map_count": need, "kernel.pid_max": need + 1}
+    assert bench.thread_room(10_000, roomy) == ""
+    # The default map count on this machine kind: 65,530 maps, about 21,843 threads.
+    tight = {"vm.max_map_count": 65_530 // bench.MAPS_PER_THREAD, "kernel.pid_max": 32_768}
+    refusal = bench.thread_room(10_000, tight)
+    assert "vm.max_map_count allows about 21,843" in refusal
+    assert f"vm.max_map_count={need * bench.MAPS_PER_THREAD}" in refusal
+    assert "pid_max" not in refusal  # the tighter limit binds and is the one named
+    assert bench.thread_room(1_000, tight) == ""  # 5,000 threads fit
+
+
+def test_this_machines_limits_are_read() -> None:
+    limits = bench.system_thread_limits()  # Linux: both files exist, as on CI
+    assert limits["kernel.pid_max"] == int(Path("/proc/sys/kernel/pid_max").read_text())
+    assert limits["vm.max_map_count"] > 1000
