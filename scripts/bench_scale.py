@@ -1429,12 +1429,15 @@ def sizes_option(text: str) -> tuple[str, tuple[int, ...]]:
         raise argparse.ArgumentTypeError(f"not a list of sizes: {numbers!r}") from None
 
 
-def run_all(args: argparse.Namespace) -> list[PatternRun]:
+def run_all(
+    args: argparse.Namespace, save: Callable[[list[PatternRun]], None] = lambda runs: None
+) -> list[PatternRun]:
     """Start (or use) LocalStack; deploy every pattern at once, run the sizes, destroy.
 
     The applies (and the destroys) run side by side: Terraform waits on LocalStack
     most of the time. The measurements run one pattern at a time, so each has the
-    machine to itself (and the meter counts one pattern's calls).
+    machine to itself (and the meter counts one pattern's calls). ``save`` gets the
+    runs so far after every size: a run of hours that is stopped keeps what it measured.
     """
     from sfn_patterns_localstack import bench
 
@@ -1468,6 +1471,8 @@ def run_all(args: argparse.Namespace) -> list[PatternRun]:
                             run.stopped = f"{n}: {error}"
                             progress(f"{pattern}: size {n} failed: {error}")
                             break
+                        finally:
+                            save(runs)
         finally:
             with ThreadPoolExecutor(max(1, len(ctx.deployments))) as pool:
                 list(pool.map(lambda d: teardown(ctx, d), ctx.deployments))
@@ -1479,6 +1484,14 @@ def run_all(args: argparse.Namespace) -> list[PatternRun]:
     if ctx.teardown_errors:
         runs.append(PatternRun("teardown", "", stopped="; ".join(ctx.teardown_errors)))
     return runs
+
+
+def write_json(path: Path | None, header: str, runs: list[PatternRun]) -> None:
+    """Save the runs for ``--from-json`` (nothing without ``--json``)."""
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"header": header, "runs": [asdict(r) for r in runs]}, indent=1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1575,15 +1588,12 @@ def main(argv: list[str] | None = None) -> int:
         header = document["header"]
     else:
         before = load_average()
-        runs = run_all(args)
+        unfinished = f"(a run stopped before its end) load average before {before}"
+        runs = run_all(args, lambda runs: write_json(args.json, unfinished, runs))
         header = (
             f"LocalStack 4.9.2 in-process; load average before {before}, after {load_average()}"
         )
-        if args.json:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(
-                json.dumps({"header": header, "runs": [asdict(r) for r in runs]}, indent=1)
-            )
+        write_json(args.json, header, runs)
     progress("done")
     print(header)
     for run in runs:

@@ -8,7 +8,6 @@ cost, the smallest one binding.
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -89,10 +88,8 @@ def test_tables_round_trip_through_json(tmp_path: Path, capsys: pytest.CaptureFi
             ],
         )
     ]
-    saved = tmp_path / "run.json"
-    saved.write_text(
-        json.dumps({"header": "h", "runs": [bench.asdict(r) for r in runs]}),
-    )
+    saved = tmp_path / "build" / "run.json"
+    bench.write_json(saved, "h", runs)
     assert bench.main(["--from-json", str(saved), "--capacity"]) == 0
     out = capsys.readouterr().out
     assert "| state transitions / item | 4.00 | 4.00 | +0.000 |" in out
