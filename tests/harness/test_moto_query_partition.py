@@ -85,6 +85,28 @@ QUERIES: list[dict[str, Any]] = [
         "ScanIndexForward": False,
         "Limit": 5,
     },
+    {  # a Limit the run fills exactly (p0 holds 20 ready items), then one short of it
+        "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
+        "ExpressionAttributeValues": _values(**{":p": "p0", ":s": "ready#"}),
+        "Limit": 20,
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
+        "ExpressionAttributeValues": _values(**{":p": "p0", ":s": "ready#"}),
+        "ScanIndexForward": False,
+        "Limit": 19,
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND sk BETWEEN :a AND :b",
+        "ExpressionAttributeValues": _values(**{":p": "p1", ":a": "ready#0010", ":b": "task#0050"}),
+        "ScanIndexForward": False,
+        "Limit": 3,
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND sk < :a",
+        "ExpressionAttributeValues": _values(**{":p": "p2", ":a": "task#0002"}),
+        "Limit": 1,
+    },
     {
         "KeyConditionExpression": "pk = :p AND sk BETWEEN :a AND :b",
         "ExpressionAttributeValues": _values(**{":p": "p1", ":a": "ready#0010", ":b": "task#0050"}),
@@ -152,7 +174,6 @@ def test_the_same_answers_as_moto_s_whole_table_query(ddb, monkeypatch) -> None:
 
 
 def test_a_query_of_a_small_partition_does_not_sort_the_table(ddb, monkeypatch) -> None:
-    from moto.dynamodb.models import dynamo_type
     from moto.dynamodb.models.table import Table
 
     for chunk in range(0, 2000, 25):
@@ -164,32 +185,75 @@ def test_a_query_of_a_small_partition_does_not_sort_the_table(ddb, monkeypatch) 
                 ]
             }
         )
-    comparisons = 0
-
-    def counted(compare: Any) -> Any:
-        def count(self: Any, other: Any) -> bool:
-            nonlocal comparisons
-            comparisons += 1
-            return compare(self, other)
-
-        return count
-
-    # Key comparisons: moto's == on every item's partition key, < and == in its sort.
-    for name in ("__eq__", "__lt__"):
-        monkeypatch.setattr(
-            dynamo_type.DynamoType, name, counted(getattr(dynamo_type.DynamoType, name))
-        )
+    comparisons = _Comparisons(monkeypatch)
     query = {
         "TableName": "ranged",
         "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
         "ExpressionAttributeValues": _values(**{":p": "p1", ":s": "ready#"}),
     }
     patched = ddb.query(**query)["Count"]
-    patched_comparisons, comparisons = comparisons, 0
+    patched_comparisons = comparisons.take()
     monkeypatch.setattr(Table, "query", Table.query.__wrapped__)
     monkeypatch.setattr(Table, "all_items", Table.all_items.__wrapped__)
     assert ddb.query(**query)["Count"] == patched == 20
     # moto compares every one of the table's 2,120 items at least once; the patch
     # compares the partition's (40), and sorts the 20 it keeps.
-    assert comparisons > 2_120
+    assert comparisons.take() > 2_120
     assert patched_comparisons < 300
+
+
+def test_a_first_page_with_a_limit_sorts_only_what_it_reads(ddb, monkeypatch) -> None:
+    from moto.dynamodb.models.table import Table
+
+    # One partition with 2,000 ready items, as a wide dag-aggregate run's.
+    for chunk in range(0, 2000, 25):
+        ddb.batch_write_item(
+            RequestItems={
+                "ranged": [
+                    {"PutRequest": {"Item": _values(pk="run", sk=f"ready#{i:05d}")}}
+                    for i in range(chunk, chunk + 25)
+                ]
+            }
+        )
+    comparisons = _Comparisons(monkeypatch)
+    query = {
+        "TableName": "ranged",
+        "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
+        "ExpressionAttributeValues": _values(**{":p": "run", ":s": "ready#"}),
+        "Limit": 2,
+    }
+    patched = ddb.query(**query)
+    patched_comparisons = comparisons.take()
+    monkeypatch.setattr(Table, "query", Table.query.__wrapped__)
+    monkeypatch.setattr(Table, "all_items", Table.all_items.__wrapped__)
+    as_moto = ddb.query(**query)
+    for page in (patched, as_moto):
+        page.pop("ResponseMetadata")
+    assert patched == as_moto and patched["LastEvaluatedKey"]["sk"] == {"S": "ready#00001"}
+    # moto sorts the 2,000 (more than 10,000 comparisons); the patch sorts 3.
+    assert comparisons.take() > 10_000
+    assert patched_comparisons < 50
+
+
+class _Comparisons:
+    """moto's key comparisons, counted: == on each item's partition key, < and == in sorts."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from moto.dynamodb.models import dynamo_type
+
+        self.count = 0
+        for name in ("__eq__", "__lt__"):
+            compare = getattr(dynamo_type.DynamoType, name)
+            monkeypatch.setattr(dynamo_type.DynamoType, name, self._counted(compare))
+
+    def _counted(self, compare: Any) -> Any:
+        def counting(one: Any, other: Any) -> bool:
+            self.count += 1
+            return compare(one, other)
+
+        return counting
+
+    def take(self) -> int:
+        """The count since the last take."""
+        count, self.count = self.count, 0
+        return count

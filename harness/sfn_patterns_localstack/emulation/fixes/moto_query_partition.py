@@ -17,7 +17,8 @@ candidates only:
 * a base-table Query: the partition's items that satisfy the key condition (moto's
   own ``DynamoType.compare``, the test its loop would apply next) and the nearest item
   on either side of them, in no order; moto then sorts those few and walks them as
-  before;
+  before. A first page with a ``Limit`` on string sort keys keeps only the Limit + 1
+  items its walk reads;
 * a Query of an index: the items whose index partition key matches, in the order
   ``all_items()`` gives them (so ties in the index's sort key come out as before),
   found by one pass over the table without the sort.
@@ -42,13 +43,30 @@ from typing import Any
 
 LOG = logging.getLogger(__name__)
 _state = threading.local()
-_PARAMETERS = ("hash_key", "range_comparison", "range_objs", "index_name")
+_PARAMETERS = (
+    "hash_key",
+    "range_comparison",
+    "range_objs",
+    "index_name",
+    "limit",
+    "exclusive_start_key",
+    "scan_index_forward",
+)
 
 
 def candidates(
-    table: Any, hash_key: Any, range_comparison: str | None, range_objs: list[Any]
+    table: Any,
+    hash_key: Any,
+    range_comparison: str | None,
+    range_objs: list[Any],
+    window: tuple[int, bool] | None = None,
 ) -> list[Any]:
-    """A base-table Query's items: the partition's, filtered by the key condition."""
+    """A base-table Query's items: the partition's, filtered by the key condition.
+
+    ``window``: (Limit, forward) of a first page (no ExclusiveStartKey): moto's loop
+    reads at most Limit matching items and one more, so on string sort keys only those
+    are kept (see :func:`_string_candidates`).
+    """
     found = table.items.get(hash_key)
     if found is None:
         return []
@@ -61,7 +79,7 @@ def candidates(
         and range_comparison in _BOUNDS
         and all(o.type == "S" for o in range_objs)
     ):
-        return _string_candidates(found, range_comparison, [o.value for o in range_objs])
+        return _string_candidates(found, range_comparison, [o.value for o in range_objs], window)
     items = list(found.values())
     matching = [item for item in items if item.range_key.compare(range_comparison, range_objs)]
     if not matching:
@@ -104,20 +122,35 @@ _BOUNDS.update({">": _BOUNDS["GT"], ">=": _BOUNDS["GE"]})
 
 
 def _string_candidates(
-    partition: dict[Any, Any], comparison: str, operands: list[str]
+    partition: dict[Any, Any],
+    comparison: str,
+    operands: list[str],
+    window: tuple[int, bool] | None = None,
 ) -> list[Any]:
     """:func:`candidates` for string sort keys: one C-level sort, then bisection.
 
     The fast path, without a ``DynamoType`` method call per item (about 15 us each:
     100 ms a Query in a 7,000-item partition). ``partition`` is moto's
-    ``{sort key: item}``. Returns the matching run of items and its two neighbours.
+    ``{sort key: item}``. Returns the matching run of items and its two neighbours;
+    with a ``window`` (Limit, forward), only the first Limit + 1 of the run in the
+    Query's direction (the last one, or the neighbour, makes moto end the page with a
+    LastEvaluatedKey, as AWS does). The dag-aggregate's Limit-2 Query of its ready
+    items had moto sort every ready item (Python comparisons): 44 ms a Query with
+    2,500 of them, against 7 ms with 500.
     """
     keys = sorted(key.value for key in partition)
     low, high = _BOUNDS[comparison](keys, operands)
     if low >= high:
         return []
-    by_value = {key.value: item for key, item in partition.items()}
-    return [by_value[key] for key in keys[max(low - 1, 0) : high + 1]]
+    first, last = max(low - 1, 0), high + 1
+    if window is not None:
+        limit, forward = window
+        if forward:
+            last = min(last, low + limit + 1)
+        else:
+            first = max(first, high - limit - 1)
+    key_type = next(iter(partition)).__class__
+    return [partition[key_type({"S": key})] for key in keys[first:last]]
 
 
 def index_candidates(table: Any, hash_key: Any, index_name: str) -> list[Any] | None:
@@ -174,8 +207,13 @@ def apply() -> bool:
         if given["index_name"]:
             chosen = index_candidates(self, given["hash_key"], given["index_name"])
         else:
+            first_page = given["limit"] and given["exclusive_start_key"] is None
             chosen = candidates(
-                self, given["hash_key"], given["range_comparison"], given["range_objs"]
+                self,
+                given["hash_key"],
+                given["range_comparison"],
+                given["range_objs"],
+                (given["limit"], given["scan_index_forward"] is not False) if first_page else None,
             )
         if chosen is None:
             return original(self, *args, **kwargs)
