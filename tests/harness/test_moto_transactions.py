@@ -104,12 +104,26 @@ STEPS: list[list[dict]] = [
         _update("ranged", {"pk": {"S": "p1"}, "sk": {"S": "s5"}}, "SET n = n + :one"),
         _update("plain", {"pk": {"S": "k5"}}, "SET n = n + :one"),
     ],
+    # Cancelled: a put in a new partition, a put over an item, an update creating one.
+    [
+        {"Put": {"TableName": "ranged", "Item": {"pk": {"S": "p9"}, "sk": {"S": "a"}}}},
+        {"Put": {"TableName": "ranged", "Item": {"pk": {"S": "p2"}, "sk": {"S": "s6"}}}},
+        _update("ranged", {"pk": {"S": "p3"}, "sk": {"S": "new"}}, "SET n = :one"),
+        _update("plain", {"pk": {"S": "k3"}}, "SET n = n + :one", cond="n < :cap"),
+    ],
+    # Refused after a write: the same key twice (moto's ValidationException).
+    [
+        _update("plain", {"pk": {"S": "k7"}}, "SET n = n + :one"),
+        _update("ranged", {"pk": {"S": "p8"}, "sk": {"S": "b"}}, "SET n = :one"),
+        _update("ranged", {"pk": {"S": "p8"}, "sk": {"S": "b"}}, "SET n = :one"),
+    ],
 ]
 
 
 def _run() -> list[Any]:
     """Every step's outcome and both tables' contents after it."""
     from moto import mock_aws
+    from moto.dynamodb import models
 
     seen: list[Any] = []
     with mock_aws():
@@ -127,6 +141,9 @@ def _run() -> list[Any]:
                 )
                 for table in ("ranged", "plain")
             }
+            # Partitions too: a rolled-back put must not leave an empty one behind.
+            backend = models.dynamodb_backends["123456789012"]["us-east-1"]
+            contents["partitions"] = sorted(str(k) for k in backend.get_table("ranged").items)
             seen.append((outcome, contents))
     return seen
 
@@ -145,9 +162,11 @@ def test_same_items_and_errors_as_moto_s_full_copy(monkeypatch: pytest.MonkeyPat
     assert outcomes[0] == "committed" and outcomes[3] == "committed"
     assert outcomes[1][0] == "TransactionCanceledException"
     assert outcomes[2][0] == "TransactionCanceledException"
+    assert outcomes[4][0] == "TransactionCanceledException"
+    assert outcomes[5][0] == "ValidationException"
 
 
-def test_the_image_copies_only_updated_items() -> None:
+def test_the_undo_log_holds_only_what_the_transaction_writes() -> None:
     from moto import mock_aws
     from moto.dynamodb import models
 
@@ -156,14 +175,16 @@ def test_the_image_copies_only_updated_items() -> None:
         ddb = boto3.client("dynamodb", region_name="us-east-1")
         _tables(ddb)
         backend = models.dynamodb_backends["123456789012"]["us-east-1"]
-        table = backend.get_table("ranged")
-        step = STEPS[0]
-        image = moto_transaction_copy.image(backend, table, step)
-        hash_key, range_key = backend.get_keys_value(table, {"pk": {"S": "p1"}, "sk": {"S": "s1"}})
-        assert image.items[hash_key][range_key] is not table.items[hash_key][range_key]
-        assert (
-            image.items[hash_key][range_key].to_json() == table.items[hash_key][range_key].to_json()
-        )
-        other, other_range = backend.get_keys_value(table, {"pk": {"S": "p0"}, "sk": {"S": "s0"}})
-        assert image.items[other][other_range] is table.items[other][other_range]
-        assert image.items is not table.items and image.items[hash_key] is not table.items[hash_key]
+        ranged, plain = backend.get_table("ranged"), backend.get_table("plain")
+        log = moto_transaction_copy.UndoLog(backend, STEPS[0])
+        # Two updates, a put and a delete; the check writes nothing.
+        assert len(log.entries) == 4
+        updated = backend.get_keys_value(ranged, {"pk": {"S": "p1"}, "sk": {"S": "s1"}})
+        deleted = backend.get_keys_value(ranged, {"pk": {"S": "p2"}, "sk": {"S": "s2"}})
+        by_key = {(id(e[0]), e[1], e[2]): e[3] for e in log.entries}
+        copy_of_update = by_key[(id(ranged), *updated)]
+        stored = ranged.items[updated[0]][updated[1]]
+        assert copy_of_update is not stored and copy_of_update.to_json() == stored.to_json()
+        assert by_key[(id(ranged), *deleted)] is ranged.items[deleted[0]][deleted[1]]
+        new_key = backend.get_keys_value(plain, {"pk": {"S": "new"}})
+        assert by_key[(id(plain), *new_key)] is moto_transaction_copy.ABSENT
