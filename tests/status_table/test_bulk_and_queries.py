@@ -6,6 +6,7 @@ import sys
 import zlib
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -117,6 +118,38 @@ def test_claimable_lists_pending_failed_and_expired(make_tracker: MakeTracker, c
     tracker.start("live", lease_seconds=1000)
     clock.advance(seconds=11)
     assert sorted(t.task_id for t in tracker.claimable()) == ["expired", "failed", "pending"]
+
+
+def test_a_limited_page_reads_about_its_limit_whatever_the_table_holds(
+    make_tracker: MakeTracker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from botocore.client import BaseClient
+
+    read: list[int] = []  # ScannedCount of every Query answered
+    original = BaseClient._make_api_call
+
+    def counting(self: BaseClient, operation_name: str, api_params: dict) -> Any:
+        answer = original(self, operation_name, api_params)
+        if operation_name == "Query":
+            read.append(answer["ScannedCount"])
+        return answer
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counting)
+    tracker = make_tracker(n_shards=4)
+    for size in (100, 400):  # the table grows; what a page reads does not
+        tracker.create_tasks([f"t{i:03d}" for i in range(size)])
+        everything = [t.task_id for t in tracker.claimable()]
+        assert len(everything) == size
+        for limit in (1, 10, 50):
+            read.clear()
+            page = tracker.claimable(limit=limit)
+            assert [t.task_id for t in page] == everything[:limit]  # the same merged order
+            # Each pending shard's share of the limit, and a page more where the merge
+            # needed more of one shard (the failed and in-progress shards are empty).
+            assert sum(read) <= limit + 4 * max(1, -(-limit // 4)), (size, limit, read)
+        read.clear()
+        assert len(tracker.query("pending", limit=5)) == 5
+        assert sum(read) <= 5 + 4 * 2
 
 
 def test_shards_are_deterministic_across_processes(make_tracker: MakeTracker) -> None:

@@ -2,7 +2,12 @@
 
 Each status of a use case is split over ``n_shards`` GSI partitions, so a query
 issues one Query per shard with ``update_time`` as the key condition and merges the
-sorted streams lazily (``heapq.merge``); a ``limit`` stops paging early.
+sorted streams lazily (``heapq.merge``); a ``limit`` stops paging early, and sizes
+the pages: each of a status's shards asks for its share of the limit, and the merge
+fetches a shard's next page only if it needs more from it. Without page sizes each
+shard's first page was up to 1 MB, so what a worker's ``claimable(limit=50)`` read
+grew with the table (scripts/bench_scale.py: 4 items a page at 100 tasks, 42 at
+1,000).
 """
 
 from __future__ import annotations
@@ -38,8 +43,13 @@ def iter_tasks(
     until: datetime | None = None,
     newest_first: bool = False,
     filter_condition: Any = None,
+    limit: int | None = None,
 ) -> Iterator[Any]:
-    """Model items of one status in update_time order, merged over all shards."""
+    """Model items of one status in update_time order, merged over all shards.
+
+    ``limit``: how many the caller will take at most; each shard's pages then hold
+    its share of it (at least one item), so what is read stays near what is used.
+    """
     if (since is not None and since.tzinfo is None) or (until is not None and until.tzinfo is None):
         raise ValueError("since/until must be timezone-aware datetimes")
     status = parse_status(status)
@@ -50,6 +60,7 @@ def iter_tasks(
             range_key_condition=condition,
             filter_condition=filter_condition,
             scan_index_forward=not newest_first,
+            page_size=None if limit is None else max(1, -(-limit // n_shards)),
         )
         for shard in range(n_shards)
     ]
@@ -76,6 +87,7 @@ def query_tasks(
         since=since,
         until=until,
         newest_first=newest_first,
+        limit=limit,
     )
     return [to_record(item) for item in itertools.islice(items, limit)]
 
@@ -94,14 +106,15 @@ def claimable_tasks(
     live leases are not shipped to the worker at all.
     """
     streams = [
-        iter_tasks(model, use_case_id, Status.PENDING, n_shards),
-        iter_tasks(model, use_case_id, Status.FAILED, n_shards),
+        iter_tasks(model, use_case_id, Status.PENDING, n_shards, limit=limit),
+        iter_tasks(model, use_case_id, Status.FAILED, n_shards, limit=limit),
         iter_tasks(
             model,
             use_case_id,
             Status.IN_PROGRESS,
             n_shards,
             filter_condition=model.lease_expires_at <= now,
+            limit=limit,
         ),
     ]
     merged = heapq.merge(*streams, key=lambda item: item.update_time)
