@@ -36,6 +36,7 @@ def ddb() -> Iterator[Any]:
                 {"AttributeName": "sk", "AttributeType": "S"},
                 {"AttributeName": "g", "AttributeType": "S"},
                 {"AttributeName": "t", "AttributeType": "N"},
+                {"AttributeName": "u", "AttributeType": "S"},
             ],
             GlobalSecondaryIndexes=[
                 {
@@ -45,7 +46,15 @@ def ddb() -> Iterator[Any]:
                         {"AttributeName": "t", "KeyType": "RANGE"},
                     ],
                     "Projection": {"ProjectionType": "ALL"},
-                }
+                },
+                {  # string keys throughout: the index path's window
+                    "IndexName": "by-h",
+                    "KeySchema": [
+                        {"AttributeName": "g", "KeyType": "HASH"},
+                        {"AttributeName": "u", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                },
             ],
         )
         client.create_table(
@@ -63,6 +72,8 @@ def ddb() -> Iterator[Any]:
             if i % 5:  # some items are not in the index
                 item["g"] = {"S": f"g{i % 2}"}
                 item["t"] = {"N": str(i % 4)}  # ties in the index's sort key
+            if i % 7:
+                item["u"] = {"S": f"u{i % 6}"}  # ties; some indexed items lack it
             client.put_item(TableName="ranged", Item=item)
             client.put_item(TableName="plain", Item={"pk": {"S": f"k{i}"}, "n": {"N": "1"}})
         yield client
@@ -74,6 +85,22 @@ def _values(**values: str) -> dict[str, dict[str, str]]:
 
 QUERIES: list[dict[str, Any]] = [
     {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": _values(**{":p": "p1"})},
+    {  # the oldest of a queue: no sort-key condition, a Limit, both directions
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": _values(**{":p": "p1"}),
+        "Limit": 1,
+    },
+    {
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": _values(**{":p": "p2"}),
+        "ScanIndexForward": False,
+        "Limit": 6,
+    },
+    {
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": _values(**{":p": "p0"}),
+        "Limit": 40,  # p0 holds 40 items: a page the partition fills exactly
+    },
     {
         "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
         "ExpressionAttributeValues": _values(**{":p": "p0", ":s": "ready#"}),
@@ -135,6 +162,27 @@ QUERIES: list[dict[str, Any]] = [
         "KeyConditionExpression": "g = :g",
         "ExpressionAttributeValues": _values(**{":g": "g1"}),
         "Limit": 9,
+    },
+    {"IndexName": "by-h", "KeyConditionExpression": "g = :g", "Limit": 4}
+    | {"ExpressionAttributeValues": _values(**{":g": "g1"})},
+    {
+        "IndexName": "by-h",
+        "KeyConditionExpression": "g = :g AND u >= :u",
+        "ExpressionAttributeValues": _values(**{":g": "g0", ":u": "u2"}),
+        "ScanIndexForward": False,
+        "Limit": 3,
+    },
+    {
+        "IndexName": "by-h",
+        "KeyConditionExpression": "g = :g AND begins_with(u, :u)",
+        "ExpressionAttributeValues": _values(**{":g": "g1", ":u": "u3"}),
+        "Limit": 2,
+    },
+    {  # a Limit the matching items fill exactly, with items past them
+        "IndexName": "by-h",
+        "KeyConditionExpression": "g = :g AND u BETWEEN :a AND :b",
+        "ExpressionAttributeValues": _values(**{":g": "g1", ":a": "u1", ":b": "u1"}),
+        "Limit": 13,  # g1 holds 13 items with u = u1
     },
     {
         "IndexName": "by-g",
@@ -233,6 +281,18 @@ def test_a_first_page_with_a_limit_sorts_only_what_it_reads(ddb, monkeypatch) ->
     # moto sorts the 2,000 (more than 10,000 comparisons); the patch sorts 3.
     assert comparisons.take() > 10_000
     assert patched_comparisons < 50
+    # The semaphore's oldest waiter: no sort-key condition at all, Limit 1.
+    monkeypatch.undo()
+    comparisons = _Comparisons(monkeypatch)
+    oldest = {
+        "TableName": "ranged",
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": _values(**{":p": "run"}),
+        "Limit": 1,
+    }
+    patched = ddb.query(**oldest)
+    assert patched["Items"][0]["sk"] == {"S": "ready#00000"} and "LastEvaluatedKey" in patched
+    assert comparisons.take() < 50
 
 
 class _Comparisons:
