@@ -410,15 +410,27 @@ def wait_done(ctx: Context, arns: list[str], timeout: float) -> dict[str, dict[s
         )
     bad = [d for d in done.values() if d["status"] != "SUCCEEDED"]
     if bad:
-        # Each one's error and cause (a FAILED execution's own, as DescribeExecution
-        # gives them), so a failure in a loaded run says what failed, not only that.
-        raise RuntimeError(
-            "executions ended "
-            + "; ".join(
-                f"{d['status']} {d.get('error', '')}: {d.get('cause', '')[:300]}" for d in bad
-            )
-        )
+        raise RuntimeError(failure_summary(bad, len(arns)))
     return done
+
+
+def failure_summary(bad: list[dict[str, Any]], total: int) -> str:
+    """How many executions ended how, and one cause of each kind (not one line each).
+
+    The error and cause are each execution's own, as DescribeExecution gives them, so
+    a failure in a loaded run says what failed; one cause per kind keeps 656 failures
+    to a few lines (the job-poller's 1,000 jobs once printed 110 KB).
+    """
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for described in bad:
+        kinds.setdefault(f"{described['status']} {described.get('error', '')}".strip(), []).append(
+            described
+        )
+    parts = [
+        f"{len(ended):,} {kind} (e.g. {ended[0].get('cause', '')[:200]})"
+        for kind, ended in sorted(kinds.items(), key=lambda kv: -len(kv[1]))
+    ]
+    return f"{len(bad):,} of {total:,} executions did not succeed: " + "; ".join(parts)
 
 
 def start_all(

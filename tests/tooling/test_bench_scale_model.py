@@ -114,3 +114,16 @@ def test_this_machines_limits_are_read() -> None:
     limits = bench.system_thread_limits()  # Linux: both files exist, as on CI
     assert limits["kernel.pid_max"] == int(Path("/proc/sys/kernel/pid_max").read_text())
     assert limits["vm.max_map_count"] > 1000
+
+
+def test_failures_are_summarised_by_kind() -> None:
+    bad = [
+        {"status": "FAILED", "error": "Sandbox.Timedout", "cause": f"timed out {i}"}
+        for i in range(600)
+    ] + [{"status": "TIMED_OUT"}] * 2
+    summary = bench.failure_summary(bad, 1000)
+    assert summary.startswith("602 of 1,000 executions did not succeed: ")
+    assert "600 FAILED Sandbox.Timedout (e.g. timed out 0)" in summary
+    assert "2 TIMED_OUT (e.g. )" in summary
+    assert summary.index("600 FAILED") < summary.index("2 TIMED_OUT")  # most first
+    assert len(summary) < 300
