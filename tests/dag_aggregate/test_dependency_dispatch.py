@@ -213,6 +213,83 @@ def test_redelivered_reports_and_starts_are_idempotent(ddb: Any) -> None:
     assert [r[:2] for r in launcher.results] == [("success", "t-retry")]
 
 
+def _overlapping_starts(ddb: Any, pause: str) -> tuple[Any, FakeLauncher, list[str], list[str]]:
+    """Two attempts of one start: the first still writing when Step Functions' retry comes.
+
+    The first attempt (a thread) writes its task items and waits; the retry runs in
+    this thread. ``pause``: the retry's step ("put_tasks" or "create_run") after which
+    (or before which, for create_run) the first attempt goes on to the end. Returns the
+    scheduler, the launcher, the first attempt's errors and every put_tasks caller.
+    """
+    launcher = FakeLauncher()
+    sched = scheduler(ddb, make_plan({"a": set(), "b": {"a"}, "c": set()}), 2, launcher)
+    store = sched.store
+    put_tasks, create_run = store.put_tasks, store.create_run
+    first_wrote = threading.Event()
+    writers: list[str] = []
+    errors: list[str] = []
+
+    def first_attempt() -> None:
+        try:
+            start(sched, "o", "e", "t1")
+        except RunAlreadyRunningError as err:
+            errors.append(str(err))
+
+    first = threading.Thread(target=first_attempt)
+    resume = threading.Event()
+
+    def first_goes_on() -> None:
+        resume.set()
+        first.join(10)
+
+    def put_tasks_spy(run_id: str, tasks: Any) -> None:
+        writers.append(threading.current_thread().name)
+        put_tasks(run_id, tasks)
+        if threading.current_thread() is first:
+            first_wrote.set()
+            resume.wait(10)  # still writing when the retry starts
+        elif pause == "put_tasks":
+            first_goes_on()
+
+    def create_run_spy(*args: Any, **kwargs: Any) -> None:
+        if threading.current_thread() is not first and pause == "create_run":
+            first_goes_on()
+        create_run(*args, **kwargs)
+
+    store.put_tasks = put_tasks_spy  # type: ignore[method-assign]
+    store.create_run = create_run_spy  # type: ignore[method-assign]
+    first.start()
+    assert first_wrote.wait(10)
+    start(sched, "o", "e", "t2")  # the retry: the attempt Step Functions waits on
+    first.join(10)
+    return sched, launcher, errors, writers
+
+
+def test_an_earlier_start_attempt_cannot_open_a_run_its_retry_took_over(ddb: Any) -> None:
+    # The 5,000-task scale run: the retry took the run over and wrote its task items,
+    # then the first attempt opened the run, and the retry failed the coordinator.
+    sched, launcher, errors, _ = _overlapping_starts(ddb, pause="put_tasks")
+    assert errors == ["run 'o' was taken over while starting"]  # the first, abandoned
+    assert item(ddb, "o", "run")["token"]["S"] == "t2"
+    assert sorted(launcher.order()) == ["a", "c"]
+    drain(sched, launcher, "o")
+    assert sorted(launcher.order()) == ["a", "b", "c"]
+    assert [r[:2] for r in launcher.results] == [("success", "t2")]
+
+
+def test_a_retry_continues_a_run_its_earlier_attempt_opened_meanwhile(ddb: Any) -> None:
+    # The retry read the run STARTING; the first attempt opened it before the retry's
+    # create_run: the retry must not reset the open run's items, only take its token.
+    sched, launcher, errors, writers = _overlapping_starts(ddb, pause="create_run")
+    assert errors == []
+    assert len(writers) == 1  # only the first attempt wrote task items
+    assert item(ddb, "o", "run")["token"]["S"] == "t2"
+    assert sorted(launcher.order()) == ["a", "c"]
+    drain(sched, launcher, "o")
+    assert sorted(launcher.order()) == ["a", "b", "c"]
+    assert [r[:2] for r in launcher.results] == [("success", "t2")]
+
+
 def test_a_second_coordinator_cannot_take_a_running_run(ddb: Any) -> None:
     parents = {"a": set()}
     launcher = FakeLauncher()

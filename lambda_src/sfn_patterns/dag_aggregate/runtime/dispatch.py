@@ -296,9 +296,10 @@ class Scheduler:
                 f"run {request.run_id!r} is being run by {run.execution}; "
                 "wait for it or use another run id"
             )
-        if run.status == STARTING:  # its starter died while writing the task items
+        if run.status == STARTING:  # its starter died, or is still writing the task items
             selection = request.selection if request.selection is not None else run.selection
-            self._begin(request, run.execution, max(run.invocation, 1), selection)
+            previous = None if own else run.execution
+            self._begin(request, previous, max(run.invocation, 1), selection)
             return
         if request.selection is not None and request.selection != run.selection:
             raise InvalidRunInputError(
@@ -347,7 +348,13 @@ class Scheduler:
                 now=self.clock(),
             )
         except ConditionFailed as lost:
-            winner = decode_run(request.run_id, lost.item or {}).execution or "another execution"
+            now = decode_run(request.run_id, lost.item or {})
+            if now.execution == request.execution and now.status == RUNNING:
+                # An earlier attempt of this start opened the run since we read it:
+                # continue it as a redelivered start (keep this attempt's token).
+                self._restart_unfinished(request, now)
+                return
+            winner = now.execution or "another execution"
             raise RunAlreadyRunningError(
                 f"run {request.run_id!r} was claimed by {winner}"
             ) from None
@@ -380,11 +387,14 @@ class Scheduler:
             run = self.store.open_run(
                 request.run_id,
                 request.execution,
+                request.token,
                 ready=ready,
                 selection=selection,
                 task_count=len(chosen),
             )
         except ConditionFailed:
+            # A later attempt of this start (or another coordinator) took the run over
+            # while this one wrote the task items; that one opens it.
             raise RunAlreadyRunningError(
                 f"run {request.run_id!r} was taken over while starting"
             ) from None

@@ -455,17 +455,24 @@ class RunStore:
         previous_execution: str | None,
         now: str,
     ) -> None:
-        """Put the run item as STARTING for this execution.
+        """Put the run item as STARTING for this execution, with this attempt's ``token``.
 
-        Allowed when the run id is new, has ended, is this execution's, or is still
-        owned by ``previous_execution`` (the ended coordinator being taken over).
-        A loser gets :class:`ConditionFailed` with the winner's run item.
+        Allowed when the run id is new, has ended, is still STARTING for this execution
+        (an earlier attempt of its start died, or is still writing: this attempt takes
+        over, and :meth:`open_run` fences the earlier one by token), or is still owned
+        by ``previous_execution`` (the ended coordinator being taken over). A run this
+        execution has already opened is not reset. A loser gets
+        :class:`ConditionFailed` with the winner's run item.
         """
-        condition = "attribute_not_exists(pk) OR #s IN (:ok, :failed) OR execution = :e"
+        condition = (
+            "attribute_not_exists(pk) OR #s IN (:ok, :failed) "
+            "OR (execution = :e AND #s = :starting)"
+        )
         values: dict[str, Any] = {
             ":ok": _s(RUN_SUCCEEDED),
             ":failed": _s(RUN_FAILED),
             ":e": _s(execution),
+            ":starting": _s(STARTING),
         }
         if previous_execution:
             condition += " OR execution = :old"
@@ -534,12 +541,20 @@ class RunStore:
         self,
         run_id: str,
         execution: str,
+        token: str,
         *,
         ready: Mapping[str, ReadyEntry],
         selection: Selection,
         task_count: int,
     ) -> RunState:
-        """STARTING -> RUNNING with the first ready tasks, if this execution still owns it.
+        """STARTING -> RUNNING with the first ready tasks, if this attempt still owns it.
+
+        Owned: this execution's, with this attempt's task token. Two attempts of one
+        start can overlap (Step Functions retried the first while it was still
+        writing); the later one's :meth:`create_run` took the token, so the earlier
+        one cannot open the run under it (the 5,000-task scale run failed when the
+        earlier one did, and the later one, the attempt Step Functions waited on, then
+        found the run opened and failed the coordinator).
 
         The ready items are written first, and any other ready item of the run deleted
         (a start that died before this step may have queued another selection); no one
@@ -565,8 +580,8 @@ class RunStore:
                 UpdateExpression="SET #s = :running, active = :empty, ready_count = :ready, "
                 "unlaunched = :empty, selection = :sel, tasks = :n "
                 "REMOVE failure, finished_at, counts, notified, ready",
-                ConditionExpression="#s = :starting AND execution = :e",
-                ExpressionAttributeNames={"#s": "status"},
+                ConditionExpression="#s = :starting AND execution = :e AND #t = :t",
+                ExpressionAttributeNames={"#s": "status", "#t": "token"},
                 ExpressionAttributeValues={
                     ":running": _s(RUNNING),
                     ":starting": _s(STARTING),
@@ -575,6 +590,7 @@ class RunStore:
                     ":sel": _selection_value(selection),
                     ":n": _n(task_count),
                     ":e": _s(execution),
+                    ":t": _s(token),
                 },
             ),
         )
