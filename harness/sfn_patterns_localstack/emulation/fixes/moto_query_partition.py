@@ -19,10 +19,10 @@ candidates only:
   on either side of them, in no order; moto then sorts those few and walks them as
   before. A first page with a ``Limit`` on string sort keys keeps only the Limit + 1
   items its walk reads;
-* a Query of an index: the items whose index partition key matches, in the order
-  ``all_items()`` gives them (so ties in the index's sort key come out as before),
-  found by one pass over the table without the sort. A first page with a ``Limit``
-  on string keys keeps only the items moto's walk reads, in the same order.
+* a Query of an index: the items whose index partition key matches, found by one
+  pass over the table, in no order (moto sorts them on the index's keys and then the
+  table's, a key no two items share). A first page with a ``Limit`` on string keys
+  keeps only the items moto's walk reads.
 
 Everything after that (exclusive start key, limit, the 1 MB page, projection,
 filters, ``ScannedCount``) is moto's own code on the same items in the same order,
@@ -174,7 +174,7 @@ def index_candidates(
     range_objs: tuple[Any, ...] | list[Any] = (),
     window: tuple[int, bool] | None = None,
 ) -> list[Any] | None:
-    """An index Query's items in ``all_items()`` order; None: let moto decide (no such index).
+    """An index Query's items, in no order; None: let moto decide (no such index).
 
     ``window`` as for :func:`candidates`: on string keys only the items moto's walk
     reads are kept (see :func:`_index_window`).
@@ -191,14 +191,6 @@ def index_candidates(
             value = item.attrs.get(hash_attr)
             if value and value == hash_key:  # moto's own test, as its loop writes it
                 matching.append(item)
-    # all_items()'s order, among the matching items only.
-    ordered = _string_sorted(
-        matching, lambda x: (x.hash_key, x.range_key) if x.range_key else (x.hash_key,)
-    )
-    if ordered is None:
-        matching.sort(key=lambda x: (x.hash_key, x.range_key) if x.range_key else x.hash_key)
-    else:
-        matching = ordered
     if window is not None:
         kept = _index_window(
             table,
@@ -215,7 +207,7 @@ def index_candidates(
 
 
 def _string_sorted(items: list[Any], key: Any) -> list[Any] | None:
-    """``items`` stably sorted by ``key`` (a tuple of DynamoTypes) if every part is a string.
+    """``items`` sorted by ``key`` (a tuple of DynamoTypes) if every part is a string.
 
     Sorted on the strings in C, which orders exactly as ``DynamoType``'s comparisons do
     for type S; None (sort with moto's comparisons) if any part is not a string.
