@@ -8,9 +8,9 @@ table holding every holder and the counter, so each one copied the table: 1.6 of
 (emulation/profiler.py), growing with the table.
 
 A first fix copied the table's item containers (not the items): still a pass over
-every item of every table named, once per transaction item. At 5,000 dag-aggregate
-tasks (one runs-table partition of 7,500 items) a three-item transaction took 46 ms
-against 9 ms at 1,000, and the benchmark's tasks per second fell with the DAG's size.
+every item of every table named, once per transaction item. In a micro-benchmark
+beside a test run, a three-item transaction in a 7,500-item partition (5,000
+dag-aggregate tasks) took 46 ms against 9 ms at 1,000 tasks.
 
 Here moto's table copy is the table itself (no copy, so moto's own "put back" changes
 nothing) and the transaction keeps an undo log instead: before moto runs, the item
