@@ -79,7 +79,10 @@ sys.path[:0] = [str(REPO / "scripts")]
 
 # --- the plan of one run --------------------------------------------------------------
 
-PATTERNS = ("semaphore", "sqs-throttle", "status-table", "job-poller", "dag-aggregate")
+# The run's order. What a size can leave behind on the one LocalStack goes last: the
+# job-poller's 1,000 jobs give out there (its Lambda workers linger), and a semaphore
+# size stopped for time leaves its waiting executions running (and hand-overs going on).
+PATTERNS = ("sqs-throttle", "status-table", "dag-aggregate", "job-poller", "semaphore")
 SIZES = {
     "semaphore": (10, 100, 1000, 10000),
     "sqs-throttle": (100, 1000, 10000),
@@ -229,10 +232,10 @@ class Column:
     wall: float
     transitions: float | None = None  # per item
     events: float | None = None  # per item
-    lambda_invocations: float = 0.0
-    dynamodb: float = 0.0
-    sqs: float = 0.0
-    stepfunctions: float = 0.0
+    lambda_invocations: float | None = 0.0
+    dynamodb: float | None = 0.0
+    sqs: float | None = 0.0
+    stepfunctions: float | None = 0.0
     rss: int = 0
     tree_rss: int = 0
     threads: int = 0
@@ -242,6 +245,14 @@ class Column:
     extra: dict[str, float] = field(default_factory=dict)  # pattern-specific, per item
     ops: dict[str, float] = field(default_factory=dict)  # "service:Operation" -> per item
     note: str = ""
+    # Items finished when the size was stopped for time (--size-seconds); None: all n.
+    # Per-item values of such a column are per finished item, and no slope uses it.
+    done: int | None = None
+
+    @property
+    def finished(self) -> int:
+        """The items the per-item values are divided by."""
+        return self.n if self.done is None else self.done
 
 
 @dataclass
@@ -252,6 +263,7 @@ class PatternRun:
     setting: str
     columns: list[Column] = field(default_factory=list)
     stopped: str = ""
+    skipped: str = ""  # larger sizes not run, a smaller one having run out of time
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -350,7 +362,7 @@ def metered(
         calls = meter.calls(
             document, service, operation, roles_only=roles, exclude_resources=exclude
         )
-        return calls / column.n
+        return calls / column.finished
 
     # Lambda invocations: whoever invoked (a task's role, EventBridge, or the benchmark
     # standing in for a schedule), the demo workload's own function left out.
@@ -364,7 +376,7 @@ def metered(
         if any(entry["resource"].endswith(suffix) for suffix in exclude):
             continue
         key = f"{entry['service']}:{entry['operation']}"
-        column.ops[key] = column.ops.get(key, 0.0) + entry["calls"] / column.n
+        column.ops[key] = column.ops.get(key, 0.0) + entry["calls"] / column.finished
     column.rss = document["peak_rss_bytes"]
     column.tree_rss = document["peak_tree_rss_bytes"]
     column.threads = document["peak_threads"]
@@ -399,12 +411,17 @@ def read_histories(ctx: Context, arns: list[str]) -> dict[str, list[dict[str, An
         return dict(zip(arns, pool.map(lambda arn: history(sfn, arn), arns), strict=True))
 
 
-def wait_done(ctx: Context, arns: list[str], timeout: float) -> dict[str, dict[str, Any]]:
-    """Describe every execution once all stopped; exits if one is still running or failed."""
+def wait_done(
+    ctx: Context, arns: list[str], timeout: float, partial: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Describe every execution once all stopped; exits if one is still running or failed.
+
+    ``partial``: one still running at the timeout is no error (the size's time is up).
+    """
     from sfn_patterns_localstack.executions import wait_stopped
 
     done = wait_stopped(ctx.client("stepfunctions"), arns, timeout=timeout, interval=1.0)
-    if len(done) < len(arns):
+    if len(done) < len(arns) and not partial:
         raise RuntimeError(
             f"{len(arns) - len(done)} of {len(arns)} still running after {timeout} s"
         )
@@ -434,9 +451,16 @@ def failure_summary(bad: list[dict[str, Any]], total: int) -> str:
 
 
 def start_all(
-    ctx: Context, machine: str, inputs: Iterable[dict[str, Any]], rate: float = 0.0
+    ctx: Context,
+    machine: str,
+    inputs: Iterable[dict[str, Any]],
+    rate: float = 0.0,
+    until: float | None = None,
 ) -> list[str]:
     """Start one execution per input, eight calls at a time; their ARNs in input order.
+
+    ``until`` (a ``time.monotonic()`` value): no start after it; the ARNs of those
+    started before.
 
     ``rate`` > 0 spaces the starts: the i-th is sent no earlier than i / rate seconds
     after the first. Why: every start invokes a Lambda at once, and a burst of
@@ -448,16 +472,18 @@ def start_all(
     sfn = ctx.client("stepfunctions")
     first = time.monotonic()
 
-    def start(numbered: tuple[int, dict[str, Any]]) -> str:
+    def start(numbered: tuple[int, dict[str, Any]]) -> str | None:
         i, document = numbered
         if rate > 0:
             time.sleep(max(0.0, first + i / rate - time.monotonic()))
+        if until is not None and time.monotonic() >= until:
+            return None
         return sfn.start_execution(stateMachineArn=machine, input=json.dumps(document))[
             "executionArn"
         ]
 
     with ThreadPoolExecutor(8) as pool:
-        return list(pool.map(start, enumerate(inputs)))
+        return [arn for arn in pool.map(start, enumerate(inputs)) if arn is not None]
 
 
 def span(described: Iterable[dict[str, Any]]) -> float:
@@ -617,6 +643,7 @@ def measure_semaphore(
         hold=args.hold,
         demo=deployment.extra["demo"],
         rate=args.start_rate,
+        budget=size_budget(args, "semaphore"),
     )
 
 
@@ -629,8 +656,9 @@ def semaphore_size(
     hold: float,
     demo: tuple[str, ...],
     rate: float = 0.0,
+    budget: float | None = None,
 ) -> Column:
-    """One load of n executions."""
+    """One load of n executions (stopped ``budget`` seconds after the first start)."""
     from sfn_patterns_localstack.executions import peak_overlap
 
     room = thread_room(n)  # every execution may be parked at once
@@ -639,13 +667,36 @@ def semaphore_size(
     machine = outputs["embedded_state_machine_arn"]
     ctx.meter_start()
     progress(f"semaphore: starting {n} executions")
-    arns = start_all(ctx, machine, ({"sleep_seconds": hold, "n": i} for i in range(n)), rate=rate)
+    until = None if budget is None else time.monotonic() + budget
+    arns = start_all(
+        ctx, machine, ({"sleep_seconds": hold, "n": i} for i in range(n)), rate=rate, until=until
+    )
     timeout = 600 + n * hold / limit * 6
-    described = wait_done(ctx, arns, timeout)
+    if until is not None:
+        timeout = min(timeout, max(0.0, until - time.monotonic()))
+    described = wait_done(ctx, arns, timeout, partial=until is not None)
     document = ctx.meter_read()
-    progress(f"semaphore: {n} succeeded; reading histories")
-    histories = read_histories(ctx, arns)
+    running: list[dict[str, Any]] = []
+    stopped_at = datetime.now(UTC)
+    partial = len(described) < n
+    if partial:  # stopped for time: what finished, and what still waits (this size's)
+        # Running first: one that ends between the two lists is then in both, not neither.
+        mine = set(arns)
+        waiting = {a: e for a, e in listed(ctx, machine, "RUNNING").items() if a in mine}
+        described = {a: e for a, e in listed(ctx, machine, "SUCCEEDED").items() if a in mine}
+        running = [e for a, e in waiting.items() if a not in described]
+        ended = len(arns) - len(running) - len(described)
+        if ended:
+            raise RuntimeError(f"{ended} of {len(arns)} executions ended other than SUCCEEDED")
+        progress(f"semaphore: stopped for time, {len(described)} of {n} succeeded")
+    else:
+        progress(f"semaphore: {n} succeeded; reading histories")
+    histories = read_histories(ctx, list(described))
     column = Column(n=n, wall=span(described.values()))
+    if partial:  # the size's time, first start to the stop
+        first = min(e["startDate"] for e in [*described.values(), *running])
+        column.wall = (stopped_at - first).total_seconds()
+        column.done = len(described)
     metered(column, document, exclude=demo)
     admitted, released, waits = [], [], []
     for events in histories.values():
@@ -662,11 +713,46 @@ def semaphore_size(
     set_latency(column, handover_delays(admitted, released, limit))
     # Most executions between entering the critical section and entering Release.
     column.extra["peak concurrency"] = peak_overlap(list(zip(admitted, released, strict=True)))
-    # Started and not yet admitted (parked on a token, or on their way to it) at once.
-    column.extra["peak waiting"] = peak_overlap(waits)
     # Every acquire after a wait and every hand-over writes the one lock item.
     column.extra["lock item WCU / item"] = hot_wcu(document, outputs["lock_table_name"], n)
+    if partial:
+        partial_semaphore(column, running, limit, len(arns))
+        # Started and not yet through at the stop: parked, or one of the `limit` inside.
+        waits += [(r["startDate"].timestamp(), stopped_at.timestamp()) for r in running]
+    # Started and not yet admitted (parked on a token, or on their way to it) at once.
+    column.extra["peak waiting"] = peak_overlap(waits)
     return column
+
+
+def partial_semaphore(
+    column: Column, running: list[dict[str, Any]], limit: int, started: int
+) -> None:
+    """Mark a semaphore size stopped for time: its finished executions only.
+
+    The requests metered so far include the starts and acquires of executions still
+    waiting, so per finished execution they would read high: those cells are blanked,
+    and the transitions, events and latencies come from the finished ones' histories.
+    """
+    column.lambda_invocations = column.dynamodb = column.sqs = column.stepfunctions = None
+    column.ops = {}
+    column.extra.pop("lock item WCU / item", None)
+    column.extra["running when stopped"] = len(running)
+    column.note = (
+        f"stopped for time after {column.wall:,.0f} s: {started:,} of {column.n:,} "
+        f"started, {column.done:,} succeeded, none failed, {len(running):,} still running "
+        f"(at most {limit} of them inside the critical section, the rest parked on a "
+        "task token); peak waiting counts those running at the stop as waiting until it"
+    )
+
+
+def listed(ctx: Context, machine: str, status: str) -> dict[str, dict[str, Any]]:
+    """One state machine's executions in one status, by ARN (ListExecutions' items)."""
+    pages = ctx.client("stepfunctions").get_paginator("list_executions")
+    return {
+        e["executionArn"]: e
+        for page in pages.paginate(stateMachineArn=machine, statusFilter=status)
+        for e in page["executions"]
+    }
 
 
 def teardown(ctx: Context, deployment: Deployment | None) -> None:
@@ -827,14 +913,20 @@ def measure_status(ctx: Context, deployment: None, n: int, args: argparse.Namesp
     """N tasks worked off by worker processes, then queried; the table is deleted after."""
     table = f"scale-status-{uuid.uuid4().hex[:6]}"
     try:
-        return status_size(ctx, table, n, args.workers)
+        return status_size(ctx, table, n, args.workers, size_budget(args, "status-table"))
     finally:
         with contextlib.suppress(Exception):  # never created
             ctx.client("dynamodb").delete_table(TableName=table)
 
 
-def status_size(ctx: Context, table: str, n: int, workers: int) -> Column:
-    """Create n tasks, work them off, then query by status and time range."""
+def status_size(
+    ctx: Context, table: str, n: int, workers: int, budget: float | None = None
+) -> Column:
+    """Create n tasks, work them off (for ``budget`` seconds at most), then query.
+
+    Stopped for time, the queries still run against the table of n tasks: rows read
+    per status query against table size is what this size is for.
+    """
     from sfn_patterns.status_table import Status, Tracker
     from sfn_patterns_localstack.emulation.meter import client as meter
 
@@ -852,6 +944,48 @@ def status_size(ctx: Context, table: str, n: int, workers: int) -> Column:
                 chunks,
             )
         )
+    reports, started, wall = work_off(ctx, table, workers, 600 + n if budget is None else budget)
+    done = sum(r["done"] for r in reports)
+    if done != n and not (budget is not None and any(r["stopped"] for r in reports)):
+        raise RuntimeError(f"{done} completions for {n} tasks")
+    document = ctx.meter_read()
+    column = Column(n=n, wall=wall, done=done if done != n else None)
+    if column.done is not None:
+        column.note = (
+            f"stopped for time after {wall:,.0f} s: {done:,} of {n:,} tasks worked off; "
+            f"the queries ran against all {n:,}"
+        )
+        progress(f"status-table: stopped for time, {done} of {n} done")
+    metered(column, document, roles_only=False)
+    set_latency(column, [s for r in reports for s in r["claims"]])
+    column.extra["table WCU / item"] = hot_wcu(document, table, column.finished)
+    claimable = meter.items_read(document, "Query", table)
+    column.extra["items read per claimable page"] = (
+        claimable["scanned"] / claimable["pages"] if claimable["pages"] else 0
+    )
+    # Queries by status and time range, against the workers' own clocks: successes
+    # since the 100th newest task's body ended (about 100 rows), and a status no task
+    # is in (no rows).
+    finished = sorted([started] + [t for r in reports for t in r["finished"]])
+    since = datetime.fromtimestamp(finished[-min(100, len(finished))] - 0.001, UTC)
+    before = meter.items_read(ctx.meter_read(), "Query", table)
+    rows = tracker.query(Status.SUCCEEDED, since=since)
+    empty = tracker.query(Status.FAILED, since=since - timedelta(days=1))
+    after = meter.items_read(ctx.meter_read(), "Query", table)
+    column.extra["status query: rows returned"] = len(rows)
+    column.extra["status query: items read"] = after["scanned"] - before["scanned"]
+    column.extra["empty status query: rows"] = len(empty)
+    return column
+
+
+def work_off(
+    ctx: Context, table: str, workers: int, limit: float
+) -> tuple[list[dict[str, Any]], float, float]:
+    """Worker processes claim the table's tasks until none is left, or ``limit`` s passed.
+
+    Their reports, the start (epoch seconds) and the wall time. At the limit each
+    worker is told to stop after the page in hand (its report then says "stopped").
+    """
     ready = Path(tempfile.mkdtemp(prefix="status-", dir=ctx.scratch))
     env = {**os.environ, **AWS_ENV}
     command = [sys.executable, __file__, "--worker", table, "--endpoint", ctx.endpoint]
@@ -871,37 +1005,16 @@ def status_size(ctx: Context, table: str, n: int, workers: int) -> Column:
     ctx.meter_start()
     started = time.time()
     (ready / "go").touch()
-    outputs = [p.communicate(timeout=600 + n)[0] for p in procs]
+    while any(p.poll() is None for p in procs) and time.time() - started < limit:
+        time.sleep(0.5)
+    if any(p.poll() is None for p in procs):
+        (ready / "stop").touch()
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
     wall = time.time() - started
     shutil.rmtree(ready, ignore_errors=True)
     if any(p.returncode for p in procs):
         raise RuntimeError("a status-table worker failed")
-    reports = [json.loads(out.strip().splitlines()[-1]) for out in outputs]
-    done = sum(r["done"] for r in reports)
-    if done != n:
-        raise RuntimeError(f"{done} completions for {n} tasks")
-    document = ctx.meter_read()
-    column = Column(n=n, wall=wall)
-    metered(column, document, roles_only=False)
-    set_latency(column, [s for r in reports for s in r["claims"]])
-    column.extra["table WCU / item"] = hot_wcu(document, table, n)
-    claimable = meter.items_read(document, "Query", table)
-    column.extra["items read per claimable page"] = (
-        claimable["scanned"] / claimable["pages"] if claimable["pages"] else 0
-    )
-    # Queries by status and time range, against the workers' own clocks: successes
-    # since the 100th newest task's body ended (about 100 rows), and a status no task
-    # is in (no rows).
-    finished = sorted(t for r in reports for t in r["finished"])
-    since = datetime.fromtimestamp(finished[-min(100, n)] - 0.001, UTC)
-    before = meter.items_read(ctx.meter_read(), "Query", table)
-    rows = tracker.query(Status.SUCCEEDED, since=since)
-    empty = tracker.query(Status.FAILED, since=since - timedelta(days=1))
-    after = meter.items_read(ctx.meter_read(), "Query", table)
-    column.extra["status query: rows returned"] = len(rows)
-    column.extra["status query: items read"] = after["scanned"] - before["scanned"]
-    column.extra["empty status query: rows"] = len(empty)
-    return column
+    return [json.loads(out.strip().splitlines()[-1]) for out in outputs], started, wall
 
 
 def status_worker(table: str, endpoint: str, ready: Path) -> None:
@@ -915,7 +1028,7 @@ def status_worker(table: str, endpoint: str, ready: Path) -> None:
     claims: list[float] = []
     finished: list[float] = []
     done = skipped = 0
-    while True:
+    while not (stopped := (ready / "stop").exists()):
         page = tracker.claimable(limit=50)
         if not page:
             break
@@ -936,7 +1049,8 @@ def status_worker(table: str, endpoint: str, ready: Path) -> None:
                 continue
             done += 1
             finished.append(ending)
-    print(json.dumps({"done": done, "skipped": skipped, "claims": claims, "finished": finished}))
+    report = {"done": done, "skipped": skipped, "claims": claims, "finished": finished}
+    print(json.dumps({**report, "stopped": stopped}))
 
 
 # --- job-poller (event completion) -------------------------------------------------------
@@ -1217,6 +1331,7 @@ def table(run: PatternRun) -> str:
     """One pattern's Markdown table: one column per size, the slope last."""
     cols = run.columns
     sizes = [c.n for c in cols]
+    fitted = [i for i, c in enumerate(cols) if c.done is None]  # no slope over a partial size
     lines = [
         f"**{run.pattern}** ({run.setting})",
         "",
@@ -1227,19 +1342,23 @@ def table(run: PatternRun) -> str:
     def row(label: str, cells: list[str], b: str = "") -> None:
         lines.append(f"| {label} | " + " | ".join(cells) + (f" | {b} |" if b else " | |"))
 
-    row(
-        "wall time (s)",
-        [f"{c.wall:,.1f}" for c in cols],
-        _slope_cell(sizes, [c.wall for c in cols]),
-    )
-    row("items / s", [f"{c.n / c.wall:,.2f}" for c in cols])
+    def fit(values: list[float | None]) -> str:
+        return _slope_cell([sizes[i] for i in fitted], [values[i] for i in fitted])
+
+    if len(fitted) < len(cols):
+        row(
+            "items finished (stopped for time)",
+            ["all" if c.done is None else f"{c.done:,}" for c in cols],
+        )
+    row("wall time (s)", [f"{c.wall:,.1f}" for c in cols], fit([c.wall for c in cols]))
+    row("items / s", [f"{c.finished / c.wall:,.2f}" for c in cols])
     for label, attribute in PER_ITEM:
         values = [getattr(c, attribute) for c in cols]
-        row(label, [_number(v) for v in values], _slope_cell(sizes, values))
+        row(label, [_number(v) for v in values], fit(values))
     extra_keys = list(dict.fromkeys(k for c in cols for k in c.extra))
     for key in extra_keys:
         values = [c.extra.get(key) for c in cols]
-        b = _slope_cell(sizes, values) if key in PER_ITEM_EXTRAS else ""
+        b = fit(values) if key in PER_ITEM_EXTRAS else ""
         row(key, [_number(v) for v in values], b)
     row(
         "peak LocalStack RSS, MiB (with Lambda workers)",
@@ -1249,14 +1368,22 @@ def table(run: PatternRun) -> str:
     row(
         "largest DynamoDB item written (bytes)",
         [f"{c.largest_item:,}" for c in cols],
-        _slope_cell(sizes, [float(c.largest_item) for c in cols]),
+        fit([float(c.largest_item) for c in cols]),
     )
     label = LATENCY[run.pattern]
     row(f"{label}, p50 (s)", [_number(c.p50) for c in cols])
     row(f"{label}, p90 (s)", [_number(c.p90) for c in cols])
+    lines += [f"\nAt n = {c.n:,}: {c.note}" for c in cols if c.note]
     if run.stopped:
         lines += ["", f"Stopped at n = {run.stopped}"]
+    if run.skipped:
+        lines += ["", f"Sizes {run.skipped}"]
     return "\n".join(lines)
+
+
+def complete(run: PatternRun) -> list[Column]:
+    """The sizes that ran through (not stopped for time)."""
+    return [c for c in run.columns if c.done is None]
 
 
 # Extra rows that are costs per item (fitted like the per-item rows).
@@ -1283,8 +1410,8 @@ class Bound:
 
 
 def capacity(run: PatternRun) -> tuple[str, list[Bound]]:
-    """The bounds on one pattern's sustainable rate, from its largest measured column."""
-    c = run.columns[-1]
+    """The bounds on one pattern's sustainable rate, from its largest complete column."""
+    c = complete(run)[-1]
     q = QUOTAS
     bounds: list[Bound] = []
 
@@ -1373,7 +1500,7 @@ def capacity_text(runs: list[PatternRun]) -> str:
     lines = [
         "### Capacity on AWS (default quotas, us-east-1)",
         "",
-        "From the per-item costs of each pattern's largest size above. Lambda "
+        "From the per-item costs of each pattern's largest size that ran through above. Lambda "
         "concurrency is turned into a rate with 100 ms per invocation (1,000 concurrent "
         "/ 0.1 s = 10,000 invocations/s).",
         "",
@@ -1381,7 +1508,7 @@ def capacity_text(runs: list[PatternRun]) -> str:
         "|---|---:|---|---|---|",
     ]
     for run in runs:
-        if not run.columns:
+        if not complete(run):
             continue
         unit, bounds = capacity(run)
         first = bounds[0]
@@ -1397,10 +1524,10 @@ def capacity_text(runs: list[PatternRun]) -> str:
         lines.append(f"| {quota.name} | {quota.value:,.0f} {quota.unit} | {quota.url} |")
     lines += ["", "Every bound, per pattern:", ""]
     for run in runs:
-        if not run.columns:
+        if not complete(run):
             continue
         unit, bounds = capacity(run)
-        lines.append(f"* **{run.pattern}** ({unit}, at n = {run.columns[-1].n:,}):")
+        lines.append(f"* **{run.pattern}** ({unit}, at n = {complete(run)[-1].n:,}):")
         for bound in bounds:
             lines.append(f"  * {quota_name(bound.quota)}: {bound.arithmetic}")
     return "\n".join(lines)
@@ -1428,6 +1555,26 @@ def plan_sizes(args: argparse.Namespace) -> dict[str, list[int]]:
         if sizes:
             chosen[pattern] = sizes
     return chosen
+
+
+def budget_option(text: str) -> tuple[str | None, float]:
+    """``semaphore=1500`` as ("semaphore", 1500.0); ``600`` as (None, 600.0)."""
+    pattern, _, seconds = text.rpartition("=")
+    if pattern and pattern not in ("semaphore", "status-table"):
+        raise argparse.ArgumentTypeError("only semaphore and status-table sizes can be stopped")
+    try:
+        return pattern or None, float(seconds)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {seconds!r}") from None
+
+
+def size_budget(args: argparse.Namespace, pattern: str) -> float | None:
+    """The seconds a size of ``pattern`` may run (the last --size-seconds that names it)."""
+    found = None
+    for named, seconds in args.size_seconds or []:
+        if named in (None, pattern):
+            found = seconds
+    return found
 
 
 def sizes_option(text: str) -> tuple[str, tuple[int, ...]]:
@@ -1485,6 +1632,12 @@ def run_all(
                             break
                         finally:
                             save(runs)
+                        larger = [m for m in sizes if m > n]
+                        if run.columns[-1].done is not None and larger:  # out of time already
+                            run.skipped = (
+                                f"{', '.join(map(str, larger))}: not run ({n} was stopped for time)"
+                            )
+                            break
         finally:
             with ThreadPoolExecutor(max(1, len(ctx.deployments))) as pool:
                 list(pool.map(lambda d: teardown(ctx, d), ctx.deployments))
@@ -1569,6 +1722,16 @@ def main(argv: list[str] | None = None) -> int:
         "--workers", type=int, default=8, help="status-table worker processes (default 8)"
     )
     parser.add_argument(
+        "--size-seconds",
+        type=budget_option,
+        action="append",
+        metavar="[PATTERN=]SECONDS",
+        help="stop a semaphore or status-table size this many seconds after its first "
+        "start (repeatable; without PATTERN= for both); its column then holds what "
+        "finished, the row 'items finished' says how many, no slope uses it, and the "
+        "pattern's larger sizes are skipped (default: every size runs through)",
+    )
+    parser.add_argument(
         "--job-seconds", type=float, default=5.0, help="job-poller sample job length (5)"
     )
     parser.add_argument(
@@ -1593,7 +1756,11 @@ def main(argv: list[str] | None = None) -> int:
         document = json.loads(args.from_json.read_text())
         runs = [
             PatternRun(
-                r["pattern"], r["setting"], [Column(**c) for c in r["columns"]], r["stopped"]
+                r["pattern"],
+                r["setting"],
+                [Column(**c) for c in r["columns"]],
+                r["stopped"],
+                r.get("skipped", ""),
             )
             for r in document["runs"]
         ]

@@ -127,3 +127,46 @@ def test_failures_are_summarised_by_kind() -> None:
     assert "2 TIMED_OUT (e.g. )" in summary
     assert summary.index("600 FAILED") < summary.index("2 TIMED_OUT")  # most first
     assert len(summary) < 300
+
+
+def test_a_size_stopped_for_time_is_shown_but_fitted_and_modelled_on_no_slope(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    partial = bench.Column(
+        n=1000,
+        wall=100.0,
+        transitions=30.0,
+        lambda_invocations=None,
+        done=400,
+        note="stopped for time after 100 s",
+    )
+    run = bench.PatternRun(
+        "semaphore",
+        "test",
+        [column(n, transitions=3.0, lambda_invocations=2.0) for n in (10, 100)] + [partial],
+        skipped="10000: not run (1000 was stopped for time)",
+    )
+    saved = tmp_path / "run.json"
+    bench.write_json(saved, "h", [run])
+    assert bench.main(["--from-json", str(saved), "--capacity"]) == 0
+    out = capsys.readouterr().out
+    assert "| items finished (stopped for time) | all | all | 400 | |" in out
+    assert "| items / s | 10.00 | 10.00 | 4.00 | |" in out  # finished / wall
+    # Its 30 transitions would tilt the slope; only the two complete sizes are fitted.
+    assert "| state transitions / item | 3.00 | 3.00 | 30 | +0.000 |" in out
+    assert "| Lambda invocations / item | 2.00 | 2.00 | - | +0.000 |" in out
+    assert "At n = 1,000: stopped for time after 100 s" in out
+    assert "Sizes 10000: not run (1000 was stopped for time)" in out
+    assert "(executions admitted per second, at n = 100):" in out  # the largest complete
+
+
+def test_a_time_budget_is_per_pattern_or_for_both() -> None:
+    def budgets(*options: str) -> tuple[float | None, float | None]:
+        args = bench.argparse.Namespace(size_seconds=[bench.budget_option(o) for o in options])
+        return bench.size_budget(args, "semaphore"), bench.size_budget(args, "status-table")
+
+    assert budgets() == (None, None)
+    assert budgets("600") == (600.0, 600.0)
+    assert budgets("600", "semaphore=1500") == (1500.0, 600.0)
+    with pytest.raises(bench.argparse.ArgumentTypeError, match="only semaphore"):
+        bench.budget_option("dag-aggregate=60")
