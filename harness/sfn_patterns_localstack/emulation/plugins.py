@@ -28,6 +28,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     serializer_mime,
     service_catalog,
     sfn_client_cache,
+    sfn_executions_snapshot,
     sfn_parse_cache,
     sfn_sdk_error_names,
     sfn_stop,
@@ -62,7 +63,9 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # Accept and Content-Type (fixes.serializer_mime). SNS retries a failed delivery to an
 # SQS queue, as AWS's delivery policy does (fixes.sns_sqs_retry). A Task attempt has
 # one outcome: a task that lost to its timeout records nothing more
-# (fixes.sfn_task_timeout). Threads build Python ASTs one at a time (fixes.ast_threads:
+# (fixes.sfn_task_timeout). SendTaskSuccess and the other calls that look through
+# every execution loop over a snapshot, not the dict StartExecution grows
+# (fixes.sfn_executions_snapshot). Threads build Python ASTs one at a time (fixes.ast_threads:
 # CPython 3.11's converters share one recursion counter).
 ast_threads.apply()
 service_catalog.apply()
@@ -72,6 +75,7 @@ region_lookup.apply()
 lambda_code_url.apply()
 sfn_task_timeout.apply()  # before sfn_stop, which wraps what it patches
 sfn_stop.apply()
+sfn_executions_snapshot.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
 moto_update_copy.apply()
