@@ -39,8 +39,12 @@ Patterns and what an item is:
 * dag-aggregate (examples/dag-aggregate, strategy dependency, zero-duration tasks):
   a task; latency = a task's start after its last parent's end (run results).
 
+``--size-seconds`` bounds the semaphore's and the status-table's sizes in time (their
+largest take hours on one LocalStack): a size still running then is stopped, and its
+column holds what finished by then, marked, fitted by no slope.
+
 ``--capacity`` prints, per pattern, the highest sustainable rate on AWS from the
-measured per-item costs of the largest size run and AWS's published default quotas
+measured per-item costs of the largest size run through and AWS's published default quotas
 (QUOTAS below: value, unit and page), the quota that binds, and the arithmetic.
 ``--from-json`` prints the tables and the model of a saved run without LocalStack.
 
@@ -48,6 +52,7 @@ LOCALSTACK_ENDPOINT uses that LocalStack (what is applied is destroyed, unless
 ``--keep``); otherwise one is started in-process and thrown away.
 
     .venv/bin/python scripts/bench_scale.py --capacity --json build/scale.json   # hours
+    .venv/bin/python scripts/bench_scale.py --size-seconds semaphore=1500 --size-seconds 900
     .venv/bin/python scripts/bench_scale.py --max-size 1000 --only semaphore
     .venv/bin/python scripts/bench_scale.py --smoke     # smallest sizes, every column
 """
