@@ -265,16 +265,21 @@ def _overlapping_starts(ddb: Any, pause: str) -> tuple[Any, FakeLauncher, list[s
     return sched, launcher, errors, writers
 
 
-def test_an_earlier_start_attempt_cannot_open_a_run_its_retry_took_over(ddb: Any) -> None:
-    # The 5,000-task scale run: the retry took the run over and wrote its task items,
-    # then the first attempt opened the run, and the retry failed the coordinator.
-    sched, launcher, errors, _ = _overlapping_starts(ddb, pause="put_tasks")
-    assert errors == ["run 'o' was taken over while starting"]  # the first, abandoned
+def assert_the_retry_runs_it(ddb: Any, sched: Any, launcher: FakeLauncher) -> None:
+    """The retry's token holds the run, and the run launches and reports each task once."""
     assert item(ddb, "o", "run")["token"]["S"] == "t2"
     assert sorted(launcher.order()) == ["a", "c"]
     drain(sched, launcher, "o")
     assert sorted(launcher.order()) == ["a", "b", "c"]
     assert [r[:2] for r in launcher.results] == [("success", "t2")]
+
+
+def test_an_earlier_start_attempt_cannot_open_a_run_its_retry_took_over(ddb: Any) -> None:
+    # The 5,000-task scale run: the retry took the run over and wrote its task items,
+    # then the first attempt opened the run, and the retry failed the coordinator.
+    sched, launcher, errors, _ = _overlapping_starts(ddb, pause="put_tasks")
+    assert errors == ["run 'o' was taken over while starting"]  # the first, abandoned
+    assert_the_retry_runs_it(ddb, sched, launcher)
 
 
 def test_a_retry_continues_a_run_its_earlier_attempt_opened_meanwhile(ddb: Any) -> None:
@@ -283,11 +288,7 @@ def test_a_retry_continues_a_run_its_earlier_attempt_opened_meanwhile(ddb: Any) 
     sched, launcher, errors, writers = _overlapping_starts(ddb, pause="create_run")
     assert errors == []
     assert len(writers) == 1  # only the first attempt wrote task items
-    assert item(ddb, "o", "run")["token"]["S"] == "t2"
-    assert sorted(launcher.order()) == ["a", "c"]
-    drain(sched, launcher, "o")
-    assert sorted(launcher.order()) == ["a", "b", "c"]
-    assert [r[:2] for r in launcher.results] == [("success", "t2")]
+    assert_the_retry_runs_it(ddb, sched, launcher)
 
 
 def test_a_second_coordinator_cannot_take_a_running_run(ddb: Any) -> None:
