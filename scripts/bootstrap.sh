@@ -56,6 +56,10 @@ else
     # 51 CPU-s, 16 s more of a fresh clone's bootstrap) did not shorten make test's
     # pytest in a fresh clone (527 s against 491 without, within the runs' spread).
     UV_CACHE_DIR="$cache/uv-cache" "$uv" pip install --quiet --python "$venv/bin/python" "${packages[@]}"
+    # uv links each file of its unpacked wheels into a venv, __pycache__ included: the
+    # bytecode written once into its cache comes with every later fresh clone's venv,
+    # and make test's warm step finds it current (scripts/warm_bytecode.py --uv-cache).
+    "$venv/bin/python" "$root/scripts/warm_bytecode.py" --uv-cache "$cache/uv-cache" || true
   else
     echo "    installing the locked dependency set with pip (first run: about 2 minutes)"
     venv_pip

@@ -128,6 +128,44 @@ def compile_files(files: list[str], workers: int = 2) -> int:
         return sum(1 for ok in pool.map(_compile, files, chunksize=200) if not ok)
 
 
+def uv_archives(cache: Path) -> list[tuple[Path, Path]]:
+    """The unpacked wheels in uv's ``cache`` without bytecode yet, each with its marker.
+
+    uv installs a wheel by linking each file of its unpacked copy (``archive-v0/<id>``)
+    into the venv, hardlinks where the cache and the venv share a filesystem, and it
+    links a ``__pycache__`` found there too. Bytecode written once into the cache so
+    comes with every later venv, a fresh clone's included: Python checks a ``.pyc``
+    against its source's mtime and size, which a hardlink shares (and on load it names
+    the venv's path in tracebacks, not the cache's). The marker (beside the cache, not
+    in the unpacked wheel, whose every file uv would link) says a directory was done.
+    """
+    done = cache.parent / f"{cache.name}-bytecode"
+    archives = cache / "archive-v0"
+    if not archives.is_dir():
+        return []
+    return [
+        (directory, done / directory.name)
+        for directory in sorted(archives.iterdir())
+        if directory.is_dir() and not (done / directory.name).exists()
+    ]
+
+
+def compile_uv_cache(cache: Path) -> int:
+    """Compile the bytecode of uv's unpacked wheels not compiled before; how many."""
+    todo = uv_archives(cache)
+    if not todo:
+        return 0
+    print(
+        f"    writing the bytecode of {len(todo)} unpacked wheels into uv's cache, once",
+        file=sys.stderr,
+    )
+    compile_files(python_files(directory for directory, _ in todo))
+    for _, marker in todo:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    return len(todo)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Start the collection, compile the packages meanwhile, wait for both."""
     parser = argparse.ArgumentParser(
@@ -139,7 +177,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip the test collection (pytest --collect-only), compile the packages only",
     )
+    parser.add_argument(
+        "--uv-cache",
+        type=Path,
+        metavar="DIR",
+        help="instead: write the bytecode of the unpacked wheels in uv's cache DIR that "
+        "have none yet, so every later venv uv installs from it links them (bootstrap)",
+    )
     args = parser.parse_args(argv)
+    if args.uv_cache is not None:
+        compile_uv_cache(args.uv_cache)
+        return 0
     started = time.monotonic()
     collect = None
     if not args.no_collect:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -41,3 +43,37 @@ def test_the_single_file_modules_are_those_beside_the_packages() -> None:
     site = Path(importlib.util.find_spec("boto3").submodule_search_locations[0]).parent
     modules = [Path(m) for m in warm.site_modules()]
     assert modules and all(m.parent == site and m.suffix == ".py" for m in modules)
+
+
+def test_uv_cache_bytecode_is_written_once_and_current_where_uv_links_it(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "uv-cache"
+    wheel = cache / "archive-v0" / "AbC123"
+    (wheel / "pkg").mkdir(parents=True)
+    (wheel / "pkg" / "__init__.py").write_text("X = 1\n")
+    assert [d for d, _ in warm.uv_archives(cache)] == [wheel]
+    assert warm.compile_uv_cache(cache) == 1
+    tag = sys.implementation.cache_tag
+    pyc = wheel / "pkg" / "__pycache__" / f"__init__.{tag}.pyc"
+    assert pyc.is_file()
+    # The marker lives beside the cache: nothing new inside the unpacked wheel but
+    # bytecode (uv links every file it finds there into each venv).
+    assert sorted(p.name for p in wheel.iterdir()) == ["pkg"]
+    assert warm.uv_archives(cache) == [] and warm.compile_uv_cache(cache) == 0
+    # What uv does on one filesystem: hardlink each file, __pycache__ included. Python
+    # takes the linked bytecode as current (it would otherwise say it is stale, or
+    # compile again; with PYTHONDONTWRITEBYTECODE it could not write any).
+    site = tmp_path / "venv-site"
+    (site / "pkg" / "__pycache__").mkdir(parents=True)
+    os.link(wheel / "pkg" / "__init__.py", site / "pkg" / "__init__.py")
+    os.link(pyc, site / "pkg" / "__pycache__" / pyc.name)
+    proc = subprocess.run(
+        [sys.executable, "-v", "-c", "import pkg"],
+        cwd=site,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"{site / 'pkg' / '__pycache__' / pyc.name} matches" in proc.stderr
