@@ -41,7 +41,8 @@ Patterns and what an item is:
 
 ``--size-seconds`` bounds the semaphore's and the status-table's sizes in time (their
 largest take hours on one LocalStack): a size still running then is stopped, and its
-column holds what finished by then, marked, fitted by no slope.
+column holds what finished by then, marked, fitted by no slope. A budget may name
+one size (``status-table@100000=900``): the middle sizes then run through.
 
 ``--capacity`` prints, per pattern, the highest sustainable rate on AWS from the
 measured per-item costs of the largest size run through and AWS's published default quotas
@@ -52,7 +53,8 @@ LOCALSTACK_ENDPOINT uses that LocalStack (what is applied is destroyed, unless
 ``--keep``); otherwise one is started in-process and thrown away.
 
     .venv/bin/python scripts/bench_scale.py --capacity --json build/scale.json   # hours
-    .venv/bin/python scripts/bench_scale.py --size-seconds semaphore=1500 --size-seconds 900
+    .venv/bin/python scripts/bench_scale.py --size-seconds semaphore@10000=2400 \
+        --size-seconds status-table@100000=900
     .venv/bin/python scripts/bench_scale.py --max-size 1000 --only semaphore
     .venv/bin/python scripts/bench_scale.py --smoke     # smallest sizes, every column
 """
@@ -653,7 +655,7 @@ def measure_semaphore(
         hold=args.hold,
         demo=deployment.extra["demo"],
         rate=args.start_rate,
-        budget=size_budget(args, "semaphore"),
+        budget=size_budget(args, "semaphore", n),
     )
 
 
@@ -923,7 +925,7 @@ def measure_status(ctx: Context, deployment: None, n: int, args: argparse.Namesp
     """N tasks worked off by worker processes, then queried; the table is deleted after."""
     table = f"scale-status-{uuid.uuid4().hex[:6]}"
     try:
-        return status_size(ctx, table, n, args.workers, size_budget(args, "status-table"))
+        return status_size(ctx, table, n, args.workers, size_budget(args, "status-table", n))
     finally:
         with contextlib.suppress(Exception):  # never created
             ctx.client("dynamodb").delete_table(TableName=table)
@@ -1567,22 +1569,34 @@ def plan_sizes(args: argparse.Namespace) -> dict[str, list[int]]:
     return chosen
 
 
-def budget_option(text: str) -> tuple[str | None, float]:
-    """``semaphore=1500`` as ("semaphore", 1500.0); ``600`` as (None, 600.0)."""
-    pattern, _, seconds = text.rpartition("=")
+def budget_option(text: str) -> tuple[str | None, int | None, float]:
+    """One --size-seconds as (pattern, size, seconds); None: every pattern or size.
+
+    ``semaphore=1500`` is ("semaphore", None, 1500.0), ``status-table@100000=900`` is
+    ("status-table", 100000, 900.0), ``600`` is (None, None, 600.0).
+    """
+    target, _, seconds = text.rpartition("=")
+    pattern, at, size = target.partition("@")
     if pattern and pattern not in ("semaphore", "status-table"):
         raise argparse.ArgumentTypeError("only semaphore and status-table sizes can be stopped")
+    if at and not size.isdigit():
+        raise argparse.ArgumentTypeError(f"not a size: {size!r} (PATTERN@N=SECONDS)")
     try:
-        return pattern or None, float(seconds)
+        return pattern or None, int(size) if at else None, float(seconds)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {seconds!r}") from None
 
 
-def size_budget(args: argparse.Namespace, pattern: str) -> float | None:
-    """The seconds a size of ``pattern`` may run (the last --size-seconds that names it)."""
+def size_budget(args: argparse.Namespace, pattern: str, n: int) -> float | None:
+    """The seconds size ``n`` of ``pattern`` may run: the last --size-seconds naming it.
+
+    Per size, because one budget for every size of a pattern either stops a middle size
+    that would have run through (the status-table's 10,000 takes about 900 s, and a
+    stopped size skips the larger ones) or lets the largest run for hours.
+    """
     found = None
-    for named, seconds in args.size_seconds or []:
-        if named in (None, pattern):
+    for named, size, seconds in args.size_seconds or []:
+        if named in (None, pattern) and size in (None, n):
             found = seconds
     return found
 
@@ -1735,9 +1749,11 @@ def main(argv: list[str] | None = None) -> int:
         "--size-seconds",
         type=budget_option,
         action="append",
-        metavar="[PATTERN=]SECONDS",
+        metavar="[PATTERN[@N]=]SECONDS",
         help="stop a semaphore or status-table size this many seconds after its first "
-        "start (repeatable; without PATTERN= for both); its column then holds what "
+        "start (repeatable, the last that names a size wins; without PATTERN= for both, "
+        "without @N for each of the pattern's sizes, e.g. status-table@100000=900 for "
+        "its largest only); its column then holds what "
         "finished, the row 'items finished' says how many, no slope uses it, and the "
         "pattern's larger sizes are skipped (default: every size runs through)",
     )

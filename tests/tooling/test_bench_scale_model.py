@@ -161,12 +161,19 @@ def test_a_size_stopped_for_time_is_shown_but_fitted_and_modelled_on_no_slope(
 
 
 def test_a_time_budget_is_per_pattern_or_for_both() -> None:
-    def budgets(*options: str) -> tuple[float | None, float | None]:
+    def budgets(*options: str, n: int = 1000) -> tuple[float | None, float | None]:
         args = bench.argparse.Namespace(size_seconds=[bench.budget_option(o) for o in options])
-        return bench.size_budget(args, "semaphore"), bench.size_budget(args, "status-table")
+        return bench.size_budget(args, "semaphore", n), bench.size_budget(args, "status-table", n)
 
     assert budgets() == (None, None)
     assert budgets("600") == (600.0, 600.0)
     assert budgets("600", "semaphore=1500") == (1500.0, 600.0)
+    # One size only: the others run through (or keep a budget given for every size).
+    assert budgets("status-table@100000=900") == (None, None)
+    assert budgets("status-table@100000=900", n=100000) == (None, 900.0)
+    assert budgets("1200", "status-table@100000=900", n=10000) == (1200.0, 1200.0)
+    assert budgets("status-table@100000=900", "1200", n=100000) == (1200.0, 1200.0)
+    with pytest.raises(bench.argparse.ArgumentTypeError, match="not a size"):
+        bench.budget_option("semaphore@ten=60")
     with pytest.raises(bench.argparse.ArgumentTypeError, match="only semaphore"):
         bench.budget_option("dag-aggregate=60")
