@@ -30,7 +30,6 @@ import importlib.util
 import json
 import logging
 import os
-import queue
 import select
 import shutil
 import signal
@@ -171,10 +170,15 @@ class WorkerDied(Exception):
 
 
 class _ForkedProcess:
-    """A worker forked by the fork server, with the part of Popen the executor uses."""
+    """A worker forked by the fork server, with the part of Popen the executor uses.
 
-    def __init__(self, pid: int, server: _ForkServer) -> None:
+    Its exit is looked up by the id of the request that forked it, not by its pid,
+    which the kernel reuses once pids wrap.
+    """
+
+    def __init__(self, pid: int, request_id: int, server: _ForkServer) -> None:
         self.pid = pid
+        self.request_id = request_id
         self.returncode: int | None = None
         self._server = server
 
@@ -186,7 +190,7 @@ class _ForkedProcess:
         (it exits within half a second of losing its parent).
         """
         if self.returncode is None:
-            self.returncode = self._server.exit_status(self.pid, timeout=0)
+            self.returncode = self._server.exit_status(self.request_id, timeout=0)
             if self.returncode is None and not self._server.alive():
                 self.returncode = self._orphaned()
         return self.returncode
@@ -194,7 +198,7 @@ class _ForkedProcess:
     def wait(self) -> int | None:
         """Block until the worker's exit is reported (or its fork server has died)."""
         if self.returncode is None:
-            self.returncode = self._server.exit_status(self.pid, timeout=None)
+            self.returncode = self._server.exit_status(self.request_id, timeout=None)
             if self.returncode is None:  # exit_status returns None only once the server died
                 self.returncode = self._orphaned()
         return self.returncode
@@ -240,7 +244,12 @@ class _ForkServer:
             theirs.close()
         self._socket = ours
         self._request_lock = threading.Lock()
-        self._answers: queue.Queue[int | None] = queue.Queue()
+        self._next_id = 0
+        # Both keyed by request id, under _exited: the pid each request was answered,
+        # the ids whose requester gave up waiting (their late worker is killed), and
+        # each worker's exit status until its executor asks for it.
+        self._answers: dict[int, int] = {}
+        self._abandoned: set[int] = set()
         self._exits: dict[int, int] = {}
         self._exited = threading.Condition()
         self._dead = False
@@ -257,15 +266,28 @@ class _ForkServer:
                 with self._exited:
                     self._dead = True
                     self._exited.notify_all()
-                self._answers.put(None)
                 return
             message = json.loads(data)
-            if "pid" in message:
-                self._answers.put(message["pid"])
-            else:
-                with self._exited:
-                    self._exits[message["exited"]] = message["status"]
-                    self._exited.notify_all()
+            with self._exited:
+                request_id = message["id"]
+                if "pid" not in message:  # a worker's exit (always after its answer)
+                    if request_id in self._abandoned:
+                        self._abandoned.discard(request_id)  # nobody waits for it
+                    elif request_id is not None:
+                        self._exits[request_id] = message["status"]
+                elif request_id in self._abandoned:
+                    # Answered after its requester gave up (a fork server slower than
+                    # STARTUP_TIMEOUT_SECONDS under load): nobody will use this worker.
+                    # Before ids, this answer went to the next request, and every later
+                    # worker was taken for its predecessor: executors killed, and
+                    # waited forever on, each other's workers (1,000 job-poller jobs:
+                    # half failed with Runtime.ExitError, ten hung). Just forked and
+                    # never invoked, it has no children: the process is enough.
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(message["pid"], signal.SIGKILL)
+                else:
+                    self._answers[request_id] = message["pid"]
+                self._exited.notify_all()
 
     def alive(self) -> bool:
         """Whether the server still answers (a new one replaces a dead one)."""
@@ -274,23 +296,33 @@ class _ForkServer:
     def spawn(self, env: dict[str, str], cwd: str, fds: tuple[int, int]) -> _ForkedProcess:
         """Fork a worker with ``env`` in ``cwd``, its command and result pipe ends ``fds``."""
         with self._request_lock:
+            self._next_id += 1
+            request_id = self._next_id
+            request = {"id": request_id, "env": env, "cwd": cwd}
             try:
-                socket.send_fds(self._socket, [json.dumps({"env": env, "cwd": cwd}).encode()], fds)
+                socket.send_fds(self._socket, [json.dumps(request).encode()], fds)
             except OSError as exc:  # the server is gone (EPIPE, ECONNRESET)
                 raise WorkerDied(f"the fork server is gone ({exc})") from exc
-            try:
-                pid = self._answers.get(timeout=STARTUP_TIMEOUT_SECONDS)
-            except queue.Empty:
-                pid = None
+        with self._exited:
+            self._exited.wait_for(
+                lambda: request_id in self._answers or self._dead, STARTUP_TIMEOUT_SECONDS
+            )
+            pid = self._answers.pop(request_id, None)
+            if pid is None:
+                self._abandoned.add(request_id)
+                self._exits.pop(request_id, None)
         if pid is None:
             raise WorkerDied("the fork server did not answer")
-        return _ForkedProcess(pid, self)
+        return _ForkedProcess(pid, request_id, self)
 
-    def exit_status(self, pid: int, timeout: float | None) -> int | None:
-        """Worker ``pid``'s exit status, waiting up to ``timeout``; None if not (yet) known."""
+    def exit_status(self, request_id: int, timeout: float | None) -> int | None:
+        """The exit status of ``request_id``'s worker, waiting up to ``timeout``.
+
+        None if not (yet) known.
+        """
         with self._exited:
-            self._exited.wait_for(lambda: pid in self._exits or self._dead, timeout)
-            return self._exits.pop(pid, None)
+            self._exited.wait_for(lambda: request_id in self._exits or self._dead, timeout)
+            return self._exits.pop(request_id, None)
 
 
 class _Shared:
@@ -459,8 +491,9 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
         process, self._process = self._process, None
         if process is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+        if process.poll() is None:  # an ended worker's pid may be another's by now
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         if self._commands is not None:
             with contextlib.suppress(OSError):

@@ -21,11 +21,14 @@ runtime's boto3 once, then forks each worker on request, so an environment's col
 start does not import boto3 again (scripts/bench_lambda_cold_start.py: 0.086
 CPU-second per cold start against 0.231; a few hundred cold starts per test suite).
 It reads requests on the SOCK_SEQPACKET socket in ``SFNP_CONTROL_FD``: a JSON
-document ``{"env": {...}, "cwd": ...}`` with the worker's two pipe ends attached
-(SCM_RIGHTS). It answers ``{"pid": N}`` for each,
-and ``{"exited": N, "status": S}`` when worker N ends (S as ``Popen.returncode``:
-negative for a signal). A forked worker is what a started one is: its own session,
-the function's environment and working directory, the same ``sys.path``.
+document ``{"id": I, "env": {...}, "cwd": ...}`` with the worker's two pipe ends
+attached (SCM_RIGHTS). It answers ``{"id": I, "pid": N}`` for each, and
+``{"id": I, "exited": N, "status": S}`` when that worker ends (S as
+``Popen.returncode``: negative for a signal). The request's id, not the pid, names
+the worker in both: an answer can come after its requester gave up waiting, and a
+pid is reused once the kernel's pids wrap (a long benchmark run wraps them). A forked
+worker is what a started one is: its own session, the function's environment and
+working directory, the same ``sys.path``.
 """
 
 from __future__ import annotations
@@ -262,29 +265,35 @@ def warm_botocore_data() -> int:
 class _Children:
     """The fork server's live workers, reaped by one thread that reports each exit."""
 
-    def __init__(self, report: Any) -> None:
-        self._report = report
-        self._count = 0
+    def __init__(self, send: Any, send_lock: threading.Lock) -> None:
+        # The server holds send_lock from a fork until its answer is sent, so an exit
+        # reaped meanwhile is reported after the answer, under the id add() recorded.
+        self._send = send
+        self._send_lock = send_lock
+        self._ids: dict = {}  # pid -> the request id it was forked for
         self._changed = threading.Condition()
         threading.Thread(target=self._reap, daemon=True).start()
 
-    def add(self) -> None:
+    def add(self, pid: int, request_id: Any) -> None:
         with self._changed:
-            self._count += 1
+            self._ids[pid] = request_id
             self._changed.notify()
 
     def _reap(self) -> None:
         while True:
             with self._changed:
-                self._changed.wait_for(lambda: self._count > 0)
+                self._changed.wait_for(lambda: bool(self._ids))
             try:
                 pid, status = os.waitpid(-1, 0)
             except ChildProcessError:  # not expected: every fork was counted
                 time.sleep(0.1)
                 continue
-            with self._changed:
-                self._count -= 1
-            self._report({"exited": pid, "status": os.waitstatus_to_exitcode(status)})
+            with self._send_lock:
+                with self._changed:
+                    request_id = self._ids.pop(pid, None)
+                self._send(
+                    {"id": request_id, "exited": pid, "status": os.waitstatus_to_exitcode(status)}
+                )
 
 
 def _run_forked(request: dict[str, Any], fds: list[int]) -> None:
@@ -326,11 +335,10 @@ def serve_forks() -> None:
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     send_lock = threading.Lock()
 
-    def report(message: dict[str, Any]) -> None:
-        with send_lock:
-            control.send(json.dumps(message).encode())
+    def send(message: dict[str, Any]) -> None:
+        control.send(json.dumps(message).encode())
 
-    children = _Children(report)
+    children = _Children(send, send_lock)
     while True:
         data, fds, _, _ = socket.recv_fds(control, 1 << 20, 2)
         if not data:
@@ -343,8 +351,8 @@ def serve_forks() -> None:
                 _run_forked(request, fds)
             for fd in fds:
                 os.close(fd)
-            children.add()
-            control.send(json.dumps({"pid": pid}).encode())
+            children.add(pid, request.get("id"))
+            send({"id": request.get("id"), "pid": pid})
 
 
 if __name__ == "__main__":
