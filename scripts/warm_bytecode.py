@@ -139,7 +139,8 @@ def uv_archives(cache: Path) -> list[tuple[Path, Path]]:
     the venv's path in tracebacks, not the cache's). The marker (beside the cache, not
     in the unpacked wheel, whose every file uv would link) says a directory was done.
     """
-    done = cache.parent / f"{cache.name}-bytecode"
+    # Versioned: what a directory gets compiled has changed once (not *.data since 2).
+    done = cache.parent / f"{cache.name}-bytecode-2"
     archives = cache / "archive-v0"
     if not archives.is_dir():
         return []
@@ -147,6 +148,20 @@ def uv_archives(cache: Path) -> list[tuple[Path, Path]]:
         (directory, done / directory.name)
         for directory in sorted(archives.iterdir())
         if directory.is_dir() and not (done / directory.name).exists()
+    ]
+
+
+def importable_parts(wheel: Path) -> list[Path]:
+    """The packages of an unpacked wheel, and its single-file modules' directory.
+
+    Not its ``*.data`` directory: uv refuses a wheel whose ``.data/scripts`` holds a
+    directory ("Wheel contains an invalid entry (directory) in the `scripts`
+    directory"), which a ``__pycache__`` there is. Nor its ``*.dist-info``.
+    """
+    return [
+        part
+        for part in sorted(wheel.iterdir())
+        if part.is_dir() and not part.name.endswith((".data", ".dist-info"))
     ]
 
 
@@ -159,7 +174,9 @@ def compile_uv_cache(cache: Path) -> int:
         f"    writing the bytecode of {len(todo)} unpacked wheels into uv's cache, once",
         file=sys.stderr,
     )
-    compile_files(python_files(directory for directory, _ in todo))
+    parts = [part for directory, _ in todo for part in importable_parts(directory)]
+    modules = [str(path) for directory, _ in todo for path in sorted(directory.glob("*.py"))]
+    compile_files(python_files(parts) + modules)
     for _, marker in todo:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()

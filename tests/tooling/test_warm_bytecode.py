@@ -52,14 +52,26 @@ def test_uv_cache_bytecode_is_written_once_and_current_where_uv_links_it(
     wheel = cache / "archive-v0" / "AbC123"
     (wheel / "pkg").mkdir(parents=True)
     (wheel / "pkg" / "__init__.py").write_text("X = 1\n")
+    (wheel / "single.py").write_text("Y = 2\n")
+    # A wheel's scripts: uv refuses a directory there, so no __pycache__ may appear.
+    scripts = wheel / "pkg-1.0.data" / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "tool.py").write_text("Z = 3\n")
     assert [d for d, _ in warm.uv_archives(cache)] == [wheel]
     assert warm.compile_uv_cache(cache) == 1
     tag = sys.implementation.cache_tag
     pyc = wheel / "pkg" / "__pycache__" / f"__init__.{tag}.pyc"
     assert pyc.is_file()
+    assert (wheel / "__pycache__" / f"single.{tag}.pyc").is_file()
+    assert sorted(p.name for p in scripts.iterdir()) == ["tool.py"]
     # The marker lives beside the cache: nothing new inside the unpacked wheel but
     # bytecode (uv links every file it finds there into each venv).
-    assert sorted(p.name for p in wheel.iterdir()) == ["pkg"]
+    assert sorted(p.name for p in wheel.iterdir()) == [
+        "__pycache__",
+        "pkg",
+        "pkg-1.0.data",
+        "single.py",
+    ]
     assert warm.uv_archives(cache) == [] and warm.compile_uv_cache(cache) == 0
     # What uv does on one filesystem: hardlink each file, __pycache__ included. Python
     # takes the linked bytecode as current (it would otherwise say it is stale, or
