@@ -131,6 +131,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     asl_check.configure(config)
     iam_check.configure(config)
+    if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
+        from . import result_cache
+
+        result_cache.share_key()  # one replay key for every worker of the run
 
 
 # Scheduling under pytest-xdist (`make test` runs `-n $(PYTEST_WORKERS) --dist loadfile

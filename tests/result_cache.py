@@ -86,8 +86,27 @@ def _toolchain() -> str:
     return digest.hexdigest()
 
 
+KEY_ENV = "SFNP_RESULT_CACHE_KEY"
+
+
+def share_key() -> None:
+    """Compute the key once, before the workers start, and hand it to each of them.
+
+    Why: each xdist worker used to compute it at its first replayable case, at a
+    different moment and in a process a run's earlier tests had been through, and
+    two workers of one run could disagree: verify46 replayed `terraform validate`
+    (the key verify45 had recorded) but ran every `terraform test` again, on a key
+    of its own that no later clone would match (131 CPU-seconds). Called by the
+    xdist controller (conftest), whose environment the workers inherit.
+    """
+    os.environ.setdefault(KEY_ENV, _inputs_key())
+
+
 @functools.lru_cache(maxsize=1)
 def _inputs_key() -> str:
+    shared = os.environ.get(KEY_ENV)
+    if shared:
+        return shared
     checks = cached_check()
     files = checks.inputs(REPO_ROOT, SUFFIXES, SKIPS)
     return checks.key(REPO_ROOT, files, ["terraform", _toolchain()], [])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -102,3 +103,22 @@ def test_a_build_is_kept_only_when_every_test_reading_it_passed(
     assert use(fail=False) == {"plan": [1, "Error: x"]}  # built again: the failure was not kept
     assert use(fail=False) == {"plan": [1, "Error: x"]}  # read back
     assert len(builds) == 2
+
+
+def test_the_workers_use_the_key_the_controller_shared() -> None:
+    before = os.environ.pop(result_cache.KEY_ENV, None)  # set when run under xdist
+    result_cache._inputs_key.cache_clear()
+    try:
+        own = result_cache._inputs_key()
+        result_cache._inputs_key.cache_clear()
+        result_cache.share_key()
+        assert os.environ[result_cache.KEY_ENV] == own
+        # A worker (a new process: nothing cached) takes the shared key as it is.
+        os.environ[result_cache.KEY_ENV] = "shared-by-the-controller"
+        result_cache._inputs_key.cache_clear()
+        assert result_cache._inputs_key() == "shared-by-the-controller"
+    finally:
+        os.environ.pop(result_cache.KEY_ENV, None)
+        if before is not None:
+            os.environ[result_cache.KEY_ENV] = before
+        result_cache._inputs_key.cache_clear()
