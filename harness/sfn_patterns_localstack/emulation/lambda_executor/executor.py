@@ -295,6 +295,8 @@ class _ForkServer:
 
     def spawn(self, env: dict[str, str], cwd: str, fds: tuple[int, int]) -> _ForkedProcess:
         """Fork a worker with ``env`` in ``cwd``, its command and result pipe ends ``fds``."""
+        # One request at a time, as before ids: a spawn queues here, and its timeout
+        # counts only the server's answer to it, not the requests ahead of it.
         with self._request_lock:
             self._next_id += 1
             request_id = self._next_id
@@ -303,14 +305,13 @@ class _ForkServer:
                 socket.send_fds(self._socket, [json.dumps(request).encode()], fds)
             except OSError as exc:  # the server is gone (EPIPE, ECONNRESET)
                 raise WorkerDied(f"the fork server is gone ({exc})") from exc
-        with self._exited:
-            self._exited.wait_for(
-                lambda: request_id in self._answers or self._dead, STARTUP_TIMEOUT_SECONDS
-            )
-            pid = self._answers.pop(request_id, None)
-            if pid is None:
-                self._abandoned.add(request_id)
-                self._exits.pop(request_id, None)
+            with self._exited:
+                self._exited.wait_for(
+                    lambda: request_id in self._answers or self._dead, STARTUP_TIMEOUT_SECONDS
+                )
+                pid = self._answers.pop(request_id, None)
+                if pid is None:
+                    self._abandoned.add(request_id)
         if pid is None:
             raise WorkerDied("the fork server did not answer")
         return _ForkedProcess(pid, request_id, self)
