@@ -152,9 +152,10 @@ def uv_archives(cache: Path) -> list[tuple[Path, Path]]:
 
 
 def importable_parts(wheel: Path) -> list[Path]:
-    """The packages of an unpacked wheel, and its single-file modules' directory.
+    """The package directories of an unpacked wheel.
 
-    Not its ``*.data`` directory: uv refuses a wheel whose ``.data/scripts`` holds a
+    Its single-file modules are compiled beside them (:func:`compile_uv_cache`). Not
+    its ``*.data`` directory: uv refuses a wheel whose ``.data/scripts`` holds a
     directory ("Wheel contains an invalid entry (directory) in the `scripts`
     directory"), which a ``__pycache__`` there is. Nor its ``*.dist-info``.
     """
