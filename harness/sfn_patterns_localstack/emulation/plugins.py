@@ -23,6 +23,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     moto_query_partition,
     moto_transaction_copy,
     moto_update_copy,
+    parser_cache,
     region_lookup,
     request_log,
     serializer_mime,
@@ -66,11 +67,15 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # (fixes.sfn_task_timeout). SendTaskSuccess and the other calls that look through
 # every execution loop over a snapshot, not the dict StartExecution grows
 # (fixes.sfn_executions_snapshot). Threads build Python ASTs one at a time (fixes.ast_threads:
-# CPython 3.11's converters share one recursion counter).
+# CPython 3.11's converters share one recursion counter). A service's request parser is
+# built once, not by every request that arrives before it is cached (fixes.parser_cache),
+# and the gateway queues a burst of connections rather than dropping their SYNs
+# (fixes.listen_backlog; applied before the server listens, by emulation.startup).
 ast_threads.apply()
 service_catalog.apply()
 request_log.apply()
 http_server.apply()
+parser_cache.apply()
 region_lookup.apply()
 lambda_code_url.apply()
 sfn_task_timeout.apply()  # before sfn_stop, which wraps what it patches

@@ -153,7 +153,7 @@ def main() -> None:
     """Run LocalStack (``localstack.runtime.main``) with the shortcuts and, if asked, sampled."""
     from sfn_patterns_localstack import gc_tuning
     from sfn_patterns_localstack.emulation import profiler
-    from sfn_patterns_localstack.emulation.fixes import http_server, service_catalog
+    from sfn_patterns_localstack.emulation.fixes import http_server, listen_backlog, service_catalog
 
     gc_tuning.tune()
     watch_parent()
@@ -163,6 +163,8 @@ def main() -> None:
     service_catalog.apply()
     # Before the gateway's server is made (plugins.py applies it again, harmlessly).
     http_server.apply()
+    # Before the gateway listens: a backlog of 50 drops SYNs in a burst of connections.
+    listen_backlog.apply()
     runpy.run_module("localstack.runtime.main", run_name="__main__", alter_sys=True)
 
 

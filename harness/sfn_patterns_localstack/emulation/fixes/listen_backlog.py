@@ -1,0 +1,53 @@
+"""The gateway's listening socket queues as many connections as the kernel allows.
+
+An AWS endpoint accepts a burst of new connections; a client sees latency, not lost
+SYNs. LocalStack 4.9.2 listens through Twisted's ``TCP4ServerEndpoint`` with its default
+backlog of 50: once 50 connections wait for the reactor thread to accept them, Linux
+drops the next SYN and the client resends it after 1 s, then 3, 7, 15 and 31 s.
+
+That is what failed the job-poller's 1,000 concurrent jobs in bench_scale.py (ac6c9f8):
+a thousand freshly forked Lambda workers each opened a connection within seconds, the
+kernel counted 391 listen-queue overflows, and Run Jobs whose first DynamoDB call waited
+31 s for a resent SYN hit their 30-s timeout (Sandbox.Timedout). The same 1- and 3-s
+resends are what a hand-over latency of 1.30 s at p90 looks like.
+
+``apply()`` makes the endpoints LocalStack's runtime server creates listen with
+:data:`BACKLOG` (the kernel caps it at ``net.core.somaxconn``, 4096 here). Nothing else
+about the server changes. It must run before the server is registered, so
+:mod:`..startup` applies it before LocalStack's main module.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import types
+
+LOG = logging.getLogger(__name__)
+
+BACKLOG = 4096
+_APPLIED = "_sfnp_backlog"
+
+
+def apply(backlog: int = BACKLOG) -> bool:
+    """Give the runtime server's TCP endpoints ``backlog``; False if its module moved."""
+    try:
+        from localstack.runtime.server import twisted as runtime_server
+    except ImportError:
+        LOG.warning("sfn-patterns listen backlog not applied: no localstack.runtime.server")
+        return False
+    endpoints = getattr(runtime_server, "endpoints", None)
+    if endpoints is None or not hasattr(endpoints, "TCP4ServerEndpoint"):
+        LOG.warning("sfn-patterns listen backlog not applied: the server makes no endpoints")
+        return False
+    if getattr(endpoints, _APPLIED, None) == backlog:
+        return True
+    original = getattr(endpoints, "_sfnp_original", endpoints)
+    shim = types.SimpleNamespace(
+        TCP4ServerEndpoint=functools.partial(original.TCP4ServerEndpoint, backlog=backlog),
+        TCP6ServerEndpoint=functools.partial(original.TCP6ServerEndpoint, backlog=backlog),
+        _sfnp_original=original,
+        **{_APPLIED: backlog},
+    )
+    runtime_server.endpoints = shim
+    return True
