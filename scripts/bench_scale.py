@@ -33,8 +33,9 @@ Patterns and what an item is:
   body, success); latency = one claim's duration (Tracker.start); plus queries by
   status and time range: items read (DynamoDB's ScannedCount, from the meter) per
   query against the rows returned;
-* job-poller (modules/job-poller, completion = event, sample job of 5 s): a job;
-  started at --start-rate per second; latency = completion after the job's end (its
+* job-poller (modules/job-poller, completion = event): a job; started at
+  --job-start-rate per second (5), each lasting until the size's last has started (n / 5
+  + 10 s), so all n are in flight at once; latency = completion after the job's end (its
   own clock); peak concurrency = the most executions running at one moment;
 * dag-aggregate (examples/dag-aggregate, strategy dependency, zero-duration tasks):
   a task; latency = a task's start after its last parent's end (run results).
@@ -554,14 +555,14 @@ def alarm_variables(args: argparse.Namespace) -> dict[str, Any]:
 def semaphore_setting(args: argparse.Namespace) -> str:
     """The semaphore's parameters, as the table's title says them."""
     return f"strategy callback, limit {args.limit}, {args.hold:g}-s critical section, " + arrival(
-        args
+        args.start_rate
     )
 
 
-def arrival(args: argparse.Namespace) -> str:
-    """How the executions of a semaphore or job-poller load arrive (--start-rate)."""
-    if args.start_rate > 0:
-        return f"started at {args.start_rate:g} per second"
+def arrival(rate: float) -> str:
+    """How the executions of a semaphore or job-poller load arrive (its start rate)."""
+    if rate > 0:
+        return f"started at {rate:g} per second"
     return "all started at once"
 
 
@@ -1108,14 +1109,35 @@ output "poller" {
 
 
 JOB_FALLBACK = 3600
+# Seconds every job of a size is in flight together (job_seconds).
+JOB_OVERLAP_SECONDS = 10
 
 
 def job_poller_setting(args: argparse.Namespace) -> str:
     """The job-poller's parameters."""
-    return (
-        f"completion = event, sample job of {args.job_seconds:g} s, {arrival(args)}, "
-        f"fallback_seconds {JOB_FALLBACK} (none fires)"
+    length = (
+        f"sample job of {args.job_seconds:g} s"
+        if args.job_seconds is not None
+        else f"each size's sample job lasts n / {args.job_start_rate:g} + "
+        f"{JOB_OVERLAP_SECONDS} s, so all n run at once"
     )
+    return (
+        f"completion = event, {length}, {arrival(args.job_start_rate)}, "
+        f"fallback_seconds {JOB_FALLBACK} (none fires), account Lambda concurrency "
+        f"{args.lambda_concurrency:,} (the sample jobs are Lambdas)"
+    )
+
+
+def job_seconds(args: argparse.Namespace, n: int) -> float:
+    """How long each of n jobs runs: --job-seconds, or long enough for all n to overlap.
+
+    The last job starts n / rate seconds after the first; a job that lasts that long
+    plus JOB_OVERLAP_SECONDS is still running then, so the size has n jobs in flight.
+    """
+    if args.job_seconds is not None:
+        return args.job_seconds
+    # Over the sample job's 600 s, its Run Job fails and says so (the size's error).
+    return (n / args.job_start_rate if args.job_start_rate > 0 else 0) + JOB_OVERLAP_SECONDS
 
 
 def deploy_job_poller(ctx: Context, args: argparse.Namespace, sizes: list[int]) -> Deployment:
@@ -1141,7 +1163,7 @@ def measure_job_poller(
 ) -> Column:
     """N jobs at once."""
     return job_poller_size(
-        ctx, deployment.outputs["poller"], n, args.job_seconds, rate=args.start_rate
+        ctx, deployment.outputs["poller"], n, job_seconds(args, n), rate=args.job_start_rate
     )
 
 
@@ -1624,6 +1646,9 @@ def run_all(
     """
     from sfn_patterns_localstack import bench
 
+    # The account's Lambda concurrency of a LocalStack started here (LOCALSTACK_ENDPOINT's
+    # keeps its own): the job-poller's sample jobs are Lambdas, in flight all at once.
+    os.environ["LAMBDA_LIMITS_CONCURRENT_EXECUTIONS"] = str(args.lambda_concurrency)
     with bench.localstack(progress, args.keep) as (endpoint, destroy):
         scratch = Path(tempfile.mkdtemp(prefix="bench-scale-"))
         ctx = Context(endpoint, destroy=destroy, scratch=scratch)
@@ -1683,8 +1708,8 @@ def write_json(path: Path | None, header: str, runs: list[PatternRun]) -> None:
     path.write_text(json.dumps({"header": header, "runs": [asdict(r) for r in runs]}, indent=1))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse arguments, run (or load a saved run), print the tables and the model."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: what runs, at which sizes, and each pattern's settings."""
     from sfn_patterns_localstack import bench
 
     parser = argparse.ArgumentParser(
@@ -1738,9 +1763,17 @@ def main(argv: list[str] | None = None) -> int:
         "--start-rate",
         type=float,
         default=50.0,
-        help="semaphore and job-poller executions started per second (default 50; 0: all "
-        "at once, as before: 1,000 at once ask for more Lambda environments than 2 cores "
-        "start in time)",
+        help="semaphore executions started per second (default 50; 0: all at once, as "
+        "before: 1,000 at once ask for more Lambda environments than 2 cores start in time)",
+    )
+    parser.add_argument(
+        "--job-start-rate",
+        type=float,
+        default=5.0,
+        help="job-poller executions started per second (default 5: a job costs 0.4 to "
+        "0.8 CPU-s of LocalStack and Lambda workers here, measured at 100 and 1,000, so 2 "
+        "cores about keep up; at 50 a second 1,000 jobs queued for CPU and Run Jobs hit "
+        "their 30-s timeout)",
     )
     parser.add_argument(
         "--workers", type=int, default=8, help="status-table worker processes (default 8)"
@@ -1758,7 +1791,20 @@ def main(argv: list[str] | None = None) -> int:
         "pattern's larger sizes are skipped (default: every size runs through)",
     )
     parser.add_argument(
-        "--job-seconds", type=float, default=5.0, help="job-poller sample job length (5)"
+        "--lambda-concurrency",
+        type=int,
+        default=2000,
+        help="the emulated account's Lambda concurrency (default 2,000, a raised quota: "
+        "the job-poller's 1,000 sample jobs are Lambdas themselves, and at AWS's default "
+        "1,000 they and the poller's own functions exceed it; Run Job is then throttled "
+        "and 3 of 1,000 executions failed Lambda.TooManyRequestsException after its "
+        "retries, as the module's README says they would)",
+    )
+    parser.add_argument(
+        "--job-seconds",
+        type=float,
+        help="job-poller sample job length (default: n / --job-start-rate + "
+        f"{JOB_OVERLAP_SECONDS} s for a size of n, so all n jobs are in flight at once)",
     )
     parser.add_argument(
         "--dag-concurrency", type=int, default=40, help="dag-aggregate max_concurrency (40)"
@@ -1768,7 +1814,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--endpoint", help=argparse.SUPPRESS)
     parser.add_argument("--ready-dir", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run (or load a saved run), print the tables and the model."""
+    args = build_parser().parse_args(argv)
     # The status-table Tracker (pynamodb) reads credentials from the environment.
     for name, default in AWS_ENV.items():
         os.environ.setdefault(name, default)

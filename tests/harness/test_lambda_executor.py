@@ -383,6 +383,40 @@ def test_asynchronous_invokes_run_beyond_six_at_once(aws, make_function) -> None
     assert most > 6, sorted(windows)
 
 
+def test_a_function_s_async_pool_reaches_the_account_concurrency(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each function version's async pool holds 1,000 threads, AWS's default concurrency.
+
+    In-process: LocalStack's own Poller, built for a stand-in version manager. The
+    pool was 64 until 1,000 job-poller sample jobs of 210 s each queued behind it.
+    """
+    from types import SimpleNamespace
+
+    from localstack.services.lambda_.invocation import event_manager
+
+    from sfn_patterns_localstack.emulation.fixes import lambda_async
+
+    monkeypatch.delenv("SFNP_LAMBDA_ASYNC_WORKERS", raising=False)
+    assert lambda_async.apply() is True
+    version = SimpleNamespace(
+        function_version=SimpleNamespace(
+            id=SimpleNamespace(function_name="fn", qualifier="$LATEST")
+        )
+    )
+    poller = event_manager.Poller(version, "http://queue")
+    try:
+        assert poller.invoker_pool._max_workers == 1000
+    finally:
+        poller.invoker_pool.shutdown(wait=False)
+    monkeypatch.setenv("SFNP_LAMBDA_ASYNC_WORKERS", "8")
+    poller = event_manager.Poller(version, "http://queue")
+    try:
+        assert poller.invoker_pool._max_workers == 8
+    finally:
+        poller.invoker_pool.shutdown(wait=False)
+
+
 def _open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
