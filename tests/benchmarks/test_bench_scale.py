@@ -14,7 +14,7 @@ from .smoke import run_smoke
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.slow]
 
-PATTERNS = ["dag-aggregate", "sqs-throttle", "status-table", "job-poller", "semaphore"]
+PATTERNS = ["dag-aggregate", "job-poller", "sqs-throttle", "status-table", "semaphore"]
 COMMON_ROWS = (
     "wall time (s)",
     "items / s",
@@ -53,7 +53,7 @@ def test_bench_scale_smoke(localstack_endpoint: str, destroy_deployments: bool) 
     rows = run_smoke("bench_scale", localstack_endpoint, timeout=900, keep=not destroy_deployments)
     found = tables(rows)
     assert len(found) == len(PATTERNS), rows
-    dag, throttle, status, poller, semaphore = found
+    dag, poller, throttle, status, semaphore = found
     for table in found:
         assert len(table[""]) == 2  # one size, and the slope column
         for label in COMMON_ROWS:
