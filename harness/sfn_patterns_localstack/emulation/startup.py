@@ -153,9 +153,16 @@ def main() -> None:
     """Run LocalStack (``localstack.runtime.main``) with the shortcuts and, if asked, sampled."""
     from sfn_patterns_localstack import gc_tuning
     from sfn_patterns_localstack.emulation import profiler
-    from sfn_patterns_localstack.emulation.fixes import http_server, listen_backlog, service_catalog
+    from sfn_patterns_localstack.emulation.fixes import (
+        futex_hash,
+        http_server,
+        listen_backlog,
+        service_catalog,
+    )
 
     gc_tuning.tune()
+    # Thousands of threads (three per parked execution) wake through one futex hash.
+    futex_hash.apply()
     watch_parent()
     lean_imports()
     profiler.start_from_env()

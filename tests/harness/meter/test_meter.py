@@ -10,13 +10,14 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sfn_patterns_localstack.emulation.meter import client as meter
 from sfn_patterns_localstack.emulation.meter.gateway import resource_name
-from sfn_patterns_localstack.emulation.meter.meter import Meter, memory
+from sfn_patterns_localstack.emulation.meter.meter import Meter, descendants, memory
 
 
 def size_of(item: dict[str, str]) -> int:
@@ -145,3 +146,44 @@ def test_a_switched_off_meter_counts_nothing(localstack_endpoint: str, aws: Any)
     meter.stop(localstack_endpoint)
     aws("sqs").list_queues()
     assert meter.read(localstack_endpoint)["requests"] == []
+
+
+def test_descendants_are_found_through_children_of_other_threads(tmp_path: Path) -> None:
+    """A grandchild started by a child that a non-main thread started is found.
+
+    Linux lists a child under the thread that forked it (/proc/<pid>/task/<tid>/
+    children); the process table names the process as its parent whichever thread
+    forked. The grandchild's command name has a space and a parenthesis, which
+    /proc/<pid>/stat shows unquoted inside its parentheses.
+    """
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    odd = tmp_path / "odd) (name"
+    odd.symlink_to(shutil.which("sleep"))
+    script = (
+        "import subprocess, sys, time; "
+        f"p = subprocess.Popen([{str(odd)!r}, '30']); "
+        "print(p.pid, flush=True); time.sleep(30)"
+    )
+    started: list[subprocess.Popen] = []
+    thread = threading.Thread(
+        target=lambda: started.append(
+            subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        )
+    )
+    thread.start()
+    thread.join()
+    (child,) = started
+    grandchild = int(child.stdout.readline())
+    try:
+        assert "odd) (name" in Path(f"/proc/{grandchild}/stat").read_text()
+        found = descendants(os.getpid())
+        assert child.pid in found and grandchild in found
+        assert descendants(grandchild) == []
+    finally:
+        os.kill(grandchild, 9)
+        child.kill()
+        child.wait()

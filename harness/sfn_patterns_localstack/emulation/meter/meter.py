@@ -35,31 +35,46 @@ def _rss(pid: int) -> int:
         return 0
 
 
-def _children(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (from /proc/<pid>/task/*/children)."""
+def parents() -> dict[int, int]:
+    """Each process's parent, from /proc/<pid>/stat (processes only, not their threads)."""
+    found: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+                fields = stat.read().rsplit(")", 1)[1].split()
+            found[int(entry)] = int(fields[1])
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every descendant of ``pid``.
+
+    From the parent of every process, one read of /proc per process: a walk of
+    /proc/<pid>/task/*/children read a file per thread, and LocalStack holding 10,000
+    parked semaphore executions has 30,000 threads (10 CPU-seconds in 600 s of
+    bench_scale's sampling, 4.7 % of LocalStack's CPU, profiled).
+    """
+    kids: dict[int, list[int]] = {}
+    for child, parent in parents().items():
+        kids.setdefault(parent, []).append(child)
     found: list[int] = []
     todo = [pid]
     while todo:
-        parent = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{parent}/task/{task}/children") as children:
-                    kids = [int(k) for k in children.read().split()]
-            except (OSError, ValueError):
-                continue
-            found += kids
-            todo += kids
+        for child in kids.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
     return found
 
 
 def memory() -> tuple[int, int]:
     """Resident bytes of the current process, and of its whole process tree."""
     own = _rss(os.getpid())
-    return own, own + sum(_rss(child) for child in _children(os.getpid()))
+    return own, own + sum(_rss(child) for child in descendants(os.getpid()))
 
 
 @dataclass
