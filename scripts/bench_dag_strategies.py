@@ -59,6 +59,7 @@ from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, ran
 from sfn_patterns_localstack import bench
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.executions import history as history_of
+from sfn_patterns_localstack.executions import wait_stopped
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "dag-aggregate"
@@ -209,7 +210,15 @@ def task_costs(
     ]
     if len(executions) != len(plan.level):
         problems.append(f"dependency: {len(executions)} task executions, {len(plan.level)} tasks")
-    per_task = [costs(history_of(sfn, e["executionArn"]), options.completion) for e in executions]
+    # A task reports its success to the run before its own execution ends: the run can
+    # finish while the last task execution still writes its last five events (Report
+    # success's TaskSucceeded and Exited, Done, ExecutionSucceeded), so read each
+    # history once its execution has stopped.
+    arns = [e["executionArn"] for e in executions]
+    stopped = wait_stopped(sfn, arns, 120)
+    if len(stopped) != len(arns):
+        problems.append(f"dependency: {len(arns) - len(stopped)} task executions still run")
+    per_task = [costs(history_of(sfn, arn), options.completion) for arn in stopped]
     for measured in per_task:
         expected = history.task_execution_history(options, measured["polls"])
         if measured["events"] != expected:
