@@ -1774,7 +1774,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=5.0,
         help="job-poller executions started per second (default 5: a job costs 0.4 to "
-        "0.8 CPU-s of LocalStack and Lambda workers here, measured at 100 and 1,000, so 2 "
+        "0.9 CPU-s of LocalStack and Lambda workers here, measured at 100 and 1,000, so 2 "
         "cores about keep up; at 50 a second 1,000 jobs queued for CPU and Run Jobs hit "
         "their 30-s timeout)",
     )
