@@ -8,8 +8,9 @@ drops the next SYN and the client resends it after 1 s, then 3, 7, 15 and 31 s.
 That is what failed the job-poller's 1,000 concurrent jobs in bench_scale.py (ac6c9f8):
 a thousand freshly forked Lambda workers each opened a connection within seconds, the
 kernel counted 391 listen-queue overflows, and Run Jobs whose first DynamoDB call waited
-31 s for a resent SYN hit their 30-s timeout (Sandbox.Timedout). The same 1- and 3-s
-resends are what a hand-over latency of 1.30 s at p90 looks like.
+31 s for a resent SYN hit their 30-s timeout (Sandbox.Timedout). (It was not the
+whole story: with this fix the semaphore's admission p90 at 1,000 was still 1.20 s
+after the job-poller's load, and the job-poller needed three more fixes; README.)
 
 ``apply()`` makes the endpoints LocalStack's runtime server creates listen with
 :data:`BACKLOG` (the kernel caps it at ``net.core.somaxconn``, 4096 here). Nothing else
