@@ -161,12 +161,11 @@ def statements(sql_dir: Path) -> list[str]:
 
 
 def _wait(sfn: Any, arn: str, timeout: float) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while (described := sfn.describe_execution(executionArn=arn))["status"] == "RUNNING":
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{arn} still runs after {timeout:.0f} s")
-        time.sleep(0.5)
-    return described
+    """One execution, described once it has stopped (an error if it still runs at ``timeout``)."""
+    stopped = wait_stopped(sfn, [arn], timeout)
+    if arn not in stopped:
+        raise RuntimeError(f"{arn} still runs after {timeout:.0f} s")
+    return stopped[arn]
 
 
 def costs(events: list[dict[str, Any]], completion: str) -> dict[str, int]:
