@@ -42,20 +42,3 @@ def test_the_process_gets_16384_buckets_where_the_kernel_has_private_hashes() ->
     assert found["grown"] < 1024, found
     assert found["applied"] is True and found["after"] == 16384, found
 
-
-def test_the_bench_script_compares_both_settings_at_its_smallest_size() -> None:
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_futex_hash.py"
-    result = subprocess.run(
-        [sys.executable, str(script), "--threads", "300", "--round-trips", "2000"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    rows = [line for line in result.stdout.splitlines() if line.startswith("| ")]
-    assert [r.split("|")[1].strip() for r in rows[1:]] == ["kernel default", "harness (16,384)"]
-    assert rows[2].split("|")[2].strip() == "16,384"
-    assert float(rows[1].split("|")[5]) == 1.0
