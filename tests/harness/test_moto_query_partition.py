@@ -63,6 +63,23 @@ def ddb() -> Iterator[Any]:
             KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
         )
+        client.create_table(  # the semaphore's queue: a number sort key (the ticket)
+            TableName="queue",
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "ticket", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "ticket", "AttributeType": "N"},
+            ],
+        )
+        for i in TICKETS:  # out of order, ints and floats, negatives, past a float's 2**53
+            client.put_item(
+                TableName="queue",
+                Item={"pk": {"S": f"q{len(i) % 2}"}, "ticket": {"N": i}, "n": {"N": "1"}},
+            )
         for i in range(120):
             item = {
                 "pk": {"S": f"p{i % 3}"},
@@ -77,6 +94,22 @@ def ddb() -> Iterator[Any]:
             client.put_item(TableName="ranged", Item=item)
             client.put_item(TableName="plain", Item={"pk": {"S": f"k{i}"}, "n": {"N": "1"}})
         yield client
+
+
+TICKETS = [
+    *(str((i * 37) % 101) for i in range(101)),
+    "-5",
+    "-0.5",
+    "2.5",
+    "10.25",
+    "1e2",  # 100.0 as a float: moto stores it beside "100"
+    "9007199254740993",  # 2**53 + 1: an int compares exactly, a float would not
+    "9007199254740992",
+]
+
+
+def _numbers(pk: str, **values: str) -> dict[str, dict[str, str]]:
+    return {":p": {"S": pk}, **{name: {"N": value} for name, value in values.items()}}
 
 
 def _values(**values: str) -> dict[str, dict[str, str]]:
@@ -193,11 +226,60 @@ QUERIES: list[dict[str, Any]] = [
 ]
 
 
+NUMBER_QUERIES: list[dict[str, Any]] = [
+    {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": _numbers("q1")},
+    {  # the semaphore's oldest waiter, and the newest
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": _numbers("q0"),
+        "Limit": 1,
+    },
+    {
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": _numbers("q1"),
+        "ScanIndexForward": False,
+        "Limit": 3,
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND ticket BETWEEN :a AND :b",
+        "ExpressionAttributeValues": _numbers("q0", **{":a": "-1", ":b": "12"}),
+        "Limit": 4,
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND ticket > :a",
+        "ExpressionAttributeValues": _numbers("q1", **{":a": "2.5"}),
+        "ScanIndexForward": False,
+        "Limit": 5,
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND ticket >= :a",
+        "ExpressionAttributeValues": _numbers("q0", **{":a": "9007199254740992"}),
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND ticket < :a",
+        "ExpressionAttributeValues": _numbers("q1", **{":a": "50"}),
+        "Limit": 7,
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND ticket <= :a",
+        "ExpressionAttributeValues": _numbers("q0", **{":a": "1E2"}),
+        "Select": "COUNT",
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND ticket = :a",
+        "ExpressionAttributeValues": _numbers("q1", **{":a": "77"}),
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND ticket BETWEEN :a AND :b",
+        "ExpressionAttributeValues": _numbers("q1", **{":a": "200", ":b": "300"}),
+    },
+]
+
+
 def _pages(ddb: Any) -> list[Any]:
     """Every Query's pages, followed to the end by ExclusiveStartKey."""
     answers = []
-    for query in QUERIES:
-        kwargs = {"TableName": "ranged", **query}
+    for table, query in [("ranged", q) for q in QUERIES] + [("queue", q) for q in NUMBER_QUERIES]:
+        kwargs = {"TableName": table, **query}
         while True:
             page = ddb.query(**kwargs)
             page.pop("ResponseMetadata")
@@ -293,6 +375,42 @@ def test_a_first_page_with_a_limit_sorts_only_what_it_reads(ddb, monkeypatch) ->
     patched = ddb.query(**oldest)
     assert patched["Items"][0]["sk"] == {"S": "ready#00000"} and "LastEvaluatedKey" in patched
     assert comparisons.take() < 50
+
+
+def test_the_oldest_waiter_on_a_number_sort_key_sorts_no_waiter(ddb, monkeypatch) -> None:
+    from moto.dynamodb.models.table import Table
+
+    # 2,000 waiters in one queue partition, written out of ticket order.
+    tickets = [(i * 7919) % 2000 for i in range(2000)]
+    for chunk in range(0, 2000, 25):
+        ddb.batch_write_item(
+            RequestItems={
+                "queue": [
+                    {"PutRequest": {"Item": {"pk": {"S": "lock#queue"}, "ticket": {"N": str(t)}}}}
+                    for t in tickets[chunk : chunk + 25]
+                ]
+            }
+        )
+    oldest = {
+        "TableName": "queue",
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": {":p": {"S": "lock#queue"}},
+        "Limit": 1,
+        "ConsistentRead": True,
+    }
+    comparisons = _Comparisons(monkeypatch)
+    patched = ddb.query(**oldest)
+    patched_comparisons = comparisons.take()
+    monkeypatch.setattr(Table, "query", Table.query.__wrapped__)
+    monkeypatch.setattr(Table, "all_items", Table.all_items.__wrapped__)
+    as_moto = ddb.query(**oldest)
+    for page in (patched, as_moto):
+        page.pop("ResponseMetadata")
+    assert patched == as_moto and patched["Items"][0]["ticket"] == {"N": "0"}
+    assert patched["LastEvaluatedKey"]["ticket"] == {"N": "0"}
+    # moto sorts the 2,000 with DynamoType comparisons; the patch sorts plain ints.
+    assert comparisons.take() > 10_000
+    assert patched_comparisons < 50
 
 
 class _Comparisons:
