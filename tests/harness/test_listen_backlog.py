@@ -3,7 +3,8 @@
 fixes.listen_backlog: LocalStack's runtime server listened with Twisted's backlog of 50;
 a burst of freshly forked Lambda workers overflowed it and waited 1-31 s for resent
 SYNs. The endpoints it makes now listen with the kernel's full backlog, and the test
-session's own LocalStack (started through emulation.startup) does.
+session's own LocalStack (started through emulation.startup) does. It also listened on
+every interface when asked for 127.0.0.1; now on the host asked for.
 """
 
 from __future__ import annotations
@@ -90,8 +91,29 @@ def test_applying_twice_keeps_one_shim_over_twisted_s_endpoints() -> None:
     assert listen_backlog.apply() is True
     assert listen_backlog.apply() is True
     assert runtime_server.endpoints._sfnp_original is endpoints
-    assert runtime_server.endpoints.TCP4ServerEndpoint.func is endpoints.TCP4ServerEndpoint
-    assert runtime_server.endpoints.TCP4ServerEndpoint.keywords == {"backlog": 4096}
+    assert runtime_server.endpoints.TCP4ServerEndpoint.args[0] is endpoints.TCP4ServerEndpoint
+    assert runtime_server.endpoints.TCP6ServerEndpoint.keywords == {"backlog": 4096}
+
+
+def test_an_ipv4_endpoint_listens_on_the_host_gateway_listen_names(monkeypatch) -> None:
+    from localstack import config
+    from localstack.runtime.server import twisted as runtime_server
+    from twisted.internet import reactor
+
+    assert listen_backlog.apply() is True
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    free = probe.getsockname()[1]
+    probe.close()
+    listen = [config.HostAndPort("127.0.0.1", free), config.HostAndPort("0.0.0.0", free + 1)]
+    monkeypatch.setattr(config, "GATEWAY_LISTEN", listen)
+    made = runtime_server.endpoints.TCP4ServerEndpoint(reactor, free)
+    assert (made._interface, made._backlog) == ("127.0.0.1", 4096)
+    assert runtime_server.endpoints.TCP4ServerEndpoint(reactor, free + 1)._interface == "0.0.0.0"
+    # A port GATEWAY_LISTEN does not name, and an interface given: as Twisted's default.
+    assert runtime_server.endpoints.TCP4ServerEndpoint(reactor, free + 2)._interface == ""
+    given = runtime_server.endpoints.TCP4ServerEndpoint(reactor, free, interface="::1")
+    assert given._interface == "::1"
 
 
 def test_the_session_s_localstack_listens_with_the_full_backlog(
@@ -107,3 +129,5 @@ def test_the_session_s_localstack_listens_with_the_full_backlog(
     # State, Recv-Q, Send-Q (for a listening socket: its backlog), local address, peer.
     somaxconn = int(Path("/proc/sys/net/core/somaxconn").read_text())
     assert int(listing[2]) == min(listen_backlog.BACKLOG, somaxconn), listing
+    # server.start asks for 127.0.0.1: the loopback only, not every interface.
+    assert listing[3] == f"127.0.0.1:{port}", listing

@@ -1,4 +1,4 @@
-"""The gateway's listening socket queues as many connections as the kernel allows.
+"""The gateway listens where it was asked to, with as long a queue as the kernel allows.
 
 An AWS endpoint accepts a burst of new connections; a client sees latency, not lost
 SYNs. LocalStack 4.9.2 listens through Twisted's ``TCP4ServerEndpoint`` with its default
@@ -12,9 +12,15 @@ kernel counted 391 listen-queue overflows, and Run Jobs whose first DynamoDB cal
 whole story: with this fix the semaphore's admission p90 at 1,000 was still 1.20 s
 after the job-poller's load, and the job-poller needed three more fixes; README.)
 
+LocalStack 4.9.2 also drops the host of an IPv4 ``GATEWAY_LISTEN`` ("TODO: interface =
+host?" in its runtime server): asked for ``127.0.0.1:<port>``, as ``server.start`` asks,
+it listened on every interface, so a test run's LocalStack, which trusts any caller's
+test credentials, answered the whole network.
+
 ``apply()`` makes the endpoints LocalStack's runtime server creates listen with
-:data:`BACKLOG` (the kernel caps it at ``net.core.somaxconn``, 4096 here). Nothing else
-about the server changes. It must run before the server is registered, so
+:data:`BACKLOG` (the kernel caps it at ``net.core.somaxconn``, 4096 here), and an IPv4
+endpoint made without an interface on the host ``GATEWAY_LISTEN`` names for its port.
+Nothing else about the server changes. It must run before the server is registered, so
 :mod:`..startup` applies it before LocalStack's main module.
 """
 
@@ -23,6 +29,7 @@ from __future__ import annotations
 import functools
 import logging
 import types
+from typing import Any
 
 LOG = logging.getLogger(__name__)
 
@@ -45,10 +52,27 @@ def apply(backlog: int = BACKLOG) -> bool:
         return True
     original = getattr(endpoints, "_sfnp_original", endpoints)
     shim = types.SimpleNamespace(
-        TCP4ServerEndpoint=functools.partial(original.TCP4ServerEndpoint, backlog=backlog),
+        TCP4ServerEndpoint=functools.partial(_tcp4, original.TCP4ServerEndpoint, backlog),
         TCP6ServerEndpoint=functools.partial(original.TCP6ServerEndpoint, backlog=backlog),
         _sfnp_original=original,
         **{_APPLIED: backlog},
     )
     runtime_server.endpoints = shim
     return True
+
+
+def listen_host(port: int) -> str:
+    """The host ``GATEWAY_LISTEN`` names for ``port``; "" (every interface) if none."""
+    from localstack import config
+
+    for host_and_port in config.GATEWAY_LISTEN:
+        if host_and_port.port == port:
+            return host_and_port.host
+    return ""
+
+
+def _tcp4(make: Any, backlog: int, reactor: Any, port: int, **kwargs: Any) -> Any:
+    """Twisted's ``TCP4ServerEndpoint`` with ``backlog``, on the configured host by default."""
+    kwargs.setdefault("backlog", backlog)
+    kwargs.setdefault("interface", listen_host(port))
+    return make(reactor, port, **kwargs)
