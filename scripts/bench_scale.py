@@ -1651,8 +1651,8 @@ def run_all(
 
     # The account's Lambda concurrency of a LocalStack started here (LOCALSTACK_ENDPOINT's
     # keeps its own): the job-poller's sample jobs are Lambdas, in flight all at once.
-    os.environ["LAMBDA_LIMITS_CONCURRENT_EXECUTIONS"] = str(args.lambda_concurrency)
-    with bench.localstack(progress, args.keep) as (endpoint, destroy):
+    concurrency = {"LAMBDA_LIMITS_CONCURRENT_EXECUTIONS": str(args.lambda_concurrency)}
+    with bench.localstack(progress, args.keep, concurrency) as (endpoint, destroy):
         scratch = Path(tempfile.mkdtemp(prefix="bench-scale-"))
         ctx = Context(endpoint, destroy=destroy, scratch=scratch)
         plan = plan_sizes(args)

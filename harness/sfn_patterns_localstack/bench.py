@@ -25,11 +25,15 @@ def add_keep_option(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def localstack(progress: Callable[[str], None], keep: bool) -> Iterator[tuple[str, bool]]:
+def localstack(
+    progress: Callable[[str], None], keep: bool, extra_env: dict[str, str] | None = None
+) -> Iterator[tuple[str, bool]]:
     """Yield ``(endpoint, destroy)``: LOCALSTACK_ENDPOINT's LocalStack, else one started here.
 
     ``destroy`` is true on a LocalStack this process did not start, unless ``keep``;
     one started here is stopped (and its work directory removed) on the way out.
+    ``extra_env`` configures one started here (LOCALSTACK_ENDPOINT's keeps its own),
+    without changing this process's environment.
     """
     endpoint = os.environ.get("LOCALSTACK_ENDPOINT")
     if endpoint:
@@ -38,7 +42,7 @@ def localstack(progress: Callable[[str], None], keep: bool) -> Iterator[tuple[st
     from sfn_patterns_localstack import server
 
     progress("starting LocalStack")
-    instance = server.start()
+    instance = server.start(extra_env=extra_env)
     try:
         yield instance.endpoint, False
     finally:
