@@ -105,13 +105,20 @@ def test_an_ipv4_endpoint_listens_on_the_host_gateway_listen_names(monkeypatch) 
     probe.bind(("127.0.0.1", 0))
     free = probe.getsockname()[1]
     probe.close()
-    listen = [config.HostAndPort("127.0.0.1", free), config.HostAndPort("0.0.0.0", free + 1)]
+    listen = [
+        config.HostAndPort("::1", free),  # the IPv6 endpoint's: not an IPv4 interface
+        config.HostAndPort("127.0.0.1", free),
+        config.HostAndPort("0.0.0.0", free + 1),
+        config.HostAndPort("::", free + 2),
+    ]
     monkeypatch.setattr(config, "GATEWAY_LISTEN", listen)
     made = runtime_server.endpoints.TCP4ServerEndpoint(reactor, free)
     assert (made._interface, made._backlog) == ("127.0.0.1", 4096)
     assert runtime_server.endpoints.TCP4ServerEndpoint(reactor, free + 1)._interface == "0.0.0.0"
-    # A port GATEWAY_LISTEN does not name, and an interface given: as Twisted's default.
+    # A port with an IPv6 host only, one GATEWAY_LISTEN does not name, and an interface
+    # given: as Twisted's default.
     assert runtime_server.endpoints.TCP4ServerEndpoint(reactor, free + 2)._interface == ""
+    assert runtime_server.endpoints.TCP4ServerEndpoint(reactor, free + 3)._interface == ""
     given = runtime_server.endpoints.TCP4ServerEndpoint(reactor, free, interface="::1")
     assert given._interface == "::1"
 

@@ -228,9 +228,15 @@ QUERIES: list[dict[str, Any]] = [
 
 NUMBER_QUERIES: list[dict[str, Any]] = [
     {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": _numbers("q1")},
-    {  # the semaphore's oldest waiter, and the newest
+    {  # the semaphore's oldest waiter
         "KeyConditionExpression": "pk = :p",
         "ExpressionAttributeValues": _numbers("q0"),
+        "Limit": 1,
+    },
+    {  # and the newest
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": _numbers("q0"),
+        "ScanIndexForward": False,
         "Limit": 1,
     },
     {
@@ -266,7 +272,22 @@ NUMBER_QUERIES: list[dict[str, Any]] = [
     },
     {
         "KeyConditionExpression": "pk = :p AND ticket = :a",
-        "ExpressionAttributeValues": _numbers("q1", **{":a": "77"}),
+        "ExpressionAttributeValues": _numbers("q0", **{":a": "77"}),
+    },
+    {  # past 2**53 only as an int: as a float, 2**53 + 1 is 2**53 and not greater
+        "KeyConditionExpression": "pk = :p AND ticket > :a",
+        "ExpressionAttributeValues": _numbers("q0", **{":a": "9007199254740992"}),
+    },
+    {  # "100" and "1e2" tie; one page of one, then the next, both directions
+        "KeyConditionExpression": "pk = :p AND ticket = :a",
+        "ExpressionAttributeValues": _numbers("q1", **{":a": "100"}),
+        "Limit": 1,
+    },
+    {
+        "KeyConditionExpression": "pk = :p AND ticket = :a",
+        "ExpressionAttributeValues": _numbers("q1", **{":a": "100"}),
+        "ScanIndexForward": False,
+        "Limit": 1,
     },
     {
         "KeyConditionExpression": "pk = :p AND ticket BETWEEN :a AND :b",

@@ -62,11 +62,16 @@ def apply(backlog: int = BACKLOG) -> bool:
 
 
 def listen_host(port: int) -> str:
-    """The host ``GATEWAY_LISTEN`` names for ``port``; "" (every interface) if none."""
+    """The IPv4 host ``GATEWAY_LISTEN`` names for ``port``; "" (every interface) if none.
+
+    IPv6 hosts are LocalStack's own ``TCP6ServerEndpoint``'s (it passes them). With
+    two IPv4 hosts on one port the first is used, and the second endpoint fails to
+    listen, as both did on every interface before.
+    """
     from localstack import config
 
     for host_and_port in config.GATEWAY_LISTEN:
-        if host_and_port.port == port:
+        if host_and_port.port == port and not config.is_ipv6_address(host_and_port.host):
             return host_and_port.host
     return ""
 

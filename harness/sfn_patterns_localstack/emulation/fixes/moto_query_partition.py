@@ -120,8 +120,9 @@ def _begins_with(keys: list[str], operands: list[str]) -> tuple[int, int]:
     return low, hi
 
 
-# The run of sorted string keys each key condition selects, as [low, high) indexes:
-# what moto's DynamoType.compare answers for type S, which compares Python strings.
+# The run of sorted keys each key condition selects, as [low, high) indexes: what
+# moto's DynamoType.compare answers, which compares Python strings for type S and the
+# ints or floats of _number for type N (BEGINS_WITH: strings only).
 _BOUNDS: dict[str, Any] = {
     "EQ": lambda k, a: (bisect.bisect_left(k, a[0]), bisect.bisect_right(k, a[0])),
     "LT": lambda k, a: (0, bisect.bisect_left(k, a[0])),
