@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 import pytest
 
@@ -27,9 +28,13 @@ def test_a_localstack_started_here_is_never_destroyed_on_and_always_stopped(
 ) -> None:
     monkeypatch.delenv("LOCALSTACK_ENDPOINT", raising=False)
     stopped: list[bool] = []
+    environments: list[dict[str, str] | None] = []
 
     class Started:
         endpoint = "http://127.0.0.1:5000"
+
+        def __init__(self, extra_env: dict[str, str] | None = None) -> None:
+            environments.append(extra_env)
 
         def stop(self) -> None:
             stopped.append(True)
@@ -41,6 +46,12 @@ def test_a_localstack_started_here_is_never_destroyed_on_and_always_stopped(
         raise RuntimeError("the benchmark failed")
     assert stopped == [True]
     assert said == ["starting LocalStack"]
+    # A setting for the LocalStack started here goes to it, not into this process.
+    setting = {"LAMBDA_LIMITS_CONCURRENT_EXECUTIONS": "2000"}
+    with bench.localstack(said.append, False, setting):
+        pass
+    assert environments == [None, setting]
+    assert "LAMBDA_LIMITS_CONCURRENT_EXECUTIONS" not in os.environ
 
 
 def test_keep_is_one_option_with_one_help() -> None:
