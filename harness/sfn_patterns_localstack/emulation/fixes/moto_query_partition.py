@@ -122,7 +122,7 @@ def _begins_with(keys: list[str], operands: list[str]) -> tuple[int, int]:
 
 # The run of sorted keys each key condition selects, as [low, high) indexes: what
 # moto's DynamoType.compare answers, which compares Python strings for type S and the
-# ints or floats of _number for type N (BEGINS_WITH: strings only).
+# ints or floats of its cast_value for type N (BEGINS_WITH: strings only).
 _BOUNDS: dict[str, Any] = {
     "EQ": lambda k, a: (bisect.bisect_left(k, a[0]), bisect.bisect_right(k, a[0])),
     "LT": lambda k, a: (0, bisect.bisect_left(k, a[0])),
@@ -137,17 +137,13 @@ _BOUNDS.update({"=": _BOUNDS["EQ"], "<": _BOUNDS["LT"], "<=": _BOUNDS["LE"]})
 _BOUNDS.update({">": _BOUNDS["GT"], ">=": _BOUNDS["GE"]})
 
 
-def _number(key: Any) -> int | float:
-    """A number's value as moto compares it (``DynamoType.cast_value``: int, else float)."""
-    try:
-        return int(key.value)
-    except ValueError:
-        return float(key.value)
-
-
 # What moto's DynamoType comparisons compare, per sort-key type, as plain Python values
-# that sort in C: a string's value, a number's int or float.
-_SORT_VALUES: dict[str, Any] = {"S": operator.attrgetter("value"), "N": _number}
+# that sort in C: a string's value, a number's ``cast_value`` (moto's own int, else
+# float, which its ``__lt__`` compares).
+_SORT_VALUES: dict[str, Any] = {
+    "S": operator.attrgetter("value"),
+    "N": operator.attrgetter("cast_value"),
+}
 
 
 def _sorted_candidates(
