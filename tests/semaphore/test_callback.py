@@ -690,6 +690,13 @@ def test_without_its_function_permission_eventbridge_cannot_run_the_cleanup(
         ):
             holder = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 20})
             blocked_and_held(aws, deployed, 1, 0)
+            # Admitted, not only leased: stopped between its lease and its SendTaskSuccess,
+            # the acquire finds the token dead and gives the lease back itself ("gone").
+            wait_until(
+                lambda: "Critical section" in states_entered(history(sfn, holder)),
+                60,
+                "the holder in its critical section",
+            )
             sfn.stop_execution(executionArn=holder, error="Test.Abort", cause="holder aborted")
 
             def witnessed() -> bool:
