@@ -115,6 +115,20 @@ def blocked_and_held(aws: Callable, deployed: dict, count: int, waiting: int) ->
     wait_until(reached, 60, f"{count} holders and {waiting} waiters")
 
 
+def in_critical_section(sfn: Any, arn: str) -> None:
+    """Wait until ``arn`` is admitted, not only leased.
+
+    The acquire writes the lease before its SendTaskSuccess: an execution stopped in
+    between has a dead token, and the acquire gives the lease back itself ("gone"), so
+    a test that means to stop a holder must stop one that is in its section.
+    """
+    wait_until(
+        lambda: "Critical section" in states_entered(history(sfn, arn)),
+        60,
+        "the holder in its critical section",
+    )
+
+
 @pytest.fixture(autouse=True)
 def free_at_start(request: pytest.FixtureRequest, aws: Callable) -> None:
     """Start each test with the semaphore free, so one failed test does not fail the next."""
@@ -521,6 +535,7 @@ def test_reconciler_hands_over_a_slot_whose_event_was_lost(aws: Callable, deploy
         blocked_and_held(aws, deployed, LIMIT, 0)
         waiter = start(sfn, machine, {"sleep_seconds": 0})
         blocked_and_held(aws, deployed, LIMIT, 1)
+        in_critical_section(sfn, holding[0])
         sfn.stop_execution(executionArn=holding[0], error="Test.Abort", cause="event lost")
         assert wait_done(sfn, [holding[0]], 30)[holding[0]]["status"] == "ABORTED"
         time.sleep(1)
@@ -690,13 +705,7 @@ def test_without_its_function_permission_eventbridge_cannot_run_the_cleanup(
         ):
             holder = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 20})
             blocked_and_held(aws, deployed, 1, 0)
-            # Admitted, not only leased: stopped between its lease and its SendTaskSuccess,
-            # the acquire finds the token dead and gives the lease back itself ("gone").
-            wait_until(
-                lambda: "Critical section" in states_entered(history(sfn, holder)),
-                60,
-                "the holder in its critical section",
-            )
+            in_critical_section(sfn, holder)
             sfn.stop_execution(executionArn=holder, error="Test.Abort", cause="holder aborted")
 
             def witnessed() -> bool:
