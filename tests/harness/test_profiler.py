@@ -50,3 +50,42 @@ def test_samples_the_busy_thread_and_not_the_sleeping_one(tmp_path: Path) -> Non
     assert busy_line.startswith("[busy];")
     text = profiler.report(out, top=5)
     assert "_spin" in text or "genexpr" in text
+
+
+def test_a_thread_clock_is_read_by_kernel_id_and_an_ended_thread_has_none() -> None:
+    stop = threading.Event()
+    busy = threading.Thread(target=_spin, args=(stop,))
+    busy.start()
+    try:
+        first = profiler._thread_cpu_ns(busy.native_id)
+        time.sleep(0.2)
+        second = profiler._thread_cpu_ns(busy.native_id)
+        assert first is not None and second is not None and second > first
+    finally:
+        stop.set()
+        busy.join()
+    # Its struct pthread is freed once it has exited (join returns a moment before):
+    # the clock is asked of the kernel by id, which then says no.
+    deadline = time.monotonic() + 5
+    while profiler._thread_cpu_ns(busy.native_id) is not None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def _burst() -> None:
+    sum(i * i for i in range(20_000))
+
+
+def test_sampling_while_threads_start_and_end(tmp_path: Path) -> None:
+    # What LocalStack's threads do (a request, a Lambda invoke, a callback wait): each
+    # short thread's CPU is counted, and a thread that ends mid-sample is skipped.
+    sampler = profiler.Sampler(tmp_path / "ls.folded", interval=0.0005).start()
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:
+        batch = [threading.Thread(target=_burst, name="short") for _ in range(20)]
+        for thread in batch:
+            thread.start()
+        for thread in batch:
+            thread.join()
+    assert sampler.samples > 100
+    assert any(stack.startswith("[short];") for stack in list(sampler.counts))

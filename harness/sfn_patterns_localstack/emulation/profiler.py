@@ -3,7 +3,7 @@
 Why: LocalStack runs on Python 3.11 (no ``-X perf``) and the test suite is CPU-bound;
 to see where LocalStack's CPU goes while a test file runs, a thread inside its process
 samples every thread's stack every few milliseconds and charges the CPU time the
-thread used since the previous sample (its own CPU clock, ``pthread_getcpuclockid``)
+thread used since the previous sample (its own CPU clock, named by its kernel thread id)
 to the stack it is in now: a thread blocked on a socket, a lock or the GIL used none
 and is not counted, so the figures are CPU microseconds, not wall-clock samples.
 Stacks are aggregated as folded lines (``outer;inner;leaf microseconds``, the input
@@ -31,10 +31,19 @@ INTERVAL = float(os.environ.get("SFNP_PROFILE_INTERVAL", "0.01"))
 FLUSH_SECONDS = 2.0
 
 
-def _thread_cpu_ns(ident: int) -> int | None:
-    """CPU time a thread (by its ``threading`` ident, a pthread id) has used, in ns."""
+def _thread_cpu_ns(native_id: int) -> int | None:
+    """CPU time a thread (by its kernel thread id) has used, in ns; None once it ended.
+
+    Linux names a thread's CPU clock after its kernel id (``MAKE_THREAD_CPUCLOCK``:
+    ``~tid << 3 | CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD``), and answers EINVAL for an id
+    no thread has. ``time.pthread_getcpuclockid`` instead reads the id out of the
+    thread's ``struct pthread``, which a detached thread frees when it ends: a thread
+    that ended between ``sys._current_frames()`` and the call made it read freed memory,
+    and LocalStack died of a segmentation fault in libc under ``SFNP_PROFILE`` with
+    hundreds of threads coming and going (bench_scale's dag-aggregate).
+    """
     try:
-        return time.clock_gettime_ns(time.pthread_getcpuclockid(ident))
+        return time.clock_gettime_ns((~native_id << 3) | 6)
     except (OSError, OverflowError):  # the thread ended meanwhile
         return None
 
@@ -79,10 +88,12 @@ class Sampler:
         me = threading.get_ident()
         self.samples += 1
         seen = {}
+        native = {t.ident: t.native_id for t in threading.enumerate()}
         for ident, frame in _current_frames().items():
-            if ident == me:
+            native_id = native.get(ident)
+            if ident == me or native_id is None:  # a thread threading does not know
                 continue
-            used = _thread_cpu_ns(ident)
+            used = _thread_cpu_ns(native_id)
             if used is None:
                 continue
             seen[ident] = used
