@@ -298,6 +298,10 @@ class Warehouse:
         self.on_end = on_end
         self._lock = threading.RLock()
         self._statements: OrderedDict[str, Statement] = OrderedDict()
+        # The statements not yet seen ended, in submission order: at most
+        # MAX_ACTIVE_STATEMENTS, so counting them costs what the limit allows, not what
+        # the session has run (MAX_KEPT_STATEMENTS).
+        self._active: dict[str, Statement] = {}
         self._databases: dict[tuple, _Database] = {}
         self._tokens: dict[tuple[str, str], str] = {}
         self._query_ids = 0
@@ -323,8 +327,7 @@ class Warehouse:
                 known = self._tokens.get((target.account, client_token))
                 if known and known in self._statements:
                     return self._statements[known]
-            active = sum(1 for s in self._statements.values() if s.status not in TERMINAL)
-            if active >= MAX_ACTIVE_STATEMENTS:
+            if self._active_count() >= MAX_ACTIVE_STATEMENTS:
                 raise DataApiError(
                     "ActiveStatementsExceededException",
                     f"The number of active statements exceeds the limit of "
@@ -356,6 +359,7 @@ class Warehouse:
                 redshift_pid=1073741824 + len(self._statements) % 100000,
             )
             self._statements[statement_id] = statement
+            self._active[statement_id] = statement
             if client_token:
                 self._tokens[(target.account, client_token)] = statement_id
             self._forget_old()
@@ -444,11 +448,34 @@ class Warehouse:
             self._databases.clear()
 
     # -- workers -------------------------------------------------------------------------------
+    def _active_count(self) -> int:
+        """Statements queued or running (caller holds the warehouse lock).
+
+        Drops the ended ones from ``_active`` first: a walk of at most the active limit,
+        where a count over every kept statement cost each submit a pass over up to
+        MAX_KEPT_STATEMENTS of them, under the warehouse lock (a submit's cost grew over
+        bench_scale's dag-aggregate run with the statements before it).
+        """
+        for statement_id in [sid for sid, s in self._active.items() if s.status in TERMINAL]:
+            del self._active[statement_id]
+        return len(self._active)
+
     def _forget_old(self) -> None:
+        """Forget the oldest ended statements past MAX_KEPT_STATEMENTS (caller holds the lock).
+
+        Walks from the oldest and stops at the last one to forget: about one a submit,
+        passing over only older statements still queued or running.
+        """
         excess = len(self._statements) - MAX_KEPT_STATEMENTS
-        for statement_id in [sid for sid, s in self._statements.items() if s.status in TERMINAL][
-            : max(excess, 0)
-        ]:
+        if excess <= 0:
+            return
+        forget: list[str] = []
+        for statement_id, statement in self._statements.items():
+            if statement.status in TERMINAL:
+                forget.append(statement_id)
+                if len(forget) == excess:
+                    break
+        for statement_id in forget:
             del self._statements[statement_id]
 
     def _database(self, target: Target) -> _Database:
