@@ -34,6 +34,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     sfn_sdk_error_names,
     sfn_stop,
     sfn_task_timeout,
+    sfn_token_index,
     sns_sqs_retry,
 )
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
@@ -66,8 +67,10 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # one outcome: a task that lost to its timeout records nothing more
 # (fixes.sfn_task_timeout). SendTaskSuccess and the other calls that look through
 # every execution loop over a snapshot, not the dict StartExecution grows
-# (fixes.sfn_executions_snapshot). Threads build Python ASTs one at a time (fixes.ast_threads:
-# CPython 3.11's converters share one recursion counter). A service's request parser is
+# (fixes.sfn_executions_snapshot), and the three task-token calls look the token's
+# execution up instead of walking them all (fixes.sfn_token_index). Threads build
+# Python ASTs one at a time (fixes.ast_threads: CPython 3.11's converters share one
+# recursion counter). A service's request parser is
 # built once, not by every request that arrives before it is cached (fixes.parser_cache),
 # and the gateway queues a burst of connections rather than dropping their SYNs
 # (fixes.listen_backlog; applied before the server listens, by emulation.startup).
@@ -81,6 +84,7 @@ lambda_code_url.apply()
 sfn_task_timeout.apply()  # before sfn_stop, which wraps what it patches
 sfn_stop.apply()
 sfn_executions_snapshot.apply()
+sfn_token_index.apply()
 sfn_parse_cache.apply()
 sfn_client_cache.apply()
 moto_update_copy.apply()
