@@ -87,3 +87,20 @@ def test_concurrent_submits_respect_the_active_limit(
     for thread in threads:
         thread.join()
     assert (len(accepted), len(refused)) == (4, 6)
+
+
+def test_a_client_token_answers_its_statement_until_the_statement_is_forgotten(
+    warehouse: engine.Warehouse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine, "MAX_KEPT_STATEMENTS", 3)
+    first = warehouse.submit(TARGET, ["SELECT 1"], is_batch=False, client_token="t0")
+    assert warehouse.submit(TARGET, ["SELECT 2"], is_batch=False, client_token="t0") is first
+    _ended(warehouse, first)
+    for n in range(1, 10):
+        _ended(
+            warehouse, warehouse.submit(TARGET, ["SELECT 1"], is_batch=False, client_token=f"t{n}")
+        )
+    # Forgotten with its statement: the token map holds the kept statements' tokens only.
+    assert len(warehouse._tokens) == 3
+    again = warehouse.submit(TARGET, ["SELECT 1"], is_batch=False, client_token="t0")
+    assert again.id != first.id

@@ -246,6 +246,7 @@ class Statement:
     lock: threading.Lock = field(default_factory=threading.Lock)
     cursor: duckdb.DuckDBPyConnection | None = None
     ended_reported: bool = False
+    client_token: str | None = None
 
     def set_status(self, status: str) -> None:
         """Record a state change of the whole request."""
@@ -361,6 +362,7 @@ class Warehouse:
             self._statements[statement_id] = statement
             self._active[statement_id] = statement
             if client_token:
+                statement.client_token = client_token
                 self._tokens[(target.account, client_token)] = statement_id
             self._forget_old()
         self._pool.submit(self._run, statement)
@@ -464,7 +466,9 @@ class Warehouse:
         """Forget the oldest ended statements past MAX_KEPT_STATEMENTS (caller holds the lock).
 
         Walks from the oldest and stops at the last one to forget: about one a submit,
-        passing over only older statements still queued or running.
+        passing over only older statements still queued or running. A forgotten
+        statement's ClientToken is forgotten with it (the token map grew with every
+        statement submitted with one).
         """
         excess = len(self._statements) - MAX_KEPT_STATEMENTS
         if excess <= 0:
@@ -476,7 +480,10 @@ class Warehouse:
                 if len(forget) == excess:
                     break
         for statement_id in forget:
-            del self._statements[statement_id]
+            statement = self._statements.pop(statement_id)
+            token = (statement.target.account, statement.client_token)
+            if statement.client_token and self._tokens.get(token) == statement_id:
+                del self._tokens[token]  # its idempotency ends with it, as its record
 
     def _database(self, target: Target) -> _Database:
         with self._lock:
