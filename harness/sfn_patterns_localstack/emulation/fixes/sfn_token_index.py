@@ -107,7 +107,7 @@ def _name_pools(worker_cls: Any) -> None:
 
 def indexed_execution(provider: Any, context: Any, token: str) -> Any | None:
     """The execution of the caller's store whose pool issued ``token``; None: walk them all."""
-    pool = _POOLS.get(token)
+    pool = pool_for(token)
     arn = getattr(pool, _ARN, None)
     if arn is None:
         return None
@@ -121,9 +121,8 @@ def indexed_execution(provider: Any, context: Any, token: str) -> Any | None:
 
 def _look_up(provider_cls: Any) -> None:
     """The three token calls run LocalStack's own loop over the token's execution only."""
-    get_executions = provider_cls._get_executions
     for name in ("send_task_success", "send_task_heartbeat", "send_task_failure"):
-        setattr(provider_cls, name, _narrowed(getattr(provider_cls, name), get_executions))
+        setattr(provider_cls, name, _narrowed(getattr(provider_cls, name)))
 
 
 class _OneExecution:
@@ -134,10 +133,9 @@ class _OneExecution:
     everything else is the provider's.
     """
 
-    def __init__(self, provider: Any, execution: Any, get_executions: Any) -> None:
+    def __init__(self, provider: Any, execution: Any) -> None:
         self._provider = provider
         self._execution = execution
-        self._get_executions_of = get_executions
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._provider, name)
@@ -146,7 +144,7 @@ class _OneExecution:
         return _Store(self._provider.get_store(context), self._execution)
 
     def _get_executions(self, context: Any, execution_status: Any = None) -> list[Any]:
-        return self._get_executions_of(self, context, execution_status)
+        return type(self._provider)._get_executions(self, context, execution_status)
 
 
 class _Store:
@@ -160,13 +158,13 @@ class _Store:
         return getattr(self._store, name)
 
 
-def _narrowed(original: Any, get_executions: Any) -> Any:
+def _narrowed(original: Any) -> Any:
     @functools.wraps(original)
     def method(self, context, task_token, *args, **kwargs):
         execution = indexed_execution(self, context, task_token)
         if execution is None:
             return original(self, context, task_token, *args, **kwargs)
-        view = _OneExecution(self, execution, get_executions)
+        view = _OneExecution(self, execution)
         return original(view, context, task_token, *args, **kwargs)
 
     method._sfnp_patched = True  # type: ignore[attr-defined]
