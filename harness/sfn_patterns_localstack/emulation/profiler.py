@@ -88,12 +88,12 @@ class Sampler:
         me = threading.get_ident()
         self.samples += 1
         seen = {}
-        native = {t.ident: t.native_id for t in threading.enumerate()}
+        threads = {t.ident: t for t in threading.enumerate()}
         for ident, frame in _current_frames().items():
-            native_id = native.get(ident)
-            if ident == me or native_id is None:  # a thread threading does not know
-                continue
-            used = _thread_cpu_ns(native_id)
+            thread = threads.get(ident)
+            if ident == me or thread is None or thread.native_id is None:
+                continue  # a thread threading does not know (or not started yet)
+            used = _thread_cpu_ns(thread.native_id)
             if used is None:
                 continue
             seen[ident] = used
@@ -102,7 +102,7 @@ class Sampler:
             delta = used - self._last.get(ident, 0 if self._started else used)
             if delta < 1000:  # asleep since the last sample (below 1 us)
                 continue
-            self.counts[f"[{_thread_name(ident)}];{folded(frame)}"] += delta // 1000
+            self.counts[f"[{_thread_name(thread)}];{folded(frame)}"] += delta // 1000
         self._last = seen
         self._started = True
 
@@ -144,9 +144,8 @@ def _current_frames() -> dict[int, object]:
             gc.enable()
 
 
-def _thread_name(ident: int) -> str:
-    thread = threading._active.get(ident)
-    name = thread.name if thread is not None else "?"
+def _thread_name(thread: threading.Thread) -> str:
+    name = thread.name
     # Numbered names (Thread-12, asgi_gw_3) fold together.
     return name.rstrip("0123456789").rstrip("-_ ") or name
 
