@@ -22,7 +22,9 @@ per call from growing with the executions it holds.
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
+from typing import Any
 
 LOG = logging.getLogger(__name__)
 
@@ -33,12 +35,17 @@ PR_FUTEX_HASH_GET_SLOTS = 2
 SLOTS = 16384
 
 
-def _prctl(option: int, arg2: int, arg3: int = 0) -> int:
-    libc = ctypes.CDLL(None, use_errno=True)
-    call = libc.prctl
+@functools.cache
+def _prctl_function() -> Any:
+    """The C library's ``prctl``, loaded and typed once per process."""
+    call = ctypes.CDLL(None, use_errno=True).prctl
     call.restype = ctypes.c_int
     call.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    return call(option, arg2, arg3, 0, 0)
+    return call
+
+
+def _prctl(option: int, arg2: int, arg3: int = 0) -> int:
+    return _prctl_function()(option, arg2, arg3, 0, 0)
 
 
 def slots() -> int | None:
