@@ -38,7 +38,12 @@ Patterns and what an item is:
   + 10 s), so all n are in flight at once; latency = completion after the job's end (its
   own clock); peak concurrency = the most executions running at one moment;
 * dag-aggregate (examples/dag-aggregate, strategy dependency, zero-duration tasks):
-  a task; latency = a task's start after its last parent's end (run results).
+  a task; latency = a task's start after its last parent's end (run results). Its
+  rate is bounded by the DAG as much as by LocalStack, so the table also gives the
+  DAG's longest chain, the task executions running at once (their summed lifetimes
+  over the wall time), and the seconds per task that would give the wall time if
+  every task took as long (the wall time over the ``dependency`` strategy's simulated
+  makespan in equal-length tasks, sfn_patterns_cli.dag_aggregate.simulate).
 
 ``--size-seconds`` bounds the semaphore's and the status-table's sizes in time (their
 largest take hours on one LocalStack): a size still running then is stopped, and its
@@ -1233,7 +1238,7 @@ def measure_dag(ctx: Context, deployment: Deployment, n: int, args: argparse.Nam
     """One run of an n-task DAG (applied first unless it is the one applied)."""
     if deployment.extra.get("n") != n:
         dag_apply(ctx, deployment, n, args)
-    return dag_size(ctx, deployment, n)
+    return dag_size(ctx, deployment, n, args.dag_concurrency)
 
 
 def dag_apply(ctx: Context, deployment: Deployment, n: int, args: argparse.Namespace) -> None:
@@ -1272,7 +1277,7 @@ def dag_apply(ctx: Context, deployment: Deployment, n: int, args: argparse.Names
     deployment.extra["n"] = n
 
 
-def dag_size(ctx: Context, deployment: Deployment, n: int) -> Column:
+def dag_size(ctx: Context, deployment: Deployment, n: int, max_concurrency: int) -> Column:
     """Run the applied n-task DAG once and measure it."""
     from sfn_patterns_cli.dag_aggregate import runs
     from sfn_patterns_cli.dag_aggregate.synthetic import random_dag
@@ -1320,7 +1325,37 @@ def dag_size(ctx: Context, deployment: Deployment, n: int) -> Column:
         if deps
     ]
     set_latency(column, delays)
+    dag_shape(column, parents, [histories[a] for a in task_arns], max_concurrency)
     return column
+
+
+def dag_shape(
+    column: Column,
+    parents: dict[str, list[str]],
+    task_histories: list[list[dict[str, Any]]],
+    max_concurrency: int,
+) -> None:
+    """What bounds the rate besides LocalStack: the DAG's chain and the slots it fills.
+
+    Why: a DAG narrower than ``max_concurrency`` runs at (tasks at once) / (seconds per
+    task), so the same LocalStack gives different rates to differently shaped DAGs;
+    these rows separate the shape from the per-task time.
+    """
+    import networkx as nx
+
+    from sfn_patterns_cli.dag_aggregate.simulate import critical_path, dependency_makespan
+
+    graph = nx.DiGraph((p, task) for task, deps in parents.items() for p in deps)
+    graph.add_nodes_from(parents)
+    equal = dict.fromkeys(graph.nodes, 1.0)
+    column.extra["longest dependency chain (tasks)"] = round(critical_path(graph, equal))
+    lifetimes = sum(
+        (h[-1]["timestamp"] - h[0]["timestamp"]).total_seconds() for h in task_histories if h
+    )
+    column.extra["task executions at once, mean"] = lifetimes / column.wall
+    column.extra["seconds per task, all equal (wall / simulated makespan)"] = (
+        column.wall / dependency_makespan(graph, equal, max_concurrency)
+    )
 
 
 # --- tables ------------------------------------------------------------------------------

@@ -177,3 +177,35 @@ def test_a_time_budget_is_per_pattern_or_for_both() -> None:
         bench.budget_option("semaphore@ten=60")
     with pytest.raises(bench.argparse.ArgumentTypeError, match="only semaphore"):
         bench.budget_option("dag-aggregate=60")
+
+
+def lived(start: float, end: float) -> list[dict[str, object]]:
+    """A task execution's history: its first and last events' timestamps."""
+    from datetime import UTC, datetime
+
+    return [
+        {"timestamp": datetime.fromtimestamp(start, UTC)},
+        {"timestamp": datetime.fromtimestamp(end, UTC)},
+    ]
+
+
+def test_a_chain_bound_dag_reports_its_chain_and_the_seconds_per_link() -> None:
+    # a -> b -> c, and d on its own: 3 links, 4 tasks of 2 s each in a 6-s run.
+    parents = {"a": [], "b": ["a"], "c": ["b"], "d": []}
+    histories = [lived(0, 2), lived(2, 4), lived(4, 6), lived(0, 2)]
+    col = bench.Column(n=4, wall=6.0)
+    bench.dag_shape(col, parents, histories, max_concurrency=40)
+    assert col.extra["longest dependency chain (tasks)"] == 3
+    assert col.extra["task executions at once, mean"] == pytest.approx(8 / 6)
+    assert col.extra["seconds per task, all equal (wall / simulated makespan)"] == 2.0
+
+
+def test_a_slot_bound_dag_divides_the_wall_time_by_its_rounds_not_its_chain() -> None:
+    # Four independent tasks through one slot: four rounds, though the chain is one task.
+    parents = {"a": [], "b": [], "c": [], "d": []}
+    histories = [lived(2 * i, 2 * i + 2) for i in range(4)]
+    col = bench.Column(n=4, wall=8.0)
+    bench.dag_shape(col, parents, histories, max_concurrency=1)
+    assert col.extra["longest dependency chain (tasks)"] == 1
+    assert col.extra["task executions at once, mean"] == 1.0
+    assert col.extra["seconds per task, all equal (wall / simulated makespan)"] == 2.0
