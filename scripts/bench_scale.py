@@ -41,7 +41,9 @@ Patterns and what an item is:
   a task; latency = a task's start after its last parent's end (run results). Its
   rate is bounded by the DAG as much as by LocalStack, so the table also gives the
   DAG's longest chain, the task executions running at once (their summed lifetimes
-  over the wall time), and the seconds per task that would give the wall time if
+  over the wall time; an execution lives on through its report, which frees its slot
+  and starts its children, so this may exceed max_concurrency), and the seconds per
+  task that would give the wall time if
   every task took as long (the wall time over the ``dependency`` strategy's simulated
   makespan in equal-length tasks, sfn_patterns_cli.dag_aggregate.simulate).
 

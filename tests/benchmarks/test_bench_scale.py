@@ -74,9 +74,10 @@ def test_bench_scale_smoke(localstack_endpoint: str, destroy_deployments: bool) 
     assert value(row(throttle, "SQS requests / item")) >= 2  # receive and delete
     assert value(row(poller, "Lambda invocations / item")) >= 1
     assert value(row(dag, "state transitions / item")) > 0
-    # The DAG's 6 tasks: a chain of 1 to 6 of them; never more at once than the 4 slots.
+    # The DAG's 6 tasks: a chain of 1 to 6 of them, and some running on average. (Not
+    # bounded by the 4 slots: an execution outlives its slot by its report's end.)
     assert 1 <= value(row(dag, "longest dependency chain (tasks)")) <= 6
-    assert 0 < value(row(dag, "task executions at once, mean")) <= 4
+    assert 0 < value(row(dag, "task executions at once, mean")) <= 6
     assert value(row(dag, "seconds per task, all equal")) > 0
     # A status query by time range read only the rows it returned (the GSI's range).
     returned = value(row(status, "status query: rows returned"))
