@@ -43,9 +43,9 @@ Patterns and what an item is:
   DAG's longest chain, the task executions running at once (their summed lifetimes
   over the wall time; an execution lives on through its report, which frees its slot
   and starts its children, so this may exceed max_concurrency), and the seconds per
-  task that would give the wall time if
-  every task took as long (the wall time over the ``dependency`` strategy's simulated
-  makespan in equal-length tasks, sfn_patterns_cli.dag_aggregate.simulate).
+  task that would give the wall time if every task took as long (the wall time over
+  the ``dependency`` strategy's simulated makespan in equal-length tasks,
+  sfn_patterns_cli.dag_aggregate.simulate).
 
 ``--size-seconds`` bounds the semaphore's and the status-table's sizes in time (their
 largest take hours on one LocalStack): a size still running then is stopped, and its
@@ -82,7 +82,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -1333,7 +1333,7 @@ def dag_size(ctx: Context, deployment: Deployment, n: int, max_concurrency: int)
 
 def dag_shape(
     column: Column,
-    parents: dict[str, list[str]],
+    parents: Mapping[str, Iterable[str]],
     task_histories: list[list[dict[str, Any]]],
     max_concurrency: int,
 ) -> None:
@@ -1343,12 +1343,10 @@ def dag_shape(
     task), so the same LocalStack gives different rates to differently shaped DAGs;
     these rows separate the shape from the per-task time.
     """
-    import networkx as nx
-
+    from sfn_patterns_cli.dag_aggregate.graph import build_graph
     from sfn_patterns_cli.dag_aggregate.simulate import critical_path, dependency_makespan
 
-    graph = nx.DiGraph((p, task) for task, deps in parents.items() for p in deps)
-    graph.add_nodes_from(parents)
+    graph = build_graph(parents)
     equal = dict.fromkeys(graph.nodes, 1.0)
     column.extra["longest dependency chain (tasks)"] = round(critical_path(graph, equal))
     lifetimes = sum(
