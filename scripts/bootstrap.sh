@@ -11,7 +11,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SFN_PATTERNS_CACHE:-$HOME/.cache/sfn-patterns}
 venv="$root/.venv"
-python=${PYTHON:-python3.11}
 mirror="$cache/tf-mirror"
 step() { printf '==> [%s/4] %s\n' "$1" "$2"; }
 mkdir -p "$cache"
@@ -23,9 +22,13 @@ venv_pip() {
   "$venv/bin/python" -m pip --version >/dev/null 2>&1 \
     || "$venv/bin/python" -m ensurepip --upgrade >/dev/null
 }
-if ! command -v "$python" >/dev/null; then
-  echo "error: $python not found; sfn-patterns needs Python 3.11 (LocalStack 4.9.2 runs on it)" >&2
-  exit 1
+# The harness and the tests need Python 3.13 (LocalStack 4.14.0 imports only there);
+# scripts/find-python.sh finds one ($PYTHON, PATH, pyenv, uv) or says how to get one.
+python=$("$root/scripts/find-python.sh") || exit 1
+# A venv made by another Python (an earlier 3.11 one) is made anew.
+if [[ -x "$venv/bin/python" ]] && ! "$venv/bin/python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; then
+  echo "    $venv is not Python 3.13: making it anew with $python"
+  rm -rf "$venv"
 fi
 uv_version=0.13.9
 uv="$cache/uv-$uv_version/bin/uv"
@@ -270,7 +273,7 @@ find_python() {  # the interpreter of Python $1 the executor would pick, or noth
   command -v "python$1" || true
 }
 missing=()
-for version in 3.9 3.10 3.12 3.13; do  # 3.11 is the harness's own
+for version in 3.9 3.10 3.11 3.12; do  # 3.13 is the harness's own
   if [[ -z "$(find_python "$version")" && -n "$pyenv_bin" ]]; then
     echo "    installing Python $version with pyenv (first run: several minutes)"
     "$pyenv_bin" install --skip-existing "$version" || true

@@ -5,7 +5,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3.11 -m venv "$tmp/venv"
+python=$("$root/scripts/find-python.sh")
+"$python" -m venv "$tmp/venv"
 "$tmp/venv/bin/pip" install --quiet --upgrade "pip==25.3"
 "$tmp/venv/bin/pip" install --quiet "$root/lambda_src" "$root/cli" "$root/harness[dev]"
 {

@@ -2,7 +2,7 @@
 
 One group per pattern (``dag``, ``status``) plus the LocalStack tooling. The
 ``localstack`` and ``demo`` commands come from the harness distribution
-(``sfn-patterns-localstack``, Python 3.11) through the ``sfn_patterns.commands``
+(``sfn-patterns-localstack``, Python 3.13) through the ``sfn_patterns.commands``
 entry points; without it they say how to install it.
 """
 
@@ -64,7 +64,7 @@ def missing_harness_command(name: str, help_text: str) -> click.Command:
     def command() -> None:
         click.echo(
             "error: this command runs LocalStack in-process and needs the harness "
-            f"distribution (Python 3.11); install it with:\n  {HARNESS_INSTALL}",
+            f"distribution (Python 3.13); install it with:\n  {HARNESS_INSTALL}",
             err=True,
         )
         sys.exit(2)

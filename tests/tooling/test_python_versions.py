@@ -1,6 +1,6 @@
 """The runtime library and the planner on the oldest and newest Python they support.
 
-The harness is pinned to Python 3.11 (LocalStack 4.9.2), but what users install is not:
+The harness is pinned to Python 3.13 (LocalStack 4.14.0), but what users install is not:
 the runtime library (``lambda_src``) runs in Lambda (python3.10-3.13) and in callers'
 code, and the planner runs at ``terraform plan`` time on a CI image's ``python3``. For
 Python 3.9 and 3.13 (pyenv interpreters on this machine kind) this test:
