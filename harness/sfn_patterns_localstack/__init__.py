@@ -1,4 +1,4 @@
-"""LocalStack harness of sfn-patterns: LocalStack 4.9.2 in-process, made to behave like AWS.
+"""LocalStack harness of sfn-patterns: LocalStack 4.14.0 in-process, made to behave like AWS.
 
 Laid out by job:
 

@@ -32,11 +32,26 @@ def localstack_group() -> None:
     show_default=True,
     help="Where the pid file and log are kept.",
 )
-def localstack_start(port: int, state_dir: Path) -> None:
+@click.option(
+    "--stock",
+    "stock_port",
+    type=int,
+    metavar="PORT",
+    default=None,
+    help=(
+        "Start a stock LocalStack on PORT instead: none of the project's fixes, IAM, "
+        "faults or metrics (Lambda on local processes and DynamoDB on moto, as there is "
+        "no Docker). It runs beside the project's own; the portable suite targets it."
+    ),
+)
+def localstack_start(port: int, state_dir: Path, stock_port: int | None) -> None:
     """Start LocalStack in the background and wait until it is healthy."""
     from sfn_patterns_localstack import server
 
-    endpoint = server.start_daemon(port=port, state_dir=state_dir)
+    if stock_port is not None:
+        endpoint = server.start_daemon(port=stock_port, state_dir=state_dir, stock=True)
+    else:
+        endpoint = server.start_daemon(port=port, state_dir=state_dir)
     click.echo(endpoint)
 
 
@@ -48,11 +63,19 @@ def localstack_start(port: int, state_dir: Path) -> None:
     show_default=True,
     help="Where `start` kept the pid file.",
 )
-def localstack_stop(state_dir: Path) -> None:
+@click.option(
+    "--stock",
+    "stock_port",
+    type=int,
+    metavar="PORT",
+    default=None,
+    help="Stop the stock LocalStack that `start --stock PORT` started.",
+)
+def localstack_stop(state_dir: Path, stock_port: int | None) -> None:
     """Stop a LocalStack started with `sfn-patterns localstack start`."""
     from sfn_patterns_localstack import server
 
-    stopped = server.stop_daemon(state_dir=state_dir)
+    stopped = server.stop_daemon(state_dir=state_dir, stock_port=stock_port)
     click.echo("stopped" if stopped else "not running")
 
 

@@ -55,7 +55,7 @@ ENVIRONMENT = {
     "PROVIDER_OVERRIDE_DYNAMODB": "moto",
     "PROVIDER_OVERRIDE_REDSHIFT_DATA": "duckdb",
     "LAMBDA_RUNTIME_EXECUTOR": "local-process",
-    "DNS_ADDRESS": "0",  # no DNS server: nothing needs it, and psutil 7.2 breaks it
+    "DNS_ADDRESS": "0",  # no DNS server: nothing here resolves through it
     "SKIP_SSL_CERT_DOWNLOAD": "1",
     "DISABLE_EVENTS": "1",  # no analytics calls from an offline machine
     "LOCALSTACK_TELEMETRY_DISABLED": "1",
@@ -83,6 +83,33 @@ ENVIRONMENT = {
     # recorded as denied in the usage file) or off.
     "SFNP_IAM": os.environ.get("SFNP_IAM", "enforce"),
 }
+
+
+# What a stock LocalStack gets (``start(stock=True)``, ``scripts/localstack.sh start
+# --stock PORT``): LocalStack 4.14.0 as its container runs it, with none of this
+# project's fixes, IAM enforcement, faults or metrics, and no Redshift Data API. Two
+# plugins stay because this machine has no Docker and no download host: Lambda runs on
+# the local-process executor (a container runs each function in Docker), and DynamoDB
+# on moto (a container runs DynamoDB Local, which LocalStack downloads on first use).
+# Queue URLs as http://HOST/ACCOUNT/NAME, as for the harness: a CI job sets the same
+# SQS_ENDPOINT_STRATEGY on its LocalStack container (examples/ci).
+STOCK_ENV_MARK = "SFNP_STOCK"
+STOCK_ENVIRONMENT = {
+    "PROVIDER_OVERRIDE_DYNAMODB": "moto",
+    "LAMBDA_RUNTIME_EXECUTOR": "local-process",
+    "DNS_ADDRESS": "0",
+    "SKIP_SSL_CERT_DOWNLOAD": "1",
+    "DISABLE_EVENTS": "1",
+    "LOCALSTACK_TELEMETRY_DISABLED": "1",
+    "SQS_ENDPOINT_STRATEGY": "off",
+    "OVERRIDE_IN_DOCKER": "0",
+    STOCK_ENV_MARK: "1",
+}
+
+
+def is_stock() -> bool:
+    """True inside a LocalStack started with ``stock=True`` (no fixes, no emulations)."""
+    return os.environ.get(STOCK_ENV_MARK) == "1"
 
 
 def cache_dir() -> Path:
@@ -188,11 +215,14 @@ def start(
     timeout: float = 120.0,
     extra_env: dict[str, str] | None = None,
     outlive_caller: bool = False,
+    stock: bool = False,
 ) -> LocalStack:
     """Start LocalStack on 127.0.0.1 and return once /_localstack/health answers.
 
     It ends when this process does, however this process ends, unless
-    ``outlive_caller`` (a daemon; emulation/startup.py's ``watch_parent``).
+    ``outlive_caller`` (a daemon; emulation/startup.py's ``watch_parent``). ``stock``
+    starts it as :data:`STOCK_ENVIRONMENT` says: without the project's fixes and
+    emulations, as a CI job's LocalStack container would run.
     """
     port = port or free_port()
     endpoint = f"http://127.0.0.1:{port}"
@@ -213,7 +243,8 @@ def start(
     # The developer's AWS settings must not leak into LocalStack or its Lambdas.
     for key in [k for k in env if k.startswith("AWS_")]:
         env.pop(key)
-    env.update(ENVIRONMENT)
+    env.pop(STOCK_ENV_MARK, None)
+    env.update(STOCK_ENVIRONMENT if stock else ENVIRONMENT)
     # LocalStack's temporary files (unzipped Lambda code, the executor's scratch
     # directories) go under the work directory too, which stop() removes.
     (workdir / "tmp").mkdir()
@@ -259,21 +290,30 @@ def start(
 
 
 # -- daemon mode, for `sfn-patterns localstack start|stop` and scripts/localstack.sh ----------
-def start_daemon(port: int, state_dir: Path) -> str:
+def _pid_file(state_dir: Path, port: int | None) -> Path:
+    """The daemon's pid file: one per port for stock LocalStacks, which run beside ours."""
+    return state_dir / ("localstack.pid" if port is None else f"localstack-stock-{port}.pid")
+
+
+def start_daemon(port: int, state_dir: Path, *, stock: bool = False) -> str:
     """Start LocalStack detached from this process, recording its pid in ``state_dir``."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    pid_file = state_dir / "localstack.pid"
+    pid_file = _pid_file(state_dir, port if stock else None)
     endpoint = f"http://127.0.0.1:{port}"
     if pid_file.exists() and health(endpoint) is not None:
         return endpoint
-    localstack = start(port, log_path=state_dir / "localstack.log", outlive_caller=True)
+    log_path = state_dir / (pid_file.stem + ".log")
+    localstack = start(port, log_path=log_path, outlive_caller=True, stock=stock)
     pid_file.write_text(f"{localstack.process.pid}\n{endpoint}\n")
     return endpoint
 
 
-def stop_daemon(state_dir: Path) -> bool:
-    """Stop the LocalStack recorded in ``state_dir``; False when none was running."""
-    pid_file = state_dir / "localstack.pid"
+def stop_daemon(state_dir: Path, *, stock_port: int | None = None) -> bool:
+    """Stop the LocalStack recorded in ``state_dir``; False when none was running.
+
+    ``stock_port`` names a stock LocalStack started with ``start_daemon(stock=True)``.
+    """
+    pid_file = _pid_file(state_dir, stock_port)
     if not pid_file.exists():
         return False
     pid = int(pid_file.read_text().split()[0])

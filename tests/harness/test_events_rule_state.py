@@ -1,6 +1,6 @@
 """events_rule_state (providers.py): a disabled EventBridge rule delivers nothing.
 
-Plain LocalStack 4.9.2 keeps sending a disabled rule's matching events and keeps
+Plain LocalStack 4.14.0 keeps sending a disabled rule's matching events and keeps
 firing its schedule. The pattern case runs against the harness's LocalStack; the
 schedule case calls the provider's own job function (a real schedule fires at most
 once a minute).

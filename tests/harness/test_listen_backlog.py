@@ -70,7 +70,7 @@ def test_a_burst_of_connections_waits_in_the_queue_not_in_syn_resends() -> None:
 
     assert listen_backlog.apply() is True
     original = runtime_server.endpoints._sfnp_original
-    before, number = _listen(original)  # Twisted's own endpoint: LocalStack 4.9.2's
+    before, number = _listen(original)  # Twisted's own endpoint: LocalStack 4.14.0's
     try:
         unfixed = _connected_in_burst(number, BURST)
     finally:

@@ -60,6 +60,20 @@ def test_regions_are_localstack_s_own(service: str) -> None:
     assert region_lookup.valid_regions_for_service(service) == expected
 
 
+def test_the_providers_that_import_the_lookup_by_name_get_the_shared_one() -> None:
+    """region_lookup: LocalStack 4.14.0's S3 and DynamoDB providers import it by name."""
+    import importlib
+
+    assert region_lookup.apply()
+    for name in region_lookup.BY_NAME:
+        module = importlib.import_module(name)
+        assert module.get_valid_regions_for_service is region_lookup.valid_regions_for_service
+    assert region_lookup.apply()  # again, with the providers loaded: nothing changes
+    for name in region_lookup.BY_NAME:
+        module = importlib.import_module(name)
+        assert module.get_valid_regions_for_service is region_lookup.valid_regions_for_service
+
+
 def test_a_built_index_is_kept_and_seeds_the_next_localstack(tmp_path: Path) -> None:
     shared, first, second = tmp_path / "shared", tmp_path / "ls1", tmp_path / "ls2"
     built: list[str] = []
@@ -71,7 +85,7 @@ def test_a_built_index_is_kept_and_seeds_the_next_localstack(tmp_path: Path) -> 
 
     first.mkdir()
     wrapped = service_catalog._keeping(build, shared)
-    name = "service-catalog-4_9_2-1_0.dill"
+    name = "service-catalog-4_14_0-1_0.dill"
     assert wrapped(str(first / name)) == "index"
     assert (shared / name).read_bytes() == b"index bytes"
     assert not [p for p in shared.iterdir() if p.name.startswith(".staging-")]

@@ -1,7 +1,7 @@
 """Step Functions error names (fixes.sfn_sdk_error_names), in-process.
 
 The optimised Step Functions integration's error for a refused StartExecution, built
-by LocalStack 4.9.2's own ``StateTaskServiceSfn._from_error`` from a botocore error.
+by LocalStack 4.14.0's own ``StateTaskServiceSfn._from_error`` from a botocore error.
 (The aws-sdk names are checked on a real execution in test_step_functions_fixes.py;
 a throttled nested start end to end in tests/semaphore/test_callback.py.)
 """
@@ -47,7 +47,7 @@ def _name(code: str) -> tuple[str, str]:
 @pytest.mark.parametrize(
     ("code", "name"),
     [
-        # plain 4.9.2: StepFunctions.ThrottlingExceptionException
+        # plain 4.14.0: StepFunctions.ThrottlingExceptionException
         ("ThrottlingException", "StepFunctions.ThrottlingException"),
         ("ExecutionAlreadyExists", "StepFunctions.ExecutionAlreadyExistsException"),
         ("ExecutionLimitExceeded", "StepFunctions.ExecutionLimitExceededException"),

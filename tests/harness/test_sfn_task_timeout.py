@@ -83,7 +83,7 @@ def test_a_task_that_claimed_success_before_the_timeout_succeeds_only() -> None:
     env = _environment()
     env.stack.append({"input": 1})
     outcome = _evaluate(_state(task_starts_at=TIMEOUT / 2, recording_takes=PAUSE), env)
-    assert outcome == "succeeded"  # plain 4.9.2: timed_out, after TaskSucceeded was recorded
+    assert outcome == "succeeded"  # plain 4.14.0: timed_out, after TaskSucceeded was recorded
     assert _events(env) == ["TaskSucceeded"]
     assert env.states.get_input() == {"ok": 1}
 
@@ -93,4 +93,4 @@ def test_a_task_that_returns_after_its_timeout_records_nothing() -> None:
     env.stack.append({"input": 1})
     assert _evaluate(_state(task_starts_at=TIMEOUT + 0.1, recording_takes=0), env) == "timed_out"
     time.sleep(TIMEOUT + 0.3)  # the task thread has returned meanwhile
-    assert _events(env) == []  # plain 4.9.2: TaskSucceeded, after the state had moved on
+    assert _events(env) == []  # plain 4.14.0: TaskSucceeded, after the state had moved on

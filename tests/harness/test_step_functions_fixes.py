@@ -1,9 +1,9 @@
-"""The harness's fixes to LocalStack 4.9.2 Step Functions, against the real service.
+"""The harness's fixes to LocalStack 4.14.0 Step Functions, against the real service.
 
 * StopExecution of an execution parked on a task token ends it ABORTED at once (plain
-  4.9.2 leaves it RUNNING until the token's timeout, then FAILS it with States.Timeout).
+  4.14.0 leaves it RUNNING until the token's timeout, then FAILS it with States.Timeout).
 * StopExecution ends an execution at once whatever it is doing: a running Lambda task,
-  a Retry back-off, a Wait, a Map or Parallel, a ``.sync`` child (plain 4.9.2 leaves it
+  a Retry back-off, a Wait, a Map or Parallel, a ``.sync`` child (plain 4.14.0 leaves it
   RUNNING until the blocking call returns, and records what that call returned).
 * A definition is parsed once, not once per execution (``sfn_parse_cache``), and its
   parsed program is shared safely by concurrent executions.
@@ -416,7 +416,7 @@ def test_a_token_task_submitted_after_its_timeout_records_nothing_more(
 ) -> None:
     """fixes.sfn_task_timeout, on a real execution: the invoke that stores the token
     returns after the state's TimeoutSeconds (a cold or loaded Lambda). On AWS the state
-    has timed out and that is all; plain 4.9.2 then records TaskSubmitted, waits on the
+    has timed out and that is all; plain 4.14.0 then records TaskSubmitted, waits on the
     token again, and records TaskSucceeded when a SendTaskSuccess comes, after the
     Catch has moved the execution on.
     """
@@ -441,7 +441,7 @@ def test_a_token_task_submitted_after_its_timeout_records_nothing_more(
         sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=5)["Messages"][0]["Body"]
     )["token"]
     time.sleep(3.5)  # the invoke has returned (3 s), the Wait runs until about 6 s
-    with contextlib.suppress(sfn.exceptions.TaskTimedOut):  # AWS's answer; 4.9.2 accepts it
+    with contextlib.suppress(sfn.exceptions.TaskTimedOut):  # AWS's answer; 4.14.0 accepts it
         sfn.send_task_success(taskToken=token, output='{"late": true}')
     assert wait_done(sfn, execution)["status"] == "SUCCEEDED"
     types = [e["type"] for e in sfn.get_execution_history(executionArn=execution)["events"]]
@@ -552,7 +552,7 @@ def test_an_aws_sdk_error_is_named_after_its_error_code(
 ) -> None:
     """AWS names an aws-sdk Task's error ``<Service>.<ErrorCode>``, modelled or not.
 
-    The Redshift Data API's botocore model lists no ThrottlingException; 4.9.2 named
+    The Redshift Data API's botocore model lists no ThrottlingException; 4.14.0 names
     it ``RedshiftData.RedshiftDataException``, which no Retry written for AWS matches.
     """
     from sfn_patterns_localstack.emulation.faults import client as faults

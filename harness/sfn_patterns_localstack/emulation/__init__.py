@@ -1,8 +1,8 @@
-"""What makes LocalStack 4.9.2 behave like AWS here, one subpackage or module per job.
+"""What makes LocalStack 4.14.0 behave like AWS here, one subpackage or module per job.
 
 * :mod:`.plugins` - the module LocalStack's entry points load at start-up: it applies
   every fix and serves ``dynamodb:moto`` (DynamoDB on moto, with each operation atomic).
-* :mod:`.fixes` - patches to LocalStack's own services where 4.9.2 differs from AWS
+* :mod:`.fixes` - patches to LocalStack's own services where 4.14.0 differs from AWS
   (StopExecution of a parked task, a disabled rule's deliveries, asynchronous invokes)
   or wastes CPU (definitions parsed per execution, clients built per task).
 * :mod:`.lambda_executor` - runs each function's unzipped code in a local process

@@ -1,7 +1,7 @@
 """Who is calling: a request's access key resolved to the role session it belongs to.
 
 AWS decides throttling, fault injection (FIS targets a role's calls) and IAM by the
-calling principal. LocalStack 4.9.2 signs every call a service makes on a role's
+calling principal. LocalStack 4.14.0 signs every call a service makes on a role's
 behalf with credentials from ``sts:AssumeRole`` on moto's STS backend: Step Functions
 tasks (the state machine's role), EventBridge targets with a ``RoleArn``, and Lambda
 functions (their execution role). So the access key of a request names the role

@@ -13,11 +13,11 @@ from localstack.services.plugins import Service, aws_provider
 from sfn_patterns_localstack import asl_recorder
 from sfn_patterns_localstack.emulation.faults import install as faults_install
 from sfn_patterns_localstack.emulation.fixes import (
-    ast_threads,
     events_rule_state,
     http_server,
     lambda_async,
     lambda_code_url,
+    lambda_delete_failed,
     moto_dispatch,
     moto_expression_cache,
     moto_query_partition,
@@ -40,6 +40,8 @@ from sfn_patterns_localstack.emulation.fixes import (
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
 from sfn_patterns_localstack.emulation.meter import routes as meter_routes
 from sfn_patterns_localstack.emulation.metrics import install as metrics_install
+from sfn_patterns_localstack.server import is_stock
+
 
 # LocalStack imports every provider entry point's module at start-up, before it
 # serves a request: the place to fix its Step Functions' StopExecution of an
@@ -68,47 +70,55 @@ from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 # (fixes.sfn_task_timeout). SendTaskSuccess and the other calls that look through
 # every execution loop over a snapshot, not the dict StartExecution grows
 # (fixes.sfn_executions_snapshot), and the three task-token calls look the token's
-# execution up instead of walking them all (fixes.sfn_token_index). Threads build
-# Python ASTs one at a time (fixes.ast_threads: CPython 3.11's converters share one
-# recursion counter). A service's request parser is
-# built once, not by every request that arrives before it is cached (fixes.parser_cache),
+# execution up instead of walking them all (fixes.sfn_token_index). DeleteFunction
+# deletes a function that failed to become Active (fixes.lambda_delete_failed). A
+# service's request parser is built once, not by every request that arrives before it
+# is cached (fixes.parser_cache),
 # and the gateway queues a burst of connections rather than dropping their SYNs
 # (fixes.listen_backlog; applied before the server listens, by emulation.startup).
-ast_threads.apply()
-service_catalog.apply()
-request_log.apply()
-http_server.apply()
-parser_cache.apply()
-region_lookup.apply()
-lambda_code_url.apply()
-sfn_task_timeout.apply()  # before sfn_stop, which wraps what it patches
-sfn_stop.apply()
-sfn_executions_snapshot.apply()
-sfn_token_index.apply()
-sfn_parse_cache.apply()
-sfn_client_cache.apply()
-moto_update_copy.apply()
-moto_dispatch.apply()
-serializer_mime.apply()
-sns_sqs_retry.apply()
-moto_transaction_copy.apply()
-moto_expression_cache.apply()
-moto_query_partition.apply()
-lambda_async.apply()
-events_rule_state.apply()
-sfn_sdk_error_names.apply()
-asl_recorder.apply()
-# IAM enforcement of role sessions' calls (SFNP_IAM; see emulation/iam/handler.py).
-iam_handler.install()
-# The fault injector's handlers, route and delivery patches (after the fixes: its
-# EventBridge patch wraps the rule-state one), and the SFNP_FAULTS plan.
-faults_install.install()
-# The request meter (off until a benchmark switches it on at /_sfnp/meter).
-meter_routes.register()
-# CloudWatch metrics LocalStack does not publish (AWS/States, Lambda Duration and
-# Throttles, SQS message age, EMF log lines), and its own through one buffered sink
-# instead of a PutMetricData request each (see emulation/metrics/README.md).
-metrics_install.install()
+# A stock LocalStack (server.start(stock=True)) gets none of this: it keeps only the
+# providers below and the Lambda executor, which this machine has no Docker to replace.
+def install_all() -> None:
+    """Apply every fix and install every emulation (nothing in a stock LocalStack)."""
+    service_catalog.apply()
+    request_log.apply()
+    http_server.apply()
+    parser_cache.apply()
+    region_lookup.apply()
+    lambda_code_url.apply()
+    lambda_delete_failed.apply()
+    sfn_task_timeout.apply()  # before sfn_stop, which wraps what it patches
+    sfn_stop.apply()
+    sfn_executions_snapshot.apply()
+    sfn_token_index.apply()
+    sfn_parse_cache.apply()
+    sfn_client_cache.apply()
+    moto_update_copy.apply()
+    moto_dispatch.apply()
+    serializer_mime.apply()
+    sns_sqs_retry.apply()
+    moto_transaction_copy.apply()
+    moto_expression_cache.apply()
+    moto_query_partition.apply()
+    lambda_async.apply()
+    events_rule_state.apply()
+    sfn_sdk_error_names.apply()
+    asl_recorder.apply()
+    # IAM enforcement of role sessions' calls (SFNP_IAM; see emulation/iam/handler.py).
+    iam_handler.install()
+    # The fault injector's handlers, route and delivery patches (after the fixes: its
+    # EventBridge patch wraps the rule-state one), and the SFNP_FAULTS plan.
+    faults_install.install()
+    # The request meter (off until a benchmark switches it on at /_sfnp/meter).
+    meter_routes.register()
+    # CloudWatch metrics LocalStack does not publish (AWS/States, Lambda Duration and
+    # Throttles, SQS message age, EMF log lines), and its own through one buffered sink
+    # instead of a PutMetricData request each (see emulation/metrics/README.md).
+    metrics_install.install()
+
+
+if not is_stock():
+    install_all()
 
 
 class MotoDynamoDBProvider(DynamodbApi):

@@ -6,22 +6,26 @@ the sampling profiler when ``SFNP_PROFILE`` is set (:mod:`.profiler`) and, when
 ``SFNP_PARENT_PID`` is set, a watch that ends this LocalStack once that process is gone
 (:func:`watch_parent`), then runs LocalStack's own main module unchanged.
 
-Why: a LocalStack start cost 5.3 CPU-seconds before serving its first request, and
-every pytest-xdist worker, and a few files and benchmarks, start one. Two imports in it
-do nothing for this project (measured in a fresh interpreter with LocalStack's gateway
-and moto's DynamoDB/IAM/SQS already imported):
+Why: a LocalStack start cost 5.3 CPU-seconds before serving its first request
+(measured on 4.9.2), and every pytest-xdist worker, and a few files and benchmarks,
+start one. Two imports in it do nothing for this project (measured in a fresh
+interpreter with LocalStack's gateway and moto's DynamoDB/IAM/SQS already imported);
+LocalStack 4.14.0 still makes both, from the same places as 4.9.2:
 
-* ``localstack.aws.handlers.validation`` imports ``openapi_core`` (0.9 CPU-second with
-  its jsonschema and pydantic-settings dependencies) for two handlers that return at
-  once unless ``OPENAPI_VALIDATE_REQUEST``/``OPENAPI_VALIDATE_RESPONSE`` is set (LocalStack's
+* ``localstack.aws.handlers.validation`` (imported by ``localstack.aws.handlers``, which
+  makes its two handlers at import) imports ``openapi_core`` (0.9 CPU-second with its
+  jsonschema and pydantic-settings dependencies) for two handlers that return at once
+  unless ``OPENAPI_VALIDATE_REQUEST``/``OPENAPI_VALIDATE_RESPONSE`` is set (LocalStack's
   own test flags). The module is replaced by :class:`_DeferredValidator` handlers that
   check the same flag on each call and load the real handler the first time it is set.
-* Step Functions' Batch task imports ``moto.batch.utils`` for its ``JobStatus`` enum;
-  importing it runs ``moto.batch``'s package, which imports moto's Batch, EC2, ECS and
-  CloudWatch models (1.5 CPU-seconds). ``moto.batch.utils`` and the ``moto.batch.exceptions``
-  it needs are loaded from their own files instead, under their own names, so the
-  enum is the same class; a later ``import moto.batch`` (nothing here serves Batch) still
-  runs the package and finds them.
+* Step Functions' Batch task (``state_task_service_batch``) imports ``moto.batch.utils``
+  for its ``JobStatus`` enum; importing it runs ``moto.batch``'s package, which imports
+  moto's Batch, EC2, ECS and CloudWatch models (1.5 CPU-seconds). ``moto.batch.utils``
+  and the ``moto.batch.exceptions`` it needs are loaded from their own files instead,
+  under their own names, so the enum is the same class; a later ``import moto.batch``
+  (nothing here serves Batch) still runs the package and finds them.
+
+Neither changes what a request gets: AWS has no start-up to emulate.
 """
 
 from __future__ import annotations
@@ -150,7 +154,17 @@ def watch_parent(check_every: float = 0.5) -> bool:
 
 
 def main() -> None:
-    """Run LocalStack (``localstack.runtime.main``) with the shortcuts and, if asked, sampled."""
+    """Run LocalStack (``localstack.runtime.main``) with the shortcuts and, if asked, sampled.
+
+    A stock LocalStack (``server.start(stock=True)``) gets none of them: only the watch
+    that ends it with its parent, which changes nothing a request sees.
+    """
+    from sfn_patterns_localstack.server import is_stock
+
+    if is_stock():
+        watch_parent()
+        runpy.run_module("localstack.runtime.main", run_name="__main__", alter_sys=True)
+        return
     from sfn_patterns_localstack import gc_tuning
     from sfn_patterns_localstack.emulation import profiler
     from sfn_patterns_localstack.emulation.fixes import (

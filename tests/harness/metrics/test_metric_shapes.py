@@ -1,6 +1,7 @@
 """AWS/States, AWS/SQS, AWS/DynamoDB and AWS/Events data, shaped as AWS documents them.
 
-No LocalStack needed: each module's data are built from plain values.
+No LocalStack needed: each module's data are built from plain values (one test reads
+the names of LocalStack's SQS queue counters).
 """
 
 from __future__ import annotations
@@ -73,9 +74,9 @@ def test_age_of_the_oldest_message_in_a_fifo_queue() -> None:
         name="q.fifo",
         inflight=[_message(40.0, deleted=True), _message(70.0)],
         message_groups=groups,
-        approx_number_of_messages=1,
-        approx_number_of_messages_not_visible=1,
-        approx_number_of_messages_delayed=0,
+        approximate_number_of_messages=1,
+        approximate_number_of_messages_not_visible=1,
+        approximate_number_of_messages_delayed=0,
     )
     data = {d.name: d for d in sqs_metrics.queue_data(queue, now=130.0)}
     assert data["ApproximateAgeOfOldestMessage"].value == 60.0
@@ -95,13 +96,21 @@ def test_a_standard_queue_and_an_empty_one() -> None:
         name="e",
         inflight=[],
         visible=SimpleNamespace(queue=[]),
-        approx_number_of_messages=0,
-        approx_number_of_messages_not_visible=0,
-        approx_number_of_messages_delayed=0,
+        approximate_number_of_messages=0,
+        approximate_number_of_messages_not_visible=0,
+        approximate_number_of_messages_delayed=0,
     )
     assert "ApproximateAgeOfOldestMessage" not in {
         d.name for d in sqs_metrics.queue_data(empty, 1.0)
     }
+
+
+def test_the_gauges_are_localstacks_queue_counters() -> None:
+    """``queue_data`` reads SqsQueue's own properties (4.14.0 renamed them from ``approx_*``)."""
+    from localstack.services.sqs.models import SqsQueue
+
+    for gauge in sqs_metrics.GAUGES.values():
+        assert isinstance(getattr(SqsQueue, gauge, None), property), gauge
 
 
 # --- AWS/DynamoDB and AWS/Events (dynamodb_metrics, events_metrics) -------------------

@@ -170,7 +170,8 @@ def _lose_answer(context: Any, response: Any, fault: Fault) -> None:
     from localstack.aws.protocol.serializer import create_serializer
 
     exception = exception_for(fault, context.service.service_name, context.operation.name)
-    serializer = create_serializer(context.service)
+    # In the protocol the client spoke (SQS: JSON or query), as LocalStack's own errors are.
+    serializer = create_serializer(context.service, context.protocol)
     response.update_from(
         serializer.serialize_error_to_response(
             exception, context.operation, context.request.headers, context.request_id
@@ -185,7 +186,7 @@ def _answer_stale(context: Any, response: Any, fault: Fault, original: dict[str,
     view = stale_list.as_of(list(context.service_response.get("executions", [])), cutoff)
     answer = stale_list.page(view, original)
     context.service_response = answer
-    serializer = create_serializer(context.service)
+    serializer = create_serializer(context.service, context.protocol)
     response.update_from(
         serializer.serialize_to_response(
             answer, context.operation, context.request.headers, context.request_id

@@ -1,11 +1,11 @@
-"""Step Functions' state-transition throttling: a state entered late (LocalStack 4.9.2).
+"""Step Functions' state-transition throttling: a state entered late (LocalStack 4.14.0).
 
 AWS meters an account's state transitions with a token bucket per Region (Standard
 workflows: "StateTransition" in the Step Functions quotas). Over it, a transition is
 not refused and the execution does not fail: it waits for the bucket to refill, and
 CloudWatch counts it in ``AWS/States`` ``ExecutionThrottled`` ("the number of
-StateEntered events and retries that have been throttled"). LocalStack never
-throttles one.
+StateEntered events and retries that have been throttled"). LocalStack 4.14.0 never
+throttles one (its ``stepfunctions`` service has no transition quota at all).
 
 The patch wraps ``CommonStateField._eval_body``, where every state of every execution
 is entered (its ``StateEntered`` event is the body's first line): with a
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sfn_patterns_localstack.emulation.faults.injector import INJECTOR, Call
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
 
 LOG = logging.getLogger(__name__)
 STAGE = "transition"
@@ -35,14 +36,14 @@ LISTENERS: list[Callable[[str, str, str], None]] = []
 
 
 def apply() -> bool:
-    """Wrap 4.9.2's ``CommonStateField._eval_body`` once; False on another version."""
+    """Wrap 4.14.0's ``CommonStateField._eval_body`` once; False on another version."""
     try:
         from localstack import version
         from localstack.services.stepfunctions.asl.component.state.state import CommonStateField
     except ImportError:
         return False
     original = getattr(CommonStateField, "_eval_body", None)
-    if version.__version__ != "4.9.2" or original is None:
+    if version.__version__ != LOCALSTACK_VERSION or original is None:
         LOG.warning("sfn-patterns: transition throttling not available (localstack %s)",
                     version.__version__)  # fmt: skip
         return False

@@ -1,9 +1,12 @@
-"""A disabled EventBridge rule delivers nothing (LocalStack 4.9.2).
+"""A disabled EventBridge rule delivers nothing (LocalStack 4.14.0).
 
-LocalStack 4.9.2's DisableRule only records the state: an event that matches the
-rule's pattern is still sent to its targets, and a scheduled rule's job still fires
-(``JobScheduler.disable_job`` exists but nothing calls it). In AWS a disabled rule
-matches no event and its schedule stops.
+LocalStack 4.14.0's DisableRule (``EventsProvider.disable_rule``) only records the
+state: an event that matches the rule's pattern is still sent to its targets
+(``_process_rules``, now called from the thread ``_process_rules_async`` starts per
+PutEvents, checks the pattern only), and a scheduled rule's job still fires
+(``JobScheduler.disable_job`` exists but nothing calls it; the job's ``enabled`` flag
+is read from the state once, when ``Rule.create_schedule_job`` adds it). In AWS a
+disabled rule matches no event and its schedule stops.
 
 The semaphore tests rely on it: they invoke the reconciler themselves and disable its
 ``rate(5 minutes)`` schedule so a sweep on the wall clock cannot free a slot in the
@@ -11,8 +14,9 @@ middle of a test (seen: a CI run where the scheduled sweep released the leaked h
 a moment before the test's own sweep, which then found nothing to release).
 
 The patch checks the rule's state where LocalStack sends to targets: in
-``_process_rules`` (pattern rules) and in the scheduled job's function. EnableRule
-needs nothing: the checks read the state at delivery time.
+``_process_rules`` (pattern rules) and in the function
+``_get_scheduled_rule_job_function`` makes for the scheduled job. EnableRule needs
+nothing: the checks read the state at delivery time.
 """
 
 from __future__ import annotations
@@ -21,19 +25,21 @@ import functools
 import logging
 from typing import Any
 
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
+
 LOG = logging.getLogger(__name__)
 DISABLED = "DISABLED"
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; return False (and change nothing) on any other version."""
+    """Patch LocalStack 4.14.0 once; return False (and change nothing) on any other version."""
     try:
         from localstack import version
         from localstack.services.events.provider import EventsProvider
     except ImportError:
         return False
     if (
-        version.__version__ != "4.9.2"
+        version.__version__ != LOCALSTACK_VERSION
         or not hasattr(EventsProvider, "_process_rules")
         or not hasattr(EventsProvider, "_get_scheduled_rule_job_function")
     ):

@@ -3,14 +3,17 @@
 Every Python lock, event and the GIL itself ends in a Linux futex, and the kernel finds
 a futex's waiters in a hash table. Since Linux 6.16 a threaded process gets a private
 table sized from the number of CPUs, not of threads: 16 buckets on these 2-core
-machines. LocalStack 4.9.2 holds three threads per parked Step Functions execution, so
-at 10,000 parked semaphore executions some 30,000 threads wait in 16 buckets, and every
-wake-up walks a bucket's list under a spinlock. Measured there: half of the machine's
-CPU in the kernel, 41 % of the gateway's reactor thread in ``futex_wake``, hand-overs
-at 0.14 to 0.85 a second. 20,000 hand-offs between two threads beside 20,000 sleeping
-ones took 8.62 s with 16 buckets and 3.83 s with 16,384 (scripts/bench_futex_hash.py;
-its ratio moved from 0.44 to 0.52 between runs, and to 0.08 in an ad-hoc variant that
-resized the hash after the threads existed).
+machines. LocalStack 4.14.0 holds at least three threads per parked Step Functions
+execution, as 4.9.2 did (the execution's logic, its program's evaluation and, per
+waiting task state, the timeout thread of ``ExecuteState._evaluate_with_timeout`` and a
+task token's waiter), so at 10,000 parked semaphore executions some 30,000 threads
+wait in 16 buckets, and every wake-up walks a bucket's list under a spinlock. Measured
+there (on 4.9.2): half of the machine's CPU in the kernel, 41 % of the gateway's
+reactor thread in ``futex_wake``, hand-overs at 0.14 to 0.85 a second. 20,000
+hand-offs between two threads beside 20,000 sleeping ones took 8.62 s with 16 buckets
+and 3.83 s with 16,384 (scripts/bench_futex_hash.py; its ratio moved from 0.44 to 0.52
+between runs, and to 0.08 in an ad-hoc variant that resized the hash after the threads
+existed).
 
 ``apply()`` asks for :data:`SLOTS` buckets (``prctl(PR_FUTEX_HASH,
 PR_FUTEX_HASH_SET_SLOTS)``); on a kernel without private futex hashes (before 6.16) the

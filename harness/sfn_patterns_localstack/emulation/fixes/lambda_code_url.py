@@ -1,13 +1,14 @@
 """GetFunction presigns its code URL with one S3 client per endpoint, not a new one per call.
 
-LocalStack 4.9.2 answers every Lambda ``GetFunction`` (Terraform reads each function on
-every refresh, plan and apply) with a presigned URL of the code archive, made by a
-new ``boto3.client("s3", ...)`` each time: building a client costs far more than the
-signature (0.5 CPU-second of LocalStack's on tests/dag_aggregate/test_dependency_on_localstack.py,
-emulation/profiler.py). The client's inputs are constants but the endpoint, so one
-client per endpoint (clients are thread-safe) signs the same URL: same bucket, key,
-version, credentials and region; only the signing time differs, as between two calls
-before.
+LocalStack 4.14.0 answers every Lambda ``GetFunction`` (Terraform reads each function
+on every refresh, plan and apply) with a presigned URL of the code archive, made by a
+new ``boto3.client("s3", ...)`` each time (``lambda_models.S3Code.generate_presigned_url``,
+the same as 4.9.2's): building a client costs far more than the signature (0.5
+CPU-second of LocalStack's on tests/dag_aggregate/test_dependency_on_localstack.py,
+emulation/profiler.py, measured on 4.9.2). The client's inputs are constants but the
+endpoint, so one client per endpoint (clients are thread-safe) signs the same URL: same
+bucket, key, version, credentials and region; only the signing time differs, as
+between two calls before. AWS has no such cost to emulate: the URL is all it returns.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import functools
 import logging
 import threading
 from typing import Any
+
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
 
 LOG = logging.getLogger(__name__)
 
@@ -46,14 +49,14 @@ def s3_client(endpoint_url: str) -> Any:
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    """Patch LocalStack 4.14.0 once; False (and nothing changed) on any other version."""
     try:
         from localstack import version
         from localstack.services.lambda_.invocation import lambda_models
     except ImportError:
         return False
     original = getattr(lambda_models.S3Code, "generate_presigned_url", None)
-    if version.__version__ != "4.9.2" or original is None:
+    if version.__version__ != LOCALSTACK_VERSION or original is None:
         LOG.warning("sfn-patterns code URL patch not applied (localstack %s)", version.__version__)
         return False
     if getattr(original, "_sfnp_patched", False):

@@ -1,9 +1,11 @@
 """The gateway listens where it was asked to, with as long a queue as the kernel allows.
 
 An AWS endpoint accepts a burst of new connections; a client sees latency, not lost
-SYNs. LocalStack 4.9.2 listens through Twisted's ``TCP4ServerEndpoint`` with its default
-backlog of 50: once 50 connections wait for the reactor thread to accept them, Linux
-drops the next SYN and the client resends it after 1 s, then 3, 7, 15 and 31 s.
+SYNs. LocalStack 4.14.0 listens through Twisted's ``TCP4ServerEndpoint`` with its
+default backlog of 50 (``TwistedRuntimeServer.register`` in
+``localstack.runtime.server.twisted``, the same as 4.9.2's): once 50 connections wait
+for the reactor thread to accept them, Linux drops the next SYN and the client resends
+it after 1 s, then 3, 7, 15 and 31 s.
 
 That is what failed the job-poller's 1,000 concurrent jobs in bench_scale.py (ac6c9f8):
 a thousand freshly forked Lambda workers each opened a connection within seconds, the
@@ -12,10 +14,10 @@ kernel counted 391 listen-queue overflows, and Run Jobs whose first DynamoDB cal
 whole story: with this fix the semaphore's admission p90 at 1,000 was still 1.20 s
 after the job-poller's load, and the job-poller needed three more fixes; README.)
 
-LocalStack 4.9.2 also drops the host of an IPv4 ``GATEWAY_LISTEN`` ("TODO: interface =
-host?" in its runtime server): asked for ``127.0.0.1:<port>``, as ``server.start`` asks,
-it listened on every interface, so a test run's LocalStack, which trusts any caller's
-test credentials, answered the whole network.
+LocalStack 4.14.0 also drops the host of an IPv4 ``GATEWAY_LISTEN`` ("TODO: interface =
+host?" in the same method): asked for ``127.0.0.1:<port>``, as ``server.start`` asks,
+it listens on every interface, so a test run's LocalStack, which trusts any caller's
+test credentials, would answer the whole network.
 
 ``apply()`` makes the endpoints LocalStack's runtime server creates listen with
 :data:`BACKLOG` (the kernel caps it at ``net.core.somaxconn``, 4096 here), and an IPv4

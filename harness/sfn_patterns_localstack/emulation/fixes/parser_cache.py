@@ -1,13 +1,15 @@
 """A service's request parser is built once, however many requests arrive for it at once.
 
-LocalStack 4.9.2 keeps one parser per service model behind ``functools.cache``
-(``localstack.aws.protocol.parser.create_parser``), which does not hold back concurrent
-callers of a key not cached yet: each builds its own. A REST service's parser compiles
-its URL rules (werkzeug, through ``ast``), 57 ms of CPU for Lambda's. When 1,000
-job-poller executions were started on a LocalStack that had not served Lambda yet,
-every Run Job task's Invoke missed the cache together: 1,000 threads compiled the same
-rules one after another (``ast`` is serialized, fixes.ast_threads), no function ran for
-minutes, and a thread dump showed them all in ``_create_service_map``.
+LocalStack 4.14.0 keeps one parser per service model behind ``functools.cache``
+(``localstack.aws.protocol.parser.create_parser``, the same as 4.9.2's), which does not
+hold back concurrent callers of a key not cached yet: each builds its own. A REST
+service's parser compiles its URL rules (werkzeug, through ``ast``;
+``op_router._create_service_map``), 57 ms of CPU for Lambda's. When 1,000 job-poller
+executions were started on a LocalStack (4.9.2, on CPython 3.11) that had not served
+Lambda yet, every Run Job task's Invoke missed the cache together: 1,000 threads
+compiled the same rules one after another, no function ran for minutes, and a thread
+dump showed them all in ``_create_service_map``. The builds need the GIL, so 1,000
+builds cost 1,000 times the CPU of one.
 
 ``apply()`` puts a cache in front that builds each (service, protocol) parser once: the
 first caller builds it under a lock, the callers that came meanwhile wait for it and get
@@ -40,7 +42,7 @@ def single_build(create: Any) -> Any:
         key = (service, protocol)
         parser = built.get(key)
         if parser is None:
-            with lock:  # builds serialize anyway (ast); a waiter then finds it built
+            with lock:  # builds contend for the GIL anyway; a waiter then finds it built
                 parser = built.get(key)
                 if parser is None:
                     parser = built[key] = create(service, protocol)

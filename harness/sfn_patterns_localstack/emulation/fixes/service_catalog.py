@@ -1,11 +1,14 @@
 """LocalStack's service catalog index is built once per LocalStack and botocore version.
 
-On its first request, LocalStack 4.9.2 loads its service catalog (which service an
+On its first request, LocalStack 4.14.0 loads its service catalog (which service an
 incoming request is for) from an index file, ``service-catalog-<localstack>-<botocore>.dill``
-in its cache directory, and builds that file when it is missing by loading the model
-of every AWS service botocore knows. The harness gives each LocalStack a fresh
-directory (server.start), so every LocalStack built it again: 4.8 CPU-seconds of the
-13 LocalStack spent on tests/job_poller/test_example.py (emulation/profiler.py).
+(``spec.get_service_catalog``, the same as 4.9.2's): from its static libs directory if
+the file is there (it is not in the wheel), else from its cache directory, building it
+there when it is missing (``spec.build_service_index_cache``) by loading the model of
+every AWS service botocore knows. The harness gives each LocalStack a fresh directory
+(server.start), so every LocalStack built it again: 4.8 CPU-seconds of the 13 LocalStack
+spent on tests/job_poller/test_example.py (emulation/profiler.py, on 4.9.2). AWS has no
+such start-up cost.
 
 The index is a pure function of the two versions, which its file name carries, so it
 is kept in the project's cache (``localstack-catalog/``): each LocalStack copies the
@@ -22,6 +25,9 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
 
 LOG = logging.getLogger(__name__)
 PATTERN = "service-catalog-*.dill"
@@ -61,8 +67,8 @@ def keep(built: Path, shared: Path) -> None:
             os.unlink(tmp)
 
 
-def _keeping(build: Callable, shared: Path) -> Callable:
-    def build_service_index_cache(file_path: str):
+def _keeping(build: Callable[[str], Any], shared: Path) -> Callable[[str], Any]:
+    def build_service_index_cache(file_path: str) -> Any:
         index = build(file_path)
         try:
             keep(Path(file_path), shared)
@@ -81,7 +87,7 @@ def apply(shared: Path | None = None) -> bool:
         from localstack.aws import spec
     except ImportError:
         return False
-    if version.__version__ != "4.9.2" or not callable(
+    if version.__version__ != LOCALSTACK_VERSION or not callable(
         getattr(spec, "build_service_index_cache", None)
     ):
         LOG.warning("sfn-patterns catalog cache not applied (localstack %s)", version.__version__)

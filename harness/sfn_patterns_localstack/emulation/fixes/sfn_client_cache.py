@@ -1,11 +1,13 @@
-"""Step Functions calls with one session per role, as on AWS, not one per call (LocalStack 4.9.2).
+"""Step Functions calls with one session per role, as on AWS, not one per call (LocalStack 4.14.0).
 
 Profiled on the 500-task dag-aggregate run (py-spy, LocalStack's process holding the
 GIL), a tenth of the emulator's time went to ``boto_client_for``: for every Task
 state it calls (a Lambda invoke, an SDK integration), LocalStack's Step Functions
 makes an internal STS ``AssumeRole`` request through its own gateway and then builds
 a new botocore client with those credentials, which no client cache can reuse since
-the keys are new each time.
+the keys are new each time. The profile was taken on 4.9.2; 4.14.0's
+``boto_client_for`` (``asl/utils/boto_client.py``) and ``connect_to.with_assumed_role``
+are the same code, so every Task still pays for both.
 
 AWS assumes the state machine's role and reuses the session. So one assumed-role
 session per (role, region, service principal) is kept for up to ``KEEP_SECONDS``
@@ -19,10 +21,11 @@ threads.
 
 A Task's ``Credentials: {RoleArn}``: on AWS the state machine's role assumes that
 role (its identity policy must allow ``sts:AssumeRole`` on it, and the role's trust
-policy must name the state machine's role); LocalStack 4.9.2 assumes it directly as
-the Step Functions service principal, so a trust policy written for AWS refuses it.
-Here the Task's credentials carry the execution role (``_ChainedArn``) and the
-session is assumed through the execution role's session, as AWS does.
+policy must name the state machine's role); LocalStack 4.14.0 (``Credentials._eval_body``
+yields the bare ARN, which ``boto_client_for`` hands to ``with_assumed_role``) assumes
+it directly as the Step Functions service principal, so a trust policy written for
+AWS refuses it. Here the Task's credentials carry the execution role (``_ChainedArn``)
+and the session is assumed through the execution role's session, as AWS does.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import threading
 import time
 import uuid
 from typing import Any
+
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
 
 LOG = logging.getLogger(__name__)
 KEEP_SECONDS = 900.0
@@ -144,7 +149,7 @@ def _chain_task_credentials(credentials_class: Any) -> None:
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; return False (and change nothing) on any other version."""
+    """Patch LocalStack 4.14.0 once; return False (and change nothing) on any other version."""
     try:
         from localstack import version
         from localstack.services.stepfunctions.asl.component.state.state_execution.state_task import (  # noqa: E501
@@ -153,7 +158,7 @@ def apply() -> bool:
         from localstack.services.stepfunctions.asl.utils import boto_client
     except ImportError:
         return False
-    if version.__version__ != "4.9.2" or not hasattr(boto_client, "connect_to"):
+    if version.__version__ != LOCALSTACK_VERSION or not hasattr(boto_client, "connect_to"):
         LOG.warning("sfn-patterns client cache not applied (localstack %s)", version.__version__)
         return False
     if not isinstance(boto_client.connect_to, _CachingConnect):

@@ -1,20 +1,21 @@
-"""An aws-sdk Task's error is named after the service's error code (LocalStack 4.9.2).
+"""An aws-sdk Task's error is named after the service's error code (LocalStack 4.14.0).
 
 AWS names the error of an ``arn:aws:states:::aws-sdk:<service>:<action>`` Task
 ``<Service>.<ErrorCode>`` (``Exception`` appended when the code lacks it), so a Retry
 on ``RedshiftData.ThrottlingException`` or ``Sfn.ThrottlingException`` matches a
-throttled call. 4.9.2 names it after botocore's exception *class*: for a code the
-service's botocore model does not list (the Redshift Data API's ThrottlingException,
-the throttling every API answers), that class is the plain ``ClientError``, and the
-error becomes ``RedshiftData.RedshiftDataException``. No Retry written for AWS
-matched it: under the fault injector's throttling, every dag-aggregate task whose
-statement call was throttled failed its run instead of retrying (issue 28).
+throttled call. 4.14.0 (``StateTaskServiceAwsSdk._normalise_exception_name``) names it
+after botocore's exception *class*: for a code the service's botocore model does not
+list (the Redshift Data API's ThrottlingException, the throttling every API answers),
+that class is the plain ``ClientError``, and the error becomes
+``RedshiftData.RedshiftDataException``. No Retry written for AWS matched it: under the
+fault injector's throttling, every dag-aggregate task whose statement call was
+throttled failed its run instead of retrying (issue 28).
 
 The patch takes the name from the error code whenever the answer carries one.
 
 The optimised Step Functions integration (``states:startExecution``, any mode) has the
-same flaw the other way: 4.9.2 names its error ``StepFunctions.<Code>Exception``
-whatever the code, so a throttled start became
+same flaw the other way: 4.14.0 (``StateTaskServiceSfn._from_error``) names its error
+``StepFunctions.<Code>Exception`` whatever the code, so a throttled start became
 ``StepFunctions.ThrottlingExceptionException``, a name no retrier written for AWS
 carries. The ``Exception`` suffix is now added only when the code lacks it, as for
 ``StepFunctions.ExecutionAlreadyExistsException``.
@@ -25,6 +26,8 @@ from __future__ import annotations
 import importlib
 import logging
 from typing import Any
+
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
 
 LOG = logging.getLogger(__name__)
 
@@ -81,7 +84,14 @@ def _patchable(module: str, class_name: str, attribute: str) -> tuple[Any, Any] 
 
 
 def apply() -> bool:
-    """Patch 4.9.2's aws-sdk and optimised Step Functions error names once; False if not."""
+    """Patch 4.14.0's aws-sdk and optimised Step Functions error names once; False if not."""
+    try:
+        from localstack import version
+    except ImportError:
+        return False
+    if version.__version__ != LOCALSTACK_VERSION:
+        LOG.warning("sfn-patterns error names not patched (localstack %s)", version.__version__)
+        return False
     found = _patchable(
         "state_task_service_aws_sdk", "StateTaskServiceAwsSdk", "_normalise_exception_name"
     )

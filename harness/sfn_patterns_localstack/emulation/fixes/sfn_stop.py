@@ -1,13 +1,14 @@
-"""StopExecution ends an execution at once, whatever it is doing (LocalStack 4.9.2).
+"""StopExecution ends an execution at once, whatever it is doing (LocalStack 4.14.0).
 
 On AWS an execution is ABORTED by the time StopExecution returns: its history ends
 with ExecutionAborted, no later state is entered, and its task tokens are dead (a
 late SendTaskSuccess fails). A task that was running (a Lambda invoke, a ``.sync``
 child) is not interrupted; its result is simply never recorded.
 
-LocalStack's ExecutionWorker.stop only flips the program state to ProgramStopped and
-leaves the execution RUNNING until the thread evaluating it notices, which is when
-the blocking call of its current state returns: a Lambda task when the function
+LocalStack 4.14.0's ``ExecutionWorker.stop`` (``backend/execution_worker.py``) only
+calls ``env.set_stop``, which flips the program state to ProgramStopped, and leaves the
+execution RUNNING until the thread evaluating it notices, which is when the blocking
+call of its current state returns: a Lambda task when the function
 returns (its TaskSucceeded is then written after the stop), a task parked on a token
 when the token times out (and the timeout then overwrote the stop with FAILED,
 States.Timeout), a Retry when its back-off sleep ends. Meanwhile the execution stays
@@ -29,10 +30,11 @@ The patch ends the execution from the StopExecution request itself:
   state loops (program, Map, Parallel, Retry) all stop on ProgramStopped.
 
 An execution that ended on its own is dated when its program ended, not when its
-thread got round to recording the status. LocalStack stamps ``stopDate`` in
-``_reflect_execution_status``, after the final history event; a StopExecution that
-came between (the program had ended, so it changes nothing) then returned a stop date
-earlier than the SUCCEEDED execution's own, as if the stop had been ignored. On AWS
+thread got round to recording the status. LocalStack 4.14.0 stamps ``stopDate`` in
+``BaseExecutionWorkerCommunication._reflect_execution_status`` (``backend/execution.py``),
+after the final history event; a StopExecution that came between (the program had
+ended, so it changes nothing) then returned a stop date earlier than the SUCCEEDED
+execution's own, as if the stop had been ignored. On AWS
 the end and the stop are ordered: a SUCCEEDED execution ended before a later stop.
 """
 
@@ -42,6 +44,8 @@ import datetime
 import functools
 import logging
 import threading
+
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
 
 LOG = logging.getLogger(__name__)
 _STOPPED = "_sfnp_execution_stopped"  # flag set on the execution's CallbackPoolManager
@@ -53,7 +57,7 @@ _ENDED_AT = "_sfnp_ended_at"  # set on an Environment when its program leaves Ru
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; return False (and change nothing) on any other version."""
+    """Patch LocalStack 4.14.0 once; return False (and change nothing) on any other version."""
     try:
         from localstack import version
         from localstack.services.stepfunctions.asl.component.state.state_execution import (
@@ -66,7 +70,7 @@ def apply() -> bool:
         return False
     worker_cls = execution_worker.ExecutionWorker
     if (
-        version.__version__ != "4.9.2"
+        version.__version__ != LOCALSTACK_VERSION
         or "_pool" not in getattr(callback.CallbackPoolManager, "__annotations__", {})
         or not hasattr(callback.CallbackEndpoint, "interrupt_all")
         or not hasattr(execute_state.ExecutionState, "_evaluate_with_timeout")

@@ -1,11 +1,12 @@
-"""A Task state ends once: a task that lost to its timeout records nothing more (LocalStack 4.9.2).
+"""A Task state ends once: a task that lost to its timeout records nothing more (LocalStack 4.14.0).
 
 On AWS a Task attempt has one outcome. Its ``TimeoutSeconds`` covers the whole task,
 the call that submits it included; once ``TaskTimedOut`` is in the history, nothing
 that task does later is recorded.
 
-LocalStack runs the task in a thread and waits ``TimeoutSeconds`` for it. When the
-wait runs out it records ``TaskTimedOut`` and moves on, but the thread goes on too:
+LocalStack 4.14.0 (``ExecutionState._evaluate_with_timeout``) runs the task in a thread
+and waits ``TimeoutSeconds`` for it. When the wait runs out it records ``TaskTimedOut``
+and moves on, but the thread goes on too:
 
 * a ``.waitForTaskToken`` task whose submitting call (the Lambda invoke that stores
   the token) returns after the timeout then records ``TaskSubmitted``, waits on its
@@ -31,6 +32,8 @@ import functools
 import logging
 import threading
 from typing import Any
+
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
 
 LOG = logging.getLogger(__name__)
 _DECISION = "_sfnp_attempt_decision"  # on the task's frame: None, "succeeded" or "timed_out"
@@ -62,7 +65,7 @@ def _timed(frame: Any) -> None:
 
 
 def _evaluate_with_timeout(self: Any, env: Any) -> None:
-    """LocalStack 4.9.2's ExecutionState._evaluate_with_timeout; changes marked "one outcome"."""
+    """LocalStack 4.14.0's ExecutionState._evaluate_with_timeout; changes marked "one outcome"."""
     from localstack.services.stepfunctions.asl.component.common.timeouts.timeout import (
         EvalTimeoutError,
     )
@@ -154,7 +157,7 @@ def _submitted_unless_timed_out(original: Any) -> Any:
 
 
 def apply() -> bool:
-    """Patch 4.9.2 once; return False (and change nothing) on any other version."""
+    """Patch 4.14.0 once; return False (and change nothing) on any other version."""
     try:
         from localstack import version
         from localstack.services.stepfunctions.asl.component.state.state_execution import (
@@ -169,7 +172,7 @@ def apply() -> bool:
     state_cls = execute_state.ExecutionState
     service_cls = state_task_service.StateTaskService
     callback_cls = state_task_service_callback.StateTaskServiceCallback
-    if version.__version__ != "4.9.2" or not all(
+    if version.__version__ != LOCALSTACK_VERSION or not all(
         hasattr(cls, name)
         for cls, name in (
             (state_cls, "_evaluate_with_timeout"),

@@ -1,12 +1,13 @@
-"""SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat look a task token up (LocalStack 4.9.2).
+"""SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat look a task token up (LocalStack 4.14.0).
 
-AWS finds a token's execution from the token. LocalStack 4.9.2's provider finds it by
+AWS finds a token's execution from the token. LocalStack 4.14.0's provider finds it by
 walking every execution of the region: SendTaskSuccess and SendTaskHeartbeat filter
 them all down to the RUNNING ones (a Python ``lambda`` per execution, after a copy of
 the store's values) and ask each one's callback pool in turn; SendTaskFailure asks
 every execution's pool. Each call therefore cost a pass over every execution the
 LocalStack process had ever run, under the interpreter lock: 0.34 ms with 1,000
-executions and 1.39 ms with 6,000 (the filter alone, timed on its own), and
+executions and 1.39 ms with 6,000 (the filter alone, timed on its own on 4.9.2; 4.14.0's
+``provider.py`` keeps ``_get_executions`` and the three methods as they were), and
 bench_scale's dag-aggregate makes one SendTaskSuccess per task (when its Data API
 statement's event arrives), after the earlier sizes' executions.
 
@@ -31,6 +32,8 @@ import logging
 import weakref
 from typing import Any
 
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
+
 LOG = logging.getLogger(__name__)
 _ARN = "_sfnp_execution_arn"  # set on an execution's CallbackPoolManager
 _POOLS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -42,7 +45,7 @@ def pool_for(token: str) -> Any | None:
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; return False (and change nothing) on any other version."""
+    """Patch LocalStack 4.14.0 once; return False (and change nothing) on any other version."""
     try:
         from localstack import version
         from localstack.services.stepfunctions import provider
@@ -53,7 +56,7 @@ def apply() -> bool:
     provider_cls = provider.StepFunctionsProvider
     worker_cls = execution_worker.ExecutionWorker
     if (
-        version.__version__ != "4.9.2"
+        version.__version__ != LOCALSTACK_VERSION
         or "_pool" not in getattr(callback.CallbackPoolManager, "__annotations__", {})
         or not hasattr(worker_cls, "_get_evaluation_environment")
         or not hasattr(provider_cls, "_get_executions")

@@ -1,19 +1,21 @@
 """SNS retries a delivery to an SQS queue that failed, as AWS's delivery policy does.
 
-LocalStack 4.9.2's ``SqsTopicPublisher._publish`` makes one ``SendMessage`` per
-subscription; if that internal call fails (on a loaded machine, an internal request
-that waited too long for the gateway), it logs at INFO, writes a failed delivery log,
-hands the message to the subscription's dead-letter queue if it has one, and the
-notice is gone. AWS retries deliveries to AWS-managed endpoints (SQS, Lambda): three
-immediate attempts, then more with back-off, for up to 23 days ("Amazon SNS message
-delivery retries", the ``default`` policy for AWS-managed endpoints). The suite's
-alarm proofs read every notice through such a subscription (tests/alarm_check.py), and
-a notice lost this way failed a run now and then with the alarm already in ALARM.
+LocalStack 4.14.0's ``SqsTopicPublisher._publish`` (``localstack.services.sns.publisher``,
+the same as 4.9.2's) makes one ``SendMessage`` per subscription; if that internal call
+fails (on a loaded machine, an internal request that waited too long for the gateway),
+it logs at INFO, writes a failed delivery log, hands the message to the subscription's
+dead-letter queue if it has one, and the notice is gone. AWS retries deliveries to
+AWS-managed endpoints (SQS, Lambda): three immediate attempts, then more with back-off,
+for up to 23 days ("Amazon SNS message delivery retries", the ``default`` policy for
+AWS-managed endpoints). The suite's alarm proofs read every notice through such a
+subscription (tests/alarm_check.py), and a notice lost this way failed a run now and
+then with the alarm already in ALARM.
 
-The patched method is LocalStack's own, with the ``SendMessage`` retried: the three
-immediate attempts, then ``BACKOFF`` seconds apart, before LocalStack's failure path
-(delivery log, dead-letter queue) runs. A queue that no longer exists is not retried,
-as on AWS. Each failed attempt is logged at WARNING, so a kept log shows it.
+The patched method is LocalStack 4.14.0's own, with the ``SendMessage`` retried: the
+three immediate attempts, then ``BACKOFF`` seconds apart (about half a minute, not
+AWS's 23 days), before LocalStack's failure path (delivery log, dead-letter queue)
+runs. A queue that no longer exists is not retried, as on AWS. Each failed attempt is
+logged at WARNING, so a kept log shows it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import logging
 import time
 from typing import Any
+
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
 
 LOG = logging.getLogger(__name__)
 IMMEDIATE = 3
@@ -51,14 +55,14 @@ def send_with_retries(send: Any, pause: Any = time.sleep) -> None:
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2's SQS publisher once; False (nothing changed) otherwise."""
+    """Patch LocalStack 4.14.0's SQS publisher once; False (nothing changed) otherwise."""
     try:
         from localstack import version
         from localstack.services.sns import publisher
     except ImportError:
         return False
     cls = getattr(publisher, "SqsTopicPublisher", None)
-    if version.__version__ != "4.9.2" or cls is None:
+    if version.__version__ != LOCALSTACK_VERSION or cls is None:
         LOG.warning("sfn-patterns SNS retry not applied (localstack %s)", version.__version__)
         return False
     if getattr(cls._publish, "_sfnp_patched", False):
@@ -72,7 +76,10 @@ def apply() -> bool:
             )
             kwargs = self.get_sqs_kwargs(msg_context=message_context, subscriber=subscriber)
         except Exception:
-            LOG.error("An internal error occurred while trying to format the message for SQS")
+            LOG.error(
+                "An internal error occurred while trying to format the message for SQS",
+                exc_info=LOG.isEnabledFor(logging.DEBUG),
+            )
             return
         try:
             queue_url = publisher.sqs_queue_url_for_arn(subscriber["Endpoint"])

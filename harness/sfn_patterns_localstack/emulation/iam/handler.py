@@ -1,6 +1,6 @@
 """The gateway handler: decide each parsed request, answer a denial with the service's own error.
 
-LocalStack 4.9.2 runs every request, its internal clients' included (they short-circuit
+LocalStack 4.14.0 runs every request, its internal clients' included (they short-circuit
 into the same gateway), through one handler chain. ``install`` appends this handler to
 ``serve_custom_service_request_handlers``, which runs after the request is parsed
 (``context.service``, ``context.operation``, ``context.service_request`` are set) and

@@ -139,7 +139,7 @@ class Directory:
             self._roles.clear()
 
 
-# -- the backends LocalStack 4.9.2 keeps them in (moto's STS and IAM) ------------------
+# -- the backends LocalStack 4.14.0 keeps them in (moto's STS and IAM) -----------------
 def moto_session(account: str, access_key: str) -> RoleSession | None:
     """Look the key up in moto's STS backend of every account that has sessions.
 

@@ -56,7 +56,7 @@ def decide_resource(
     return evaluate([policy], request)
 
 
-# -- the stores LocalStack 4.9.2 keeps resource policies in ----------------------------
+# -- the stores LocalStack 4.14.0 keeps resource policies in ---------------------------
 def localstack_resource_policy(action: str, resource: str) -> NamedPolicy | None:
     """The function policy or queue policy of ``resource``, read from LocalStack's stores."""
     service = action.split(":", 1)[0].lower()

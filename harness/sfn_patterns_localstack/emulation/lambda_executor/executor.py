@@ -7,7 +7,8 @@ place the code runs changes: instead of a Docker container, a child process
 
 A function runs on the Python of its declared ``Runtime`` (python3.9 to python3.13:
 this interpreter, or pyenv's, or ``pythonX.Y`` on PATH); any other runtime fails to
-become Active, with a message naming it and the supported ones.
+become Active, with a message naming it and the supported ones. (LocalStack 4.14.0,
+like AWS, also accepts python3.14, which this executor does not run yet.)
 
 Workers are forked from one fork server per runtime per LocalStack process
 (``worker.py --fork-server``, started on that runtime's first cold start), which has
@@ -16,6 +17,16 @@ handler's own imports, not a new interpreter importing boto3
 (scripts/bench_lambda_cold_start.py: 87 ms and 0.086 CPU-second per cold start,
 against 231 ms and 0.231). ``SFNP_LAMBDA_FORK_SERVER=0`` starts each worker as a
 process of its own instead, as does a fork server that cannot be started.
+
+It implements LocalStack 4.14.0's ``RuntimeExecutor`` (``invocation.runtime_executor``,
+the same interface as 4.9.2's): ``ExecutionEnvironment`` calls ``start`` with the
+environment it builds (the function's own variables last, unlike 4.9.2), ``invoke`` with
+the ``invoke-id``/``invoked-function-arn``/``payload``/``trace-id`` payload the Docker
+executor posts to its container, and ``stop``; the version manager calls
+``prepare_version`` (``S3Code.prepare_for_execution``, which unzips the code once per
+version, into a temporary directory renamed into place, unlike 4.9.2) and
+``cleanup_version``. Results come back over a pipe, not LocalStack's executor endpoint,
+so ``get_runtime_endpoint`` is unused.
 
 What it does not emulate, and the docs say so: the runtime's patch level and its
 own boto3 version (the harness's pure-Python boto3/botocore are shared by every
@@ -514,7 +525,11 @@ class LocalProcessRuntimeExecutor(RuntimeExecutor):
     def invoke(self, payload: dict[str, str]) -> InvocationResult:
         """Run one invocation, enforcing the function's timeout by replacing the worker."""
         request_id = payload["invoke-id"]
-        timeout = float(self._env.get("AWS_LAMBDA_FUNCTION_TIMEOUT", "3"))
+        # The function's configured timeout, as AWS enforces it. Not the environment's
+        # AWS_LAMBDA_FUNCTION_TIMEOUT: LocalStack 4.14.0 applies the function's own
+        # variables last (ExecutionEnvironment.get_environment_variables), so one named
+        # so would have replaced it, where AWS has no such variable to override.
+        timeout = float(self.function_version.config.timeout)
         with self._lock:
             if self._process is None or self._process.poll() is not None:
                 self._kill()

@@ -2,7 +2,11 @@
 
 Kept apart from :mod:`.executor` so that LocalStack's plugin
 discovery does not import the executor (and its Lambda internals) unless selected.
+LocalStack 4.14.0 finds it as 4.9.2 did: ``runtime_executor.get_runtime_executor`` loads
+the ``localstack.lambda.runtime_executor`` plugin named by ``LAMBDA_RUNTIME_EXECUTOR``.
 """
+
+from typing import Any
 
 from localstack.services.lambda_.invocation.plugins import RuntimeExecutorPlugin
 
@@ -12,7 +16,7 @@ class LocalProcessExecutorPlugin(RuntimeExecutorPlugin):
 
     name = "local-process"
 
-    def load(self, *args, **kwargs):
+    def load(self, *args: Any, **kwargs: Any) -> type:
         """Return the executor class, imported on first use."""
         from sfn_patterns_localstack.emulation.lambda_executor.executor import (
             LocalProcessRuntimeExecutor,

@@ -1,4 +1,4 @@
-"""Alarm evaluation without a request per step (LocalStack 4.9.2).
+"""Alarm evaluation without a request per step (LocalStack 4.14.0).
 
 LocalStack's CloudWatch (provider v2) evaluates each metric alarm every ``Period`` x
 ``EvaluationPeriods`` seconds (``alarm_scheduler.calculate_alarm_state``): the
@@ -20,6 +20,8 @@ from __future__ import annotations
 import functools
 import logging
 from typing import Any
+
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
 
 from .sink import cloudwatch_provider
 
@@ -61,7 +63,7 @@ class DirectCloudWatch:
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    """Patch LocalStack 4.14.0 once; False (and nothing changed) on any other version."""
     try:
         from localstack import version
         from localstack.services.cloudwatch import alarm_scheduler
@@ -69,7 +71,7 @@ def apply() -> bool:
     except ImportError:
         return False
     original = getattr(alarm_scheduler, "get_cloudwatch_client_for_region_of_alarm", None)
-    if version.__version__ != "4.9.2" or original is None:
+    if version.__version__ != LOCALSTACK_VERSION or original is None:
         LOG.warning(
             "sfn-patterns alarm evaluation not applied (localstack %s)", version.__version__
         )

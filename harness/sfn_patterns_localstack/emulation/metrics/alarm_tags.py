@@ -1,4 +1,4 @@
-"""PutMetricAlarm's tags go to the tag store, not into the alarm (LocalStack 4.9.2).
+"""PutMetricAlarm's tags go to the tag store, not into the alarm (LocalStack 4.14.0).
 
 CloudWatch provider v2 keeps a metric alarm as its whole PutMetricAlarm request,
 ``Tags`` included, and never records the tags for ListTagsForResource. Two faults
@@ -16,11 +16,13 @@ import functools
 import logging
 from typing import Any
 
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
+
 LOG = logging.getLogger(__name__)
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    """Patch LocalStack 4.14.0 once; False (and nothing changed) on any other version."""
     try:
         from localstack import version
         from localstack.services.cloudwatch.provider_v2 import CloudwatchProvider
@@ -28,7 +30,7 @@ def apply() -> bool:
     except ImportError:
         return False
     original = getattr(CloudwatchProvider, "put_metric_alarm", None)
-    if version.__version__ != "4.9.2" or original is None:
+    if version.__version__ != LOCALSTACK_VERSION or original is None:
         LOG.warning("sfn-patterns alarm tags not applied (localstack %s)", version.__version__)
         return False
     if getattr(original, "_sfnp_patched", False):

@@ -1,4 +1,4 @@
-"""A metric query matches a dimension's value exactly, not as a prefix (LocalStack 4.9.2).
+"""A metric query matches a dimension's value exactly, not as a prefix (LocalStack 4.14.0).
 
 CloudWatch's metric store keeps a metric's dimensions as one string,
 ``Name=Value<TAB>Name=Value<TAB>``, and GetMetricData (so every alarm evaluation)
@@ -15,18 +15,20 @@ import functools
 import logging
 from typing import Any
 
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
+
 LOG = logging.getLogger(__name__)
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    """Patch LocalStack 4.14.0 once; False (and nothing changed) on any other version."""
     try:
         from localstack import version
         from localstack.services.cloudwatch.cloudwatch_database_helper import CloudwatchDatabase
     except ImportError:
         return False
     original = getattr(CloudwatchDatabase, "_get_ordered_dimensions_with_separator", None)
-    if version.__version__ != "4.9.2" or original is None:
+    if version.__version__ != LOCALSTACK_VERSION or original is None:
         LOG.warning(
             "sfn-patterns dimension search not applied (localstack %s)", version.__version__
         )

@@ -1,7 +1,7 @@
 """CloudWatch embedded metric format (EMF): log lines that are metrics.
 
 On AWS, CloudWatch Logs turns a Lambda log line that is an EMF document into
-metrics; LocalStack 4.9.2 stores the line and nothing else (localstack#10397). This
+metrics; LocalStack 4.14.0 stores the line and nothing else (localstack#10397). This
 module parses one line by the specification ("Specification: Embedded metric
 format", CloudWatch User Guide):
 

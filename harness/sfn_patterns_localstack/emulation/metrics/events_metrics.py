@@ -1,4 +1,4 @@
-"""``AWS/Events`` ``Invocations`` and ``FailedInvocations`` per rule (LocalStack 4.9.2).
+"""``AWS/Events`` ``Invocations`` and ``FailedInvocations`` per rule (LocalStack 4.14.0).
 
 LocalStack's EventBridge delivers a matched event to each target of a rule through
 the target's ``TargetSender.process_event`` and only logs a failure
@@ -20,6 +20,8 @@ import functools
 import logging
 from typing import Any
 
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
+
 from .sink import SINK, Datum, dimensions
 
 LOG = logging.getLogger(__name__)
@@ -27,14 +29,14 @@ NAMESPACE = "AWS/Events"
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    """Patch LocalStack 4.14.0 once; False (and nothing changed) on any other version."""
     try:
         from localstack import version
         from localstack.services.events.target import TargetSender
     except ImportError:
         return False
     original = getattr(TargetSender, "process_event", None)
-    if version.__version__ != "4.9.2" or original is None:
+    if version.__version__ != LOCALSTACK_VERSION or original is None:
         LOG.warning(
             "sfn-patterns EventBridge metrics not applied (localstack %s)", version.__version__
         )

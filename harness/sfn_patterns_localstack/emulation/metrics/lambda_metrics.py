@@ -1,4 +1,4 @@
-"""``AWS/Lambda`` metrics and EMF extraction for every invoke (LocalStack 4.9.2).
+"""``AWS/Lambda`` metrics and EMF extraction for every invoke (LocalStack 4.14.0).
 
 LocalStack publishes ``Invocations`` and ``Errors`` per invoke, each as an internal
 PutMetricData request (see sink.py for the cost), and nothing else. AWS also
@@ -22,6 +22,8 @@ import logging
 import re
 from typing import Any
 
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
+
 from . import emf
 from .sink import SINK, Datum, dimensions
 
@@ -31,7 +33,7 @@ _REPORT = re.compile(r"^REPORT RequestId: \S+\tDuration: ([0-9.]+) ms", re.MULTI
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    """Patch LocalStack 4.14.0 once; False (and nothing changed) on any other version."""
     try:
         from localstack import version
         from localstack.aws.api.lambda_ import TooManyRequestsException
@@ -40,7 +42,7 @@ def apply() -> bool:
         return False
     manager = version_manager.LambdaVersionManager
     if (
-        version.__version__ != "4.9.2"
+        version.__version__ != LOCALSTACK_VERSION
         or not hasattr(version_manager, "record_cw_metric_invocation")
         or not hasattr(version_manager, "record_cw_metric_error")
         or not hasattr(manager, "invoke")

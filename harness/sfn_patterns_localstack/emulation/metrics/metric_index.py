@@ -1,6 +1,6 @@
 """CloudWatch's metric store finds a period's data by time, not by reading the metric's history.
 
-LocalStack 4.9.2 keeps metric data in SQLite, indexed by ``(metric_name, namespace)``.
+LocalStack 4.14.0 keeps metric data in SQLite, indexed by ``(metric_name, namespace)``.
 GetMetricData (so every alarm evaluation: ``EvaluationPeriods + 2`` queries a step,
 alarm_evaluation.py) runs one sub-query per period of the window, and each one read
 every row the metric ever had before filtering on the period's timestamps. The rows
@@ -23,6 +23,8 @@ import logging
 import sqlite3
 from typing import Any
 
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
+
 LOG = logging.getLogger(__name__)
 
 INDEXES = (
@@ -42,14 +44,14 @@ def add_indexes(database: Any) -> None:
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    """Patch LocalStack 4.14.0 once; False (and nothing changed) on any other version."""
     try:
         from localstack import version
         from localstack.services.cloudwatch.cloudwatch_database_helper import CloudwatchDatabase
     except ImportError:
         return False
     original = CloudwatchDatabase.__init__
-    if version.__version__ != "4.9.2":
+    if version.__version__ != LOCALSTACK_VERSION:
         LOG.warning("sfn-patterns metric index not applied (localstack %s)", version.__version__)
         return False
     if getattr(original, "_sfnp_patched", False):

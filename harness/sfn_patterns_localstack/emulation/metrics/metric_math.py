@@ -1,4 +1,4 @@
-"""Alarms on a sum of metrics (``m0+m1+...``) evaluated, as AWS does (LocalStack 4.9.2).
+"""Alarms on a sum of metrics (``m0+m1+...``) evaluated, as AWS does (LocalStack 4.14.0).
 
 LocalStack's alarm scheduler evaluates an alarm on one metric only: an alarm whose
 ``Metrics`` hold a math expression lacks ``MetricName``, ``Period`` and ``Statistic``,
@@ -27,6 +27,8 @@ import logging
 import re
 from typing import Any
 
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
+
 LOG = logging.getLogger(__name__)
 _ID = r"[a-z][A-Za-z0-9_]*"
 _SUM = re.compile(rf"^\s*{_ID}(\s*\+\s*{_ID})*\s*$")
@@ -34,15 +36,20 @@ SUM_OF = "_sfnp_sum_of"  # the per-metric details a sum alarm's details carry
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    """Patch LocalStack 4.14.0 once; False (and nothing changed) on any other version."""
     try:
         from localstack import version
-        from localstack.services.cloudwatch import alarm_scheduler
+        from localstack.services.cloudwatch import alarm_scheduler, provider_v2
     except ImportError:
         return False
     details_of = getattr(alarm_scheduler, "get_metric_alarm_details_for_alarm_arn", None)
     collect = getattr(alarm_scheduler, "collect_metric_data", None)
-    if version.__version__ != "4.9.2" or details_of is None or collect is None:
+    if (
+        version.__version__ != LOCALSTACK_VERSION
+        or details_of is None
+        or collect is None
+        or not hasattr(provider_v2, "create_message_response_update_state_sns")
+    ):
         LOG.warning("sfn-patterns metric math not applied (localstack %s)", version.__version__)
         return False
     if getattr(collect, "_sfnp_patched", False):

@@ -1,4 +1,4 @@
-"""``AWS/States`` execution metrics (LocalStack 4.9.2 publishes none).
+"""``AWS/States`` execution metrics (LocalStack 4.14.0 publishes none).
 
 AWS publishes, per state machine (dimension ``StateMachineArn``, the unqualified
 ARN), a count of 1 when an execution starts (``ExecutionsStarted``) and when it ends
@@ -7,11 +7,11 @@ ARN), a count of 1 when an execution starts (``ExecutionsStarted``) and when it 
 (``ExecutionTime``, milliseconds). ("Monitoring Step Functions metrics using Amazon
 CloudWatch", Step Functions Developer Guide.)
 
-LocalStack announces both moments in one place: ``Execution.
-publish_execution_status_change_event``, which sends the "Step Functions Execution
-Status Change" event for RUNNING and for the final status (the StopExecution fix
-ends an execution through it too, once). The patch emits the metrics after it, once
-per status per execution.
+LocalStack 4.14.0 announces both moments in one place:
+``Execution.publish_execution_status_change_event`` (``backend/execution.py``), which
+sends the "Step Functions Execution Status Change" event for RUNNING and for the final
+status (the StopExecution fix ends an execution through it too, once). The patch
+emits the metrics after it, once per status per execution.
 
 ``ExecutionThrottled`` (a state transition over the account's quota, held until the
 bucket refills) is counted when the fault injector's ``transition_throttle`` holds
@@ -23,6 +23,8 @@ from __future__ import annotations
 import functools
 import logging
 from typing import Any
+
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
 
 from .sink import SINK, Datum, dimensions
 
@@ -39,14 +41,16 @@ _EMITTED = "_sfnp_metric_statuses"
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    """Patch LocalStack 4.14.0 once; False (and nothing changed) on any other version."""
     try:
         from localstack import version
         from localstack.services.stepfunctions.backend import execution
     except ImportError:
         return False
     cls = execution.Execution
-    if version.__version__ != "4.9.2" or not hasattr(cls, "publish_execution_status_change_event"):
+    if version.__version__ != LOCALSTACK_VERSION or not hasattr(
+        cls, "publish_execution_status_change_event"
+    ):
         LOG.warning(
             "sfn-patterns AWS/States metrics not applied (localstack %s)", version.__version__
         )

@@ -1,17 +1,23 @@
 """``AWS/SQS`` metrics through the sink, with ``ApproximateAgeOfOldestMessage``.
 
-LocalStack 4.9.2 publishes SQS metrics in two ways, both as internal PutMetricData
+LocalStack 4.14.0 publishes SQS metrics in two ways, both as internal PutMetricData
 requests: per call (``NumberOfMessagesSent``, ``SentMessageSize``,
 ``NumberOfMessagesReceived``, ``NumberOfEmptyReceives``, ``NumberOfMessagesDeleted``)
-from a thread pool, and every ``SQS_CLOUDWATCH_METRICS_REPORT_INTERVAL`` seconds the
-queue gauges ``ApproximateNumberOfMessagesVisible``, ``...NotVisible`` and
-``...Delayed`` of every queue. It leaves out ``ApproximateAgeOfOldestMessage`` (its
-own TODO), the metric AWS recommends alarming a queue on.
+from a thread pool (``CloudwatchDispatcher.dispatch_sqs_metric``), and every
+``SQS_CLOUDWATCH_METRICS_REPORT_INTERVAL`` seconds the queue gauges
+``ApproximateNumberOfMessagesVisible``, ``...NotVisible`` and ``...Delayed`` of every
+queue (``CloudwatchPublishWorker.publish_approximate_cloudwatch_metrics``). It leaves
+out ``ApproximateAgeOfOldestMessage`` (its own TODO), the metric AWS recommends
+alarming a queue on.
 
 The patch sends both kinds to the sink (no request, no thread per call) and adds
 the age, per queue (dimension ``QueueName``): seconds since the oldest message that
 is still in the queue (visible or in flight, not delayed) was sent; no datum for an
 empty queue, as AWS publishes none.
+
+The gauges read the queue's own counters, which 4.14.0 names
+``approximate_number_of_messages[_not_visible|_delayed]`` (4.9.2: ``approx_...``);
+``apply`` checks that they are there.
 """
 
 from __future__ import annotations
@@ -21,25 +27,34 @@ import logging
 import time
 from typing import Any
 
+from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION
+
 from .sink import SINK, Datum, dimensions
 
 LOG = logging.getLogger(__name__)
 NAMESPACE = "AWS/SQS"
+# Each queue gauge AWS publishes, and the SqsQueue property LocalStack 4.14.0 counts it with.
+GAUGES = {
+    "ApproximateNumberOfMessagesVisible": "approximate_number_of_messages",
+    "ApproximateNumberOfMessagesNotVisible": "approximate_number_of_messages_not_visible",
+    "ApproximateNumberOfMessagesDelayed": "approximate_number_of_messages_delayed",
+}
 
 
 def apply() -> bool:
-    """Patch LocalStack 4.9.2 once; False (and nothing changed) on any other version."""
+    """Patch LocalStack 4.14.0 once; False (and nothing changed) on any other version."""
     try:
         from localstack import version
-        from localstack.services.sqs import provider
+        from localstack.services.sqs import models, provider
     except ImportError:
         return False
     dispatcher = getattr(provider, "CloudwatchDispatcher", None)
     worker = getattr(provider, "CloudwatchPublishWorker", None)
     if (
-        version.__version__ != "4.9.2"
+        version.__version__ != LOCALSTACK_VERSION
         or not hasattr(dispatcher, "dispatch_sqs_metric")
         or not hasattr(worker, "publish_approximate_cloudwatch_metrics")
+        or not all(hasattr(models.SqsQueue, gauge) for gauge in GAUGES.values())
     ):
         LOG.warning("sfn-patterns SQS metrics not applied (localstack %s)", version.__version__)
         return False
@@ -76,19 +91,7 @@ def apply() -> bool:
 
 def queue_data(queue: Any, now: float) -> list[Datum]:
     """The gauges of one queue at ``now``."""
-    data = [
-        _datum("ApproximateNumberOfMessagesVisible", queue.approx_number_of_messages, queue.name),
-        _datum(
-            "ApproximateNumberOfMessagesNotVisible",
-            queue.approx_number_of_messages_not_visible,
-            queue.name,
-        ),
-        _datum(
-            "ApproximateNumberOfMessagesDelayed",
-            queue.approx_number_of_messages_delayed,
-            queue.name,
-        ),
-    ]
+    data = [_datum(metric, getattr(queue, gauge), queue.name) for metric, gauge in GAUGES.items()]
     oldest = oldest_sent(queue)
     if oldest is not None:
         data.append(
@@ -99,7 +102,7 @@ def queue_data(queue: Any, now: float) -> list[Datum]:
 
 def oldest_sent(queue: Any) -> float | None:
     """When the oldest message still in the queue was sent; None for an empty queue."""
-    messages = list(getattr(queue, "inflight", ()))
+    messages = list(getattr(queue, "inflight", ()))  # 4.14.0: a dict keyed by message
     visible = getattr(queue, "visible", None)  # a standard queue's priority queue
     if visible is not None:
         messages.extend(list(visible.queue))

@@ -1,8 +1,9 @@
 """A Redshift Data API for LocalStack whose statements really run, on DuckDB.
 
-LocalStack (community) has no Redshift Data API, yet the patterns' state machines
-call ``arn:aws:states:::aws-sdk:redshiftdata:executeStatement`` and poll
-``describeStatement``; this provider (select it with
+LocalStack (community) has no Redshift Data API: 4.14.0, like 4.9.2, registers no
+``redshift-data`` provider among its ``localstack.aws.provider`` entry points. Yet the
+patterns' state machines call ``arn:aws:states:::aws-sdk:redshiftdata:executeStatement``
+and poll ``describeStatement``; this provider (select it with
 ``PROVIDER_OVERRIDE_REDSHIFT_DATA=duckdb``) answers those calls with results
 computed by an embedded SQL engine, so a test can check the numbers, not a stub.
 
@@ -90,10 +91,12 @@ STATUSES = frozenset({"SUBMITTED", "PICKED", "STARTED", "FINISHED", "ABORTED", "
 def teach_step_functions_redshift_data() -> None:
     """Let Step Functions' ``aws-sdk:redshiftdata:*`` tasks reach the ``redshift-data`` API.
 
-    LocalStack 4.9.2 maps only ``sfn``/``states`` to a different boto3 name, so
-    without this a task fails with ``Unknown service: 'redshiftdata'`` before a
-    request is sent. It also names the task's errors ``RedshiftData.<Exception>``
-    as AWS does (otherwise ``redshiftdata.<...>``).
+    LocalStack 4.14.0 (``StateTaskService._SERVICE_NAME_SFN_TO_BOTO_OVERRIDES``, the same
+    as 4.9.2's) maps only ``sfn``/``states`` to a different boto3 name, so without this
+    a task fails with ``Unknown service: 'redshiftdata'`` before a request is sent. It
+    also names the task's errors ``RedshiftData.<Exception>`` as AWS does (otherwise
+    ``redshiftdata.<...>``: ``state_task_service_aws_sdk._SERVICE_ERROR_NAMES`` knows only
+    ``dynamodb`` and ``sfn``).
     """
     try:
         from localstack.services.stepfunctions.asl.component.state.state_execution.state_task.service import (  # noqa: E501
