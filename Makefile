@@ -19,7 +19,7 @@ VENV := .venv
 CHECKOV_SKIPS := ^build/ \.venv/ \.build/ \.terraform/ localstack_override\.tf tests/terraform/iam_static/
 CHECKOV_SKIP := $(foreach p,$(CHECKOV_SKIPS),--skip-path '$(p)')
 
-.PHONY: help bootstrap demo test test-unit lint import-contracts fast-checks check docs fmt lock durations clean
+.PHONY: help bootstrap demo test test-unit test-portable lint import-contracts fast-checks check docs fmt lock durations clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -84,6 +84,18 @@ test: bootstrap ## Run the static checks and every test (unit + LocalStack integ
 	echo "==> checkov (terraform framework, ran beside pytest)"; cat build/checkov.log; \
 	if [ $$checkov_rc -ne 0 ]; then echo "checkov failed (exit $$checkov_rc)"; fi; \
 	[ $$pytest_rc -eq 0 ] && [ $$fast_rc -eq 0 ] && [ $$checkov_rc -eq 0 ]
+
+# The portable suite (tests/portable.py): the pattern tests that need nothing but the
+# AWS API, against somebody else's emulator, e.g. a LocalStack 4.14 container in CI or
+# `scripts/localstack.sh start --stock 4567` here. The rest are skipped with what they
+# need named. Its files share one endpoint, so they run one file per worker.
+ENDPOINT ?=
+PORTABLE_WORKERS ?= 4
+test-portable: bootstrap ## Run the pattern tests that need no harness against ENDPOINT=http://HOST:PORT
+	@[ -n "$(ENDPOINT)" ] || { echo "usage: make test-portable ENDPOINT=http://HOST:PORT (a LocalStack 4.14 container, or: scripts/localstack.sh start --stock 4567)" >&2; exit 2; }
+	@LOCALSTACK_ENDPOINT=$(ENDPOINT) SFNP_PORTABLE=1 $(VENV)/bin/python -m pytest -m integration \
+	  -n $(PORTABLE_WORKERS) --dist loadfile -rs \
+	  $$($(VENV)/bin/python -c 'from tests.portable import PATTERN_DIRS; print(*PATTERN_DIRS)')
 
 test-unit: bootstrap ## Only the fast tests that need no LocalStack
 	@$(VENV)/bin/python -m pytest -m "not integration"

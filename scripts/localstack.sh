@@ -3,8 +3,9 @@
 # project's plugins (DynamoDB on moto, Lambda as local processes, Redshift Data
 # API on DuckDB). A thin wrapper over `sfn-patterns localstack ...`.
 #   scripts/localstack.sh start [--port 4566]   # prints the endpoint once healthy
+#   scripts/localstack.sh start --stock PORT    # stock LocalStack 4.14.0: no fixes or emulations
 #   scripts/localstack.sh status [--endpoint URL]
-#   scripts/localstack.sh stop
+#   scripts/localstack.sh stop [--stock PORT]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [[ -x "$root/.venv/bin/sfn-patterns" ]] || bash "$root/scripts/bootstrap.sh"

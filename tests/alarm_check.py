@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tests import portable
+
 # The alarm period the tests pass to the modules (alarms.period_seconds).
 PERIOD = 10
 # Seconds to wait for an alarm's SNS notice once the alarm is in the state (see prove_alarm).
@@ -129,6 +131,7 @@ def alarm(aws: Callable, name: str) -> dict:
 
 def wait_state(aws: Callable, name: str, state: str, timeout: float) -> datetime.datetime:
     """Wait until the alarm is in ``state``; when it entered it (its own timestamp)."""
+    portable.require("metrics")
     deadline = time.monotonic() + timeout
     while True:
         found = alarm(aws, name)
@@ -160,6 +163,7 @@ def prove_alarm(
     switch needs more on LocalStack, which reads ``EvaluationPeriods + 2`` periods
     back and evaluates every ``EvaluationPeriods`` periods (AWS: two periods).
     """
+    portable.require("metrics")
     settle = 6 * period  # LocalStack looks up to three periods back
     # Earlier transitions' notices are dropped first, and the ones proved below are
     # picked by their StateChangeTime. Dropped after the wait for OK (as before), an

@@ -16,13 +16,15 @@ import pytest
 
 from sfn_patterns_localstack import gc_tuning
 
-from . import cpu_account, scheduling
+from . import cpu_account, portable, scheduling
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # Every pytest process (the controller and each worker) holds botocore's models and
 # the tests' deployments for minutes: collect young garbage less often (gc_tuning).
 gc_tuning.tune()
+# On a portable run (tests/portable.py), the harness's clients skip instead of failing.
+portable.install_shims()
 
 # Terraform's state through the http backend and the harness's in-process state server
 # (sfn_patterns_localstack/terraform/state_server.py): a destroy costs about 40 % less
@@ -36,6 +38,11 @@ DURATIONS_OUT = REPO_ROOT / "build" / "test-durations.json"
 def localstack_endpoint() -> Iterator[str]:
     """The endpoint of a healthy LocalStack (started here unless LOCALSTACK_ENDPOINT is set)."""
     external = os.environ.get("LOCALSTACK_ENDPOINT")
+    if portable.enabled() and not external:
+        pytest.fail(
+            "SFNP_PORTABLE=1 runs against somebody else's emulator: set LOCALSTACK_ENDPOINT "
+            "(make test-portable ENDPOINT=http://HOST:PORT)"
+        )
     if external:
         from sfn_patterns_localstack.server import health
 
@@ -125,6 +132,8 @@ def pytest_configure(config: pytest.Config) -> None:
     their role sessions make (tests/iam_check.py)."""
     _share_botocore_data_loader()
     cpu_account.configure(config)
+    if portable.enabled():
+        return  # the definitions accepted and the calls decided are the harness's records
     try:
         from . import asl_check, iam_check
     except ImportError:  # a runtime-only venv (tests/tooling/test_python_versions.py)
@@ -141,7 +150,9 @@ def pytest_configure(config: pytest.Config) -> None:
 # --no-loadscope-reorder`): files go longest first, by the durations recorded in
 # tests/file_durations.json (tests/scheduling.py says why and how).
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order files longest first (stable: tests keep their order in a file)."""
+    """Order files longest first (stable: tests keep their order in a file); on a
+    portable run, skip the tests marked as needing the harness (tests/portable.py)."""
+    portable.skip_marked(items)
     markers: dict[str, set[str]] = {}
     for item in items:
         markers.setdefault(scheduling.file_of(item.nodeid), set()).update(

@@ -40,6 +40,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from tests import portable
+
 ACCOUNT = "000000000000"
 REGION = "us-east-1"
 DENIED_CODES = ("AccessDenied", "AccessDeniedException")
@@ -124,6 +126,7 @@ def expect_denials(*expected: dict[str, str], timeout: float = 30.0) -> Iterator
     so the check waits up to ``timeout`` for it. Not checked where nothing records
     (``_usage_files``); the test's own oracles (the AccessDenied error) still hold there.
     """
+    portable.require("iam")
     if not expected:
         raise ValueError("expect_denials needs at least one denial(...)")
     usage_file = os.environ.get(USAGE_ENV)
@@ -229,6 +232,7 @@ def temporary_role(
 
 def require_enforcement(aws: Callable[[str], Any], endpoint: str) -> None:
     """Fail (not skip) unless this LocalStack denies a role session that has no policy."""
+    portable.require("iam")
     if endpoint not in _enforcing:
         with (
             temporary_role(aws, "enforcement-probe") as role,
@@ -375,6 +379,7 @@ def without_function_permission(
 
 def denied(call: Callable[[], Any]) -> ClientError:
     """The AccessDenied error ``call`` raises (fails when it succeeds or fails otherwise)."""
+    portable.require("iam")
     try:
         call()
     except ClientError as error:
@@ -386,6 +391,7 @@ def denied(call: Callable[[], Any]) -> ClientError:
 
 def wait_denied(call: Callable[[], Any], timeout: float = PROPAGATION_SECONDS) -> ClientError:
     """``denied(call)``, retried while a revocation may still be propagating."""
+    portable.require("iam")
     deadline = time.monotonic() + timeout
     while True:
         try:

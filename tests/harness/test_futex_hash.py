@@ -41,4 +41,3 @@ def test_the_process_gets_16384_buckets_where_the_kernel_has_private_hashes() ->
     # The kernel's own sizing follows the CPUs, not the threads (16 on 2 cores).
     assert found["grown"] < 1024, found
     assert found["applied"] is True and found["after"] == 16384, found
-

@@ -328,7 +328,7 @@ def serve_forks() -> None:
     if os.environ.get("SFNP_GC") != "default":
         # What the workers inherit stays out of their collections (and pages shared):
         # gc.freeze's documented use before fork. A collection per 50,000 net
-        # allocations, not 700 (sfn_patterns_localstack.gc_tuning has the measurement;
+        # allocations, not 2,000 (sfn_patterns_localstack.gc_tuning has the measurement;
         # this file may import only the standard library).
         gc.set_threshold(50_000, 10, 10)
         gc.freeze()
