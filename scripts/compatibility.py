@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from sfn_patterns_localstack import server  # noqa: E402
 from sfn_patterns_localstack.emulation.pinned import LOCALSTACK_VERSION  # noqa: E402
-from tests.portable import PATTERN_DIRS  # noqa: E402
+from tests.portable import CAPABILITIES, PATTERN_DIRS  # noqa: E402
 
 
 @dataclass
@@ -119,6 +119,10 @@ def markdown(groups: dict[str, Group], endpoint: str, seconds: float, command: s
         "Two plugins stay in the stock LocalStack, for this machine's sake, not AWS's:",
         "Lambda functions run on the local-process executor (a container runs them in",
         "Docker) and DynamoDB on moto (a container downloads DynamoDB Local).",
+        "",
+        "The examples are applied with `tags = {}`: "
+        + CAPABILITIES["alarm-tags"][0]
+        + f" (the harness fixes it: `{CAPABILITIES['alarm-tags'][1]}`).",
         "",
         "| test group | on stock LocalStack | passed | skipped | failed |",
         "|---|---|---:|---:|---:|",

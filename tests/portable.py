@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,12 @@ CAPABILITIES = {
     "redshift-data": (
         "the Redshift Data API (ExecuteStatement and its status events)",
         "emulation/redshift_data",
+    ),
+    "alarm-tags": (
+        "an alarm's tags are kept as tags (ListTagsForResource), not in the alarm: stock "
+        "LocalStack 4.14.0 keeps them in it, and DescribeAlarms then answers 500 to the "
+        "Terraform provider's CBOR protocol",
+        "emulation/metrics/alarm_tags.py",
     ),
     "harness": (
         "the harness's own routes and files (the request meter, the usage report)",
@@ -139,6 +146,41 @@ def install_shims() -> None:
         return call
 
     faults_client._request = guarded(faults_client._request, "faults")
+    untagged_applies()
     meter_client._call = guarded(meter_client._call, "harness")
     for name in ("workgroup_variables", "workgroup_arn", "workgroup_id"):
         setattr(workgroups, name, guarded(getattr(workgroups, name), "redshift-data"))
+
+
+TAGS_VARIABLE = re.compile(r'^\s*variable\s+"tags"', re.MULTILINE)
+
+
+def untagged_applies() -> None:
+    """Apply, plan and destroy every configuration with ``tags = {}`` on a portable run.
+
+    Stock LocalStack 4.14.0 stores a tagged alarm's tags inside the alarm, and its
+    DescribeAlarms then fails to serialise the alarm for the Terraform provider (500,
+    retried until the provider's timeout): every module's alarms take the caller's
+    ``tags``, so no tagged example applies there. The harness fixes it
+    (``alarm-tags`` in :data:`CAPABILITIES`); the portable suite applies the examples
+    without tags instead, so the rest of what they do is still tested. A configuration
+    without a ``tags`` variable, or a test that sets ``tags`` itself, is left alone.
+    """
+    from sfn_patterns_localstack.terraform import workspace
+
+    original = workspace.Workspace.run
+    if getattr(original, "_sfnp_untagged", False):
+        return
+
+    def run(self: Any, *args: str, check: bool = True) -> Any:
+        if (
+            args
+            and args[0] in ("apply", "plan", "destroy")
+            and not any(arg.startswith("-var=tags=") for arg in args)
+            and any(TAGS_VARIABLE.search(tf.read_text()) for tf in self.config_dir.glob("*.tf"))
+        ):
+            args = (*args, "-var=tags={}")
+        return original(self, *args, check=check)
+
+    run._sfnp_untagged = True  # type: ignore[attr-defined]
+    workspace.Workspace.run = run

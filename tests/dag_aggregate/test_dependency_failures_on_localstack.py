@@ -35,7 +35,8 @@ from sfn_patterns_localstack.terraform.workspace import Workspace
 
 from .helpers import count_rows
 
-pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+# Every run executes its statements through the Redshift Data API (tests/portable.py).
+pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.needs("redshift-data")]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
 TASK_TIMEOUT = 20  # task_execution_timeout_seconds: far above any quick task here

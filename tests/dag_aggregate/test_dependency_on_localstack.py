@@ -41,7 +41,8 @@ from tests.iam_denial import (
 from .dependency_deployment import Deployment, deploy, history_length, write_sql_dir
 from .example_run import prepare, run_and_check
 
-pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+# Every run executes its statements through the Redshift Data API (tests/portable.py).
+pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.needs("redshift-data")]
 
 MAX_HISTORY_EVENTS = 25_000
 # The size only has to prove the dependency strategy on LocalStack: one execution per

@@ -35,7 +35,8 @@ from sfn_patterns_localstack.terraform.workspace import Workspace
 
 from .example_run import prepare, run_and_check
 
-pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+# Every run executes its statements through the Redshift Data API (tests/portable.py).
+pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.needs("redshift-data")]
 
 CONFIG = Path(__file__).resolve().parent / "level_strategies"
 STRATEGIES = ("simple-level", "parent-level")

@@ -21,7 +21,8 @@ from sfn_patterns_localstack.roles import trust_policy
 
 from .helpers import sql_runner_policy
 
-pytestmark = pytest.mark.integration
+# Every run executes its statements through the Redshift Data API (tests/portable.py).
+pytestmark = [pytest.mark.integration, pytest.mark.needs("redshift-data")]
 
 
 def _run_dag(aws: Callable, tmp_path: Path, files: dict[str, str]) -> tuple[dict, str]:

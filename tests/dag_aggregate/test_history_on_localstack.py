@@ -38,7 +38,8 @@ from sfn_patterns_localstack.terraform.workspace import Workspace
 
 from .helpers import count_rows, sql_runner_policy, write_sql
 
-pytestmark = [pytest.mark.integration, pytest.mark.terraform]
+# Every run executes its statements through the Redshift Data API (tests/portable.py).
+pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.needs("redshift-data")]
 
 CONFIG = Path(__file__).resolve().parent / "event_completion"
 SCENARIOS = (

@@ -74,3 +74,35 @@ def test_on_the_harness_nothing_is_skipped(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _run(pytester, monkeypatch, enabled=False).assert_outcomes(passed=4)
+
+
+def test_a_portable_run_applies_configurations_with_tags_untagged(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stock LocalStack 4.14.0 cannot describe a tagged alarm to Terraform (portable.py)."""
+    from sfn_patterns_localstack.terraform import workspace
+
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(
+        workspace.Workspace, "run", lambda self, *args, check=True: calls.append(args)
+    )
+    portable.untagged_applies()
+    tagged, untagged = tmp_path / "tagged", tmp_path / "untagged"
+    for config, text in ((tagged, 'variable "tags" {}\n'), (untagged, 'variable "x" {}\n')):
+        config.mkdir()
+        (config / "variables.tf").write_text(text)
+
+    class Fake:
+        def __init__(self, config_dir):
+            self.config_dir = config_dir
+
+    workspace.Workspace.run(Fake(tagged), "apply", "-auto-approve")
+    workspace.Workspace.run(Fake(tagged), "plan", '-var=tags={"a":"b"}')
+    workspace.Workspace.run(Fake(tagged), "output", "-json")
+    workspace.Workspace.run(Fake(untagged), "destroy")
+    assert calls == [
+        ("apply", "-auto-approve", "-var=tags={}"),
+        ("plan", '-var=tags={"a":"b"}'),
+        ("output", "-json"),
+        ("destroy",),
+    ]

@@ -311,6 +311,8 @@ def oldest_waiters(aws: Callable, deployed: dict) -> list[str]:
     return [i["execution_arn"]["S"] for i in sorted(items, key=lambda i: int(i["ticket"]["N"]))]
 
 
+# Stock LocalStack leaves a waiter parked on its token RUNNING after StopExecution.
+@pytest.mark.needs("fix:sfn_stop")
 def test_stopped_waiters_never_enter_even_when_stopped_with_the_holders(
     aws: Callable, deployed: dict
 ) -> None:

@@ -200,6 +200,8 @@ def _hold_then_stop(aws: Callable, deployed: dict) -> str:
     return arn
 
 
+# Stock LocalStack's disabled cleanup rule still delivers, and frees the slot itself.
+@pytest.mark.needs("fix:events_rule_state")
 def test_reconciler_frees_a_slot_leaked_by_an_aborted_holder(aws: Callable, deployed: dict) -> None:
     events = aws("events")
     rule = deployed["cleanup_rule_name"]
