@@ -461,7 +461,7 @@ def table(results: list[Result], load: Load) -> str:
     lines.append(
         f"N = {load.n} requests at once, limit {load.limit}, {load.hold:g} s each; semaphore waits "
         f"{load.wait_min}-{load.wait_max} s; sqs-throttle starter re-checks every "
-        f"{load.wait_mean} s within a run (LocalStack 4.9.2, in-process)."
+        f"{load.wait_mean} s within a run ({bench.localstack_label()}, in-process)."
     )
     return "\n".join(lines)
 

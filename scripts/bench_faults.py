@@ -999,7 +999,7 @@ def table(results: dict[str, list[Outcome]], sizes: Sizes) -> str:
         f"(dependency): one run of {sizes.dag_tasks} generated tasks per rate, 1 s each, "
         f"max_concurrency {DAG_CONCURRENCY}, the coordinator killed and taken over once "
         "above 0 % (completion: each task execution's start to end); "
-        f"seed {SEED}; LocalStack 4.9.2 in-process. Completion "
+        f"seed {SEED}; {bench.localstack_label()} in-process. Completion "
         "p50/p90: seconds at 0 %, ratio to 0 % otherwise."
     )
     return "\n".join(lines)

@@ -600,7 +600,8 @@ def deploy_semaphore(ctx: Context, args: argparse.Namespace, sizes: list[int]) -
     return deployment
 
 
-# LocalStack 4.9.2 holds three threads per parked execution: the execution's own thread,
+# LocalStack (4.9.2 and 4.14.0 alike) holds three threads per parked execution: the
+# execution's own thread,
 # the program's worker thread and the Task state's timeout thread (the 1,000 run: 919
 # waiting, 2,913 threads). A Linux thread takes about three memory maps (its stack, the
 # stack's guard page, its malloc arena's): with the default vm.max_map_count of 65,530 a
@@ -1884,8 +1885,11 @@ def main(argv: list[str] | None = None) -> int:
         before = load_average()
         unfinished = f"(a run stopped before its end) load average before {before}"
         runs = run_all(args, lambda runs: write_json(args.json, unfinished, runs))
+        from sfn_patterns_localstack import bench
+
         header = (
-            f"LocalStack 4.9.2 in-process; load average before {before}, after {load_average()}"
+            f"{bench.localstack_label()} in-process; "
+            f"load average before {before}, after {load_average()}"
         )
         write_json(args.json, header, runs)
     progress("done")

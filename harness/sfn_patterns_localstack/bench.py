@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.metadata
 import os
 from collections.abc import Callable, Iterator
 
@@ -17,6 +18,11 @@ KEEP_HELP = (
     "with LOCALSTACK_ENDPOINT: leave what is applied there, not destroy it (for a "
     "LocalStack that is thrown away afterwards, as the test suite's are)"
 )
+
+
+def localstack_label() -> str:
+    """``LocalStack X.Y.Z``: the release the benchmark ran on, as installed (for its table)."""
+    return f"LocalStack {importlib.metadata.version('localstack-core')}"
 
 
 def add_keep_option(parser: argparse.ArgumentParser) -> None:

@@ -1,7 +1,8 @@
 """A sampling CPU profiler for the in-process LocalStack (``SFNP_PROFILE=<file>``).
 
-Why: LocalStack runs on Python 3.11 (no ``-X perf``) and the test suite is CPU-bound;
-to see where LocalStack's CPU goes while a test file runs, a thread inside its process
+Why: the test suite is CPU-bound, and ``perf`` (with 3.12's ``-X perf``) needs kernel
+permissions a CI container rarely grants; to see where LocalStack's CPU goes while a
+test file runs, a thread inside its process
 samples every thread's stack every few milliseconds and charges the CPU time the
 thread used since the previous sample (its own CPU clock, named by its kernel thread id)
 to the stack it is in now: a thread blocked on a socket, a lock or the GIL used none
