@@ -9,13 +9,22 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 # The modules behind the commands (LocalStack's launcher, boto3, the demo) are imported
 # when a command runs, not when ``sfn-patterns`` starts: every other command, such as
 # the planner's ``sfn-patterns dag ...``, loads this module through the entry point.
+
+
+def stock_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ``--stock PORT`` option of ``start`` and ``stop`` (a stock LocalStack's port)."""
+    return click.option(
+        "--stock", "stock_port", type=int, metavar="PORT", default=None, help=help_text
+    )
 
 
 @click.group("localstack")
@@ -32,17 +41,10 @@ def localstack_group() -> None:
     show_default=True,
     help="Where the pid file and log are kept.",
 )
-@click.option(
-    "--stock",
-    "stock_port",
-    type=int,
-    metavar="PORT",
-    default=None,
-    help=(
-        "Start a stock LocalStack on PORT instead: none of the project's fixes, IAM, "
-        "faults or metrics (Lambda on local processes and DynamoDB on moto, as there is "
-        "no Docker). It runs beside the project's own; the portable suite targets it."
-    ),
+@stock_option(
+    "Start a stock LocalStack on PORT instead: none of the project's fixes, IAM, faults or "
+    "metrics (Lambda on local processes and DynamoDB on moto, as there is no Docker). It "
+    "runs beside the project's own; the portable suite targets it."
 )
 def localstack_start(port: int, state_dir: Path, stock_port: int | None) -> None:
     """Start LocalStack in the background and wait until it is healthy."""
@@ -63,14 +65,7 @@ def localstack_start(port: int, state_dir: Path, stock_port: int | None) -> None
     show_default=True,
     help="Where `start` kept the pid file.",
 )
-@click.option(
-    "--stock",
-    "stock_port",
-    type=int,
-    metavar="PORT",
-    default=None,
-    help="Stop the stock LocalStack that `start --stock PORT` started.",
-)
+@stock_option("Stop the stock LocalStack that `start --stock PORT` started.")
 def localstack_stop(state_dir: Path, stock_port: int | None) -> None:
     """Stop a LocalStack started with `sfn-patterns localstack start`."""
     from sfn_patterns_localstack import server

@@ -17,13 +17,12 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 
 from sfn_patterns_localstack import server
+from sfn_patterns_localstack.clients import client_factory
 from tests.iam_denial import account_root_trust, session_clients
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
@@ -44,19 +43,9 @@ def stock() -> Iterator[str]:
         instance.stop()
 
 
-def _client(endpoint: str, service: str) -> Any:
-    return boto3.client(
-        service,
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-    )
-
-
 def test_a_role_without_policies_is_let_through(stock: str) -> None:
     """No IAM enforcement: what a container LocalStack does unless told otherwise."""
-    iam = _client(stock, "iam")
+    iam = client_factory(stock)("iam")
     role = iam.create_role(
         RoleName="no-policy", AssumeRolePolicyDocument=json.dumps(account_root_trust())
     )["Role"]["Arn"]
@@ -68,14 +57,14 @@ def test_there_is_no_fault_route_and_no_redshift_data_api(stock: str) -> None:
         urllib.request.urlopen(f"{stock}/_sfnp/faults", timeout=10)
     assert error.value.code in (404, 405)
     with pytest.raises(ClientError) as unavailable:
-        _client(stock, "redshift-data").list_statements()
+        client_factory(stock)("redshift-data").list_statements()
     assert unavailable.value.response["ResponseMetadata"]["HTTPStatusCode"] in (501, 404, 400)
 
 
 def test_no_harness_fix_is_applied(stock: str) -> None:
     """A disabled rule still delivers: LocalStack 4.14.0's own behaviour, which AWS does
     not share and fixes/events_rule_state corrects in the harness."""
-    sqs, events = _client(stock, "sqs"), _client(stock, "events")
+    sqs, events = client_factory(stock)("sqs"), client_factory(stock)("events")
     queue = sqs.create_queue(QueueName="disabled-rule-target")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]
     events.put_rule(Name="disabled", EventPattern=json.dumps({"source": ["sfnp.stock"]}))
