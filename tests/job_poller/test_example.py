@@ -178,6 +178,16 @@ def runs(example: dict[str, Any], aws: Callable) -> Iterator[dict[str, dict]]:
     time.sleep(max(0.0, started_at + JOBS_END_WITHIN - time.monotonic()))
 
 
+def _why_not(run: dict) -> list[str]:
+    """The failure, timeout and abort events of a run's history, with their details."""
+    return [
+        f"{event['type']}: {details}"
+        for event in run.get("events", [])
+        for key, details in event.items()
+        if key.endswith(("FailedEventDetails", "TimedOutEventDetails", "AbortedEventDetails"))
+    ]
+
+
 def _model(example: dict[str, Any], name: str) -> dict[str, Any]:
     return example["outputs"]["cost_models"][name]
 
@@ -212,7 +222,7 @@ def test_retry_polling_succeeds_and_costs_what_the_module_says(
     runs: dict[str, dict], example: dict[str, Any]
 ) -> None:
     run = runs["lambda-ok"]
-    assert run["status"] == "SUCCEEDED", run
+    assert run["status"] == "SUCCEEDED", (run["status"], _why_not(run))
     loop = helpers.output(run)["job_poller"]["job"]
     assert loop["status"]["status"] == "SUCCEEDED"
     assert loop["run"]["handle"]["job_id"].endswith("/job")
