@@ -10,11 +10,12 @@ publish, no Redshift Data API, none of the fixes in
 A test says what it needs beyond the AWS API in one of two ways, and on such an emulator
 it is skipped with a reason that names it:
 
-* ``@pytest.mark.needs("fix:sfn_stop", ...)`` on the test, for a harness fix whose AWS
-  behaviour the test checks (the reason quotes the fix's docstring: what AWS does);
+* ``@pytest.mark.needs("fix:sfn_stop", ...)`` on the test (or its module), for a harness
+  fix whose AWS behaviour the test checks (the reason quotes the fix's docstring: what
+  AWS does), or for the Redshift Data API, which the dag-aggregate fixtures call;
 * :func:`require` inside the shared helpers that use an emulation (the alarm proof, the
-  fault plans, IAM denials, the Redshift Data API), so each test that calls them is
-  skipped without a marker of its own.
+  fault plans, the request meter, IAM denials), so each test that calls them is skipped
+  without a marker of its own.
 
 ``SFNP_PORTABLE=1`` (set by ``make test-portable``) turns the skips on. Without it, on the
 harness's own LocalStack, every capability is there and nothing is skipped.
@@ -128,15 +129,15 @@ def skip_marked(items: list[pytest.Item]) -> None:
 def install_shims() -> None:
     """On a portable run, make the harness's test clients skip instead of failing.
 
-    The fault plans, the request meter and the Redshift Data API workgroups are reached
-    through the harness's client modules; each call first skips its test on a portable
-    run. Done before the test modules import them (from the root conftest).
+    The fault plans and the request meter are reached through the harness's client
+    modules; each call first skips its test on a portable run. Done before the test
+    modules import them (from the root conftest). The Redshift Data API tests are marked
+    ``needs("redshift-data")`` instead: they reach it from their fixtures.
     """
     if not enabled():
         return
     from sfn_patterns_localstack.emulation.faults import client as faults_client
     from sfn_patterns_localstack.emulation.meter import client as meter_client
-    from sfn_patterns_localstack.emulation.redshift_data import workgroups
 
     def guarded(function: Callable[..., Any], need: str) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -148,8 +149,6 @@ def install_shims() -> None:
     faults_client._request = guarded(faults_client._request, "faults")
     untagged_applies()
     meter_client._call = guarded(meter_client._call, "harness")
-    for name in ("workgroup_variables", "workgroup_arn", "workgroup_id"):
-        setattr(workgroups, name, guarded(getattr(workgroups, name), "redshift-data"))
 
 
 TAGS_VARIABLE = re.compile(r'^\s*variable\s+"tags"', re.MULTILINE)
