@@ -7,6 +7,10 @@
 # Usage: scripts/provider-source.sh MIRROR_DIR
 # SFNP_REGISTRY_URL overrides the registry probed (its /.well-known/terraform.json).
 set -euo pipefail
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
+  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 mirror=${1:?usage: provider-source.sh MIRROR_DIR}
 registry=${SFNP_REGISTRY_URL:-https://registry.terraform.io}
 
