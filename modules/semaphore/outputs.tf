@@ -10,7 +10,7 @@ output "table_arn" {
 
 output "lock_key" {
   description = "Partition key value of the lock item."
-  value       = var.lock_key
+  value       = local.lock_key
 }
 
 output "fairness" {
@@ -38,9 +38,9 @@ output "wait_history_events" {
   value       = local.history
 }
 
-output "semaphore_limit" {
+output "max_concurrency" {
   description = "Maximum number of concurrent holders."
-  value       = var.semaphore_limit
+  value       = var.max_concurrency
 }
 
 output "acquire_states" {
@@ -134,7 +134,7 @@ output "gate_function_name" {
 }
 
 output "alarms" {
-  description = "Each watched signal (wrapper-executions-failed, callback-errors, reconciler-not-running, table-write-throttles, ...) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  description = "Each watched signal (wrapper-executions-failed, callback-errors, reconciler-not-running, table-write-throttles, ...) mapped to its alarm's name and ARN; empty when none is created (alarms.create false, or null with no alarm_actions)."
   value       = module.alarms.alarms
 }
 

@@ -65,7 +65,7 @@ output "iam_policy_read_write_json" {
 }
 
 output "alarms" {
-  description = "Each watched signal (table-read-throttles, table-write-throttles, table-system-errors) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  description = "Each watched signal (table-read-throttles, table-write-throttles, table-system-errors) mapped to its alarm's name and ARN; empty when none is created (alarms.create false, or null with no alarm_actions)."
   value       = module.alarms.alarms
 }
 

@@ -206,3 +206,46 @@ run "rejects_an_unknown_stream_view_type" {
   }
   expect_failures = [var.stream_view_type]
 }
+
+# --- Alarms: created once they have somebody to notify (or when asked for) -------------
+
+run "no_alarms_without_a_target" {
+  command = plan
+  assert {
+    condition     = length(output.alarms) == 0
+    error_message = "alarms = {} creates no alarm: one with no alarm_actions would page nobody."
+  }
+}
+
+run "alarms_with_a_target" {
+  command = plan
+  variables {
+    alarms = { alarm_actions = ["arn:aws-us-gov:sns:us-gov-west-1:123456789012:ops"] }
+  }
+  assert {
+    condition     = toset(keys(output.alarms)) == toset(["table-read-throttles", "table-write-throttles", "table-system-errors"])
+    error_message = "alarm_actions creates every alarm of the table."
+  }
+}
+
+run "alarms_asked_for_without_a_target" {
+  command = plan
+  variables {
+    alarms = { create = true }
+  }
+  assert {
+    condition     = length(output.alarms) == 3
+    error_message = "create = true creates the alarms even without a target (console and dashboard)."
+  }
+}
+
+run "alarms_switched_off_despite_a_target" {
+  command = plan
+  variables {
+    alarms = { create = false, alarm_actions = ["arn:aws-us-gov:sns:us-gov-west-1:123456789012:ops"] }
+  }
+  assert {
+    condition     = length(output.alarms) == 0
+    error_message = "create = false wins over alarm_actions."
+  }
+}
