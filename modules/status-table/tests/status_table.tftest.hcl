@@ -117,15 +117,23 @@ run "outputs_name_the_table_and_scope_the_policies_to_it" {
     error_message = "With stream_enabled the stream ARN is an output."
   }
   assert {
-    condition     = jsondecode(output.iam_policy_read_only_json).Statement[0].Resource == [output.table_arn, output.table_index_arn]
-    error_message = "The read-only policy names this table and its index only."
+    condition = [for s in jsondecode(output.iam_policy_read_only_json).Statement : { sid = s.Sid, resource = s.Resource, action = s.Action }] == [
+      { sid = "ReadStatusTable", resource = output.table_arn, action = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:DescribeTable"] },
+      { sid = "QueryStatusIndex", resource = output.table_index_arn, action = ["dynamodb:Query"] },
+    ]
+    error_message = "The read-only policy: item reads on the table, Query on the index (an item action on an index ARN, or Query on the table ARN, could never match)."
   }
   assert {
     condition = [for s in jsondecode(output.iam_policy_read_write_json).Statement : { sid = s.Sid, resource = s.Resource }] == [
-      { sid = "ReadStatusTable", resource = [output.table_arn, output.table_index_arn] },
-      { sid = "WriteStatusTable", resource = [output.table_arn] },
+      { sid = "ReadStatusTable", resource = output.table_arn },
+      { sid = "QueryStatusIndex", resource = output.table_index_arn },
+      { sid = "WriteStatusTable", resource = output.table_arn },
     ]
-    error_message = "The read-write policy reads table and index and writes the table only."
+    error_message = "The read-write policy adds writes on the table only."
+  }
+  assert {
+    condition     = jsondecode(output.iam_policy_read_write_json).Statement[2].Action == ["dynamodb:PutItem", "dynamodb:UpdateItem"]
+    error_message = "The tracker writes with PutItem and UpdateItem only (no DeleteItem, BatchWriteItem or ConditionCheckItem)."
   }
   assert {
     condition     = !contains(flatten([for s in jsondecode(output.iam_policy_read_write_json).Statement : s.Action]), "dynamodb:*")
