@@ -213,7 +213,7 @@ variable "cloudwatch_logs_retention_in_days" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for the log group; null uses the AWS managed key."
+  description = "Customer managed KMS key for everything the module stores: the log groups, the runs and token tables, the plan bucket and the Lambda environments; null uses AWS owned or managed keys."
   type        = string
   default     = null
 

@@ -449,3 +449,32 @@ run "rejects_the_old_name_of_max_concurrency" {
   }
   expect_failures = [var.semaphore_limit]
 }
+
+run "a_cross_account_target_names_every_role_to_trust" {
+  command = plan
+  variables {
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:eu-west-1:111111111111:stateMachine:work"
+    target_role_arn          = "arn:aws:iam::111111111111:role/run-work"
+  }
+  assert {
+    condition = output.target_role_principal_arns == tolist([
+      "arn:aws:iam::123456789012:role/demo-wrapper",
+      "arn:aws:iam::123456789012:role/demo-reconciler",
+      "arn:aws:iam::123456789012:role/demo-cleanup",
+    ])
+    error_message = "The wrapper, the reconciler and the event cleanup each assume target_role_arn: all three must be trusted."
+  }
+}
+
+run "no_roles_to_trust_without_a_cross_account_target" {
+  command = plan
+  variables {
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+  }
+  assert {
+    condition     = length(output.target_role_principal_arns) == 0
+    error_message = "A target in the same account needs no trust policy."
+  }
+}
