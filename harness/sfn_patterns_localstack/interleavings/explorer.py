@@ -41,6 +41,7 @@ from sfn_patterns_localstack.interleavings.scheduler import (
     Scheduler,
     Write,
 )
+from sfn_patterns_localstack.interleavings.sfn import StepFunctions
 from sfn_patterns_localstack.interleavings.steps import Step, format_schedule
 from sfn_patterns_localstack.interleavings.store import MotoStore
 from sfn_patterns_localstack.interleavings.strategies import Chooser
@@ -162,8 +163,11 @@ class Explorer:
         self.quiet = quiet
         self.fast_moto = fast_moto
         self.clock = FakeClock()
-        self.store = MotoStore(protocol.table_name, protocol.region)
-        self.gateway = Gateway(self.store, protocol.hash_key)
+        self.store = MotoStore(
+            protocol.table_name, protocol.region, more_tables=protocol.more_tables
+        )
+        self.sfn = StepFunctions(self.clock, protocol.region)
+        self.gateway = Gateway(self.store, protocol.hash_key, sfn=self.sfn)
         self._stack = contextlib.ExitStack()
         self._saved: Any = None
 
@@ -187,8 +191,9 @@ class Explorer:
             if self.mutant is not None:
                 stack.enter_context(self.protocol.mutants()[self.mutant].apply())
             self.store.drop()  # an outer explorer's table: start from the protocol's setup
+            self.sfn.reset()
             self.protocol.setup(self.gateway)
-            self._saved = self.store.save()
+            self._saved = (self.store.save(), self.sfn.save())
         except BaseException:
             stack.close()
             raise
@@ -214,8 +219,9 @@ class Explorer:
 
     def run(self, chooser: Chooser, *, trace: bool = False) -> RunResult:
         """One run from the initial state, steps picked by ``chooser``, checked after each."""
-        self.store.restore(self._saved)
         self.clock.reset()
+        self.store.restore(self._saved[0])
+        self.sfn.restore(self._saved[1])
         sched = Scheduler(self.protocol.actors(self.gateway), self.clock, self.protocol.tick)
         checker = self.protocol.checker()
         result = RunResult([], [], sched.events)
@@ -293,7 +299,7 @@ class Explorer:
     # -- checks and traces ---------------------------------------------------------------------
 
     def _view(self, sched: Scheduler) -> RunView:
-        return RunView(sched.events, sched.actors, self.clock, self.store)
+        return RunView(sched.events, sched.actors, self.clock, self.store, self.sfn)
 
     def _check(self, sched: Scheduler, checker: Checker) -> list[str]:
         broken = [

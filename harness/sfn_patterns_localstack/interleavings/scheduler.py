@@ -8,7 +8,8 @@ sequence of atomic steps, chosen by the controller, and the same steps give the 
 
 A pause point is every request an actor sends to the store (the gateway, :mod:`.gateway`,
 calls :meth:`Scheduler.pause_at_call` from botocore's ``before-send`` event), and a wait for
-the clock (:meth:`ActorContext.wait_until`, for a worker that waits out a lease). At a call
+the clock (:meth:`ActorContext.wait_until`, for a worker that waits out a lease) or for a
+condition (:meth:`ActorContext.wait_for`, for an execution parked on its task token). At a call
 the controller decides what happens to it (:class:`~.steps.Kind`): sent, answer lost,
 throttled, or the actor crashes there. A crashed actor's thread stays parked and is only
 unwound when the run is closed, by raising :class:`ActorStopped` at its pause point; from
@@ -64,12 +65,33 @@ class CallPause:
 
 @dataclass(frozen=True)
 class WaitPause:
-    """An actor waiting for the clock to reach ``until`` (enabled once it has)."""
+    """An actor waiting for the clock to reach ``until``, or for ``condition`` to hold.
 
-    until: datetime
+    Enabled once either is true (a wait with neither is enabled at once: an actor that
+    yields a step, e.g. a Lambda still running). ``condition`` must stay true once true
+    (a task closed, an execution ended), and ``keys``/``writes`` say what the actor
+    reads (and changes) when it resumes, as for a call: the reduction needs both.
+    """
+
+    until: datetime | None = None
+    condition: Callable[[], bool] | None = field(default=None, compare=False)
+    what: str = ""
+    keys: frozenset[str] = frozenset()
+    writes: bool = False
+
+    def ready(self, now: datetime) -> bool:
+        """Whether the wait is over at ``now``."""
+        if self.until is None and self.condition is None:
+            return True
+        if self.until is not None and self.until <= now:
+            return True
+        return self.condition is not None and self.condition()
 
     def __str__(self) -> str:
-        return f"wait until {self.until.isoformat()}"
+        parts = [self.what] if self.what else []
+        if self.until is not None:
+            parts.append(f"until {self.until.isoformat()}")
+        return "wait " + " ".join(parts) if parts else "wait"
 
 
 Pause = CallPause | WaitPause
@@ -96,12 +118,14 @@ class Option:
         return self._touches_nothing() or other._touches_nothing() or _disjoint(self, other)
 
     def _touches_nothing(self) -> bool:
-        return self.step.kind in (Kind.CRASH, Kind.THROTTLE) or isinstance(self.pause, WaitPause)
+        if self.step.kind in (Kind.CRASH, Kind.THROTTLE):
+            return True
+        return isinstance(self.pause, WaitPause) and not self.pause.keys
 
 
 def _disjoint(a: Option, b: Option) -> bool:
-    """Two calls that cannot see each other's effect."""
-    assert isinstance(a.pause, CallPause) and isinstance(b.pause, CallPause)
+    """Two calls (or resumed waits) that cannot see each other's effect."""
+    assert a.pause is not None and b.pause is not None
     if not (a.pause.writes or b.pause.writes):
         return True
     if a.pause.keys is None or b.pause.keys is None:
@@ -222,6 +246,26 @@ class ActorContext:
         if self._scheduler.clock.now < when:
             self._scheduler.pause(self._actor, WaitPause(when))
 
+    def wait_for(
+        self,
+        condition: Callable[[], bool] | None,
+        what: str,
+        *,
+        until: datetime | None = None,
+        keys: frozenset[str] = frozenset(),
+        writes: bool = False,
+    ) -> None:
+        """Pause until ``condition`` holds or the clock reaches ``until`` (see :class:`WaitPause`).
+
+        Unlike :meth:`wait_until`, it always pauses, even when the wait is already over:
+        the resumption is a step of its own, which the schedule places among the others
+        (a Step Functions execution moving on after its token was sent, a Lambda that
+        runs for a while). ``condition=None`` and ``until=None``: a step that is always
+        enabled.
+        """
+        pause = WaitPause(until, condition, what, keys, writes)
+        self._scheduler.pause(self._actor, pause)
+
 
 _local = threading.local()
 
@@ -288,7 +332,7 @@ class Scheduler:
                 options.extend(
                     Option(Step(kind, actor.index, tick), pause) for kind, tick in _CALL_STEPS
                 )
-            elif isinstance(pause, WaitPause) and pause.until <= self.clock.now:
+            elif isinstance(pause, WaitPause) and pause.ready(self.clock.now):
                 options.append(Option(Step(Kind.RUN, actor.index), pause))
         if any(actor.live for actor in self.actors):
             options.append(Option(Step(Kind.TICK)))
