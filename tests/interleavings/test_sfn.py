@@ -196,6 +196,25 @@ def test_list_executions_newest_first_filtered_and_paged(world: StepFunctions, s
     assert _code(sfn.list_executions, stateMachineArn=missing) == "StateMachineDoesNotExist"
 
 
+def test_a_lagging_list_shows_the_executions_as_they_were(world: StepFunctions, sfn: Any) -> None:
+    lag = MINUTE / 2
+    machine = world.add_state_machine("target", runs_for=2 * MINUTE, list_lag=lag)
+    early = sfn.start_execution(stateMachineArn=machine, name="early")["executionArn"]
+    world.clock.advance(MINUTE)
+    sfn.start_execution(stateMachineArn=machine, name="late")
+    world.finish(early)
+
+    def listed() -> list[tuple[str, str]]:
+        page = sfn.list_executions(stateMachineArn=machine, statusFilter=RUNNING)
+        return [(e["name"], e["status"]) for e in page["executions"]]
+
+    # "late" started less than the lag ago; "early" ended since the moment the list shows.
+    assert listed() == [("early", RUNNING)]
+    assert sfn.describe_execution(executionArn=early)["status"] == SUCCEEDED
+    world.clock.advance(lag)
+    assert listed() == [("late", RUNNING)]
+
+
 def test_an_operation_the_stand_in_does_not_answer_is_named(sfn: Any) -> None:
     with pytest.raises(NotImplementedError, match="does not answer ListStateMachines"):
         sfn.list_state_machines()

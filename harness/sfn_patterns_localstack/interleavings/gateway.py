@@ -19,12 +19,15 @@ are not actors (the harness's setup) go straight to the store.
 DynamoDB requests go to the store (:mod:`.store`); Step Functions requests go to the
 stand-in (:mod:`.sfn`), through the same pause point, so a ``SendTaskSuccess`` or a
 ``StopExecution`` is a step like a conditional write. A throttled Step Functions call is
-answered ``ThrottlingException``.
+answered ``ThrottlingException``. SQS requests go to the protocol's queue (:mod:`.sqs`,
+moto's SQS), the way DynamoDB requests go to the store: applied, recorded as a write of
+the queue's messages, and throttled as ``RequestThrottled``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
@@ -33,12 +36,13 @@ from botocore.exceptions import ReadTimeoutError
 from sfn_patterns_localstack.interleavings import scheduler
 from sfn_patterns_localstack.interleavings.scheduler import CallPause, Write
 from sfn_patterns_localstack.interleavings.sfn import StepFunctions, json_response
+from sfn_patterns_localstack.interleavings.sqs import MotoQueue
 from sfn_patterns_localstack.interleavings.steps import Kind
 from sfn_patterns_localstack.interleavings.store import MotoStore, changed
 
 HANDLER_ID = "sfn-patterns-interleavings-gateway"
 #: The services a client may be attached for (botocore's hyphenized service ids).
-SERVICES = ("dynamodb", "sfn")
+SERVICES = ("dynamodb", "sfn", "sqs")
 _READS = frozenset(
     {"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems", "DescribeTable"}
 )
@@ -52,21 +56,30 @@ class Gateway:
         store: The store DynamoDB requests are applied to.
         hash_key: The table's hash key attribute (a request's items are named by it).
         sfn: The Step Functions stand-in (None: a Step Functions client cannot be attached).
+        queue: The SQS queue (None: an SQS client cannot be attached).
 
     """
 
-    def __init__(self, store: MotoStore, hash_key: str, sfn: StepFunctions | None = None) -> None:
+    def __init__(
+        self,
+        store: MotoStore,
+        hash_key: str,
+        sfn: StepFunctions | None = None,
+        queue: MotoQueue | None = None,
+    ) -> None:
         self.store = store
         self.hash_key = hash_key
         self.sfn = sfn
+        self.queue = queue
 
     def attach(self, client: Any) -> None:
         """Put this gateway first on ``client``'s ``before-send`` (replacing an earlier one)."""
         service = client.meta.service_model.service_id.hyphenize()
-        if service not in SERVICES or (service == "sfn" and self.sfn is None):
+        missing = {"sfn": self.sfn is None, "sqs": self.queue is None}.get(service, False)
+        if service not in SERVICES or missing:
             raise ValueError(
-                f"the gateway answers {' and '.join(SERVICES)} clients (sfn only when given "
-                f"a StepFunctions stand-in), not a {service} client"
+                f"the gateway answers {', '.join(SERVICES)} clients (sfn only when given "
+                f"a StepFunctions stand-in, sqs only when given a queue), not a {service} client"
             )
         event = f"before-send.{service}"
         events = client.meta.events
@@ -79,19 +92,33 @@ class Gateway:
         service, operation = event_name.split(".")[1:3]
         if service == "sfn":
             return self._step_functions(operation, request)
+        if service == "sqs":
+            assert self.queue is not None  # attach() refuses an sqs client otherwise
+            call = self.queue.describe(operation, request.body)
+            return self._snapshotted(request, self.queue, call, self.queue.throttled)
+        call = describe(operation, request.body, self.hash_key)
+        return self._snapshotted(request, self.store, call, throttled)
+
+    def _snapshotted(
+        self,
+        request: AWSPreparedRequest,
+        store: MotoStore | MotoQueue,
+        call: CallPause,
+        throttle: Callable[[AWSPreparedRequest], AWSResponse],
+    ) -> AWSResponse:
+        """A request to a store whose writes are recorded from its snapshots before and after."""
         binding = scheduler.current()
         if binding is None:
-            return self.store.send(request)
+            return store.send(request)
         run, actor = binding
-        call = describe(operation, request.body, self.hash_key)
         decision = run.pause_at_call(actor, call)
         if decision.kind is Kind.THROTTLE:
             run.after_answer(decision)
-            return throttled(request)
-        before = self.store.snapshot() if call.writes else None
-        response = self.store.send(request)
+            return throttle(request)
+        before = store.snapshot() if call.writes else None
+        response = store.send(request)
         if before is not None:
-            old, new = changed(before, self.store.snapshot())
+            old, new = changed(before, store.snapshot())
             if old:
                 run.record(
                     Write(run.step_count, actor.index, call.operation, old, new, run.clock.now)

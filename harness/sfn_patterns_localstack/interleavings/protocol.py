@@ -23,18 +23,20 @@ from sfn_patterns_localstack.interleavings.clock import FakeClock
 from sfn_patterns_localstack.interleavings.gateway import Gateway
 from sfn_patterns_localstack.interleavings.scheduler import Actor, Body, Event
 from sfn_patterns_localstack.interleavings.sfn import StepFunctions
+from sfn_patterns_localstack.interleavings.sqs import MotoQueue
 from sfn_patterns_localstack.interleavings.store import MotoStore
 
 
 @dataclass(frozen=True)
 class RunView:
-    """What a checker may look at: the events, the actors, the clock, the store, Step Functions."""
+    """What a checker may look at: the events, actors, clock, store, Step Functions and queue."""
 
     events: Sequence[Event]
     actors: Sequence[Actor]
     clock: FakeClock
     store: MotoStore
     sfn: StepFunctions | None = None
+    queue: MotoQueue | None = None
 
 
 class Checker(abc.ABC):
@@ -69,6 +71,8 @@ class Protocol(abc.ABC):
     hash_key: ClassVar[str]
     #: Other tables the runtime uses (their items in snapshots as ``<table>:<key>``).
     more_tables: ClassVar[tuple[str, ...]] = ()
+    #: The SQS queue the runtime reads, if any (moto's SQS on the run's clock, ``gateway.queue``).
+    queue_name: ClassVar[str | None] = None
 
     @property
     @abc.abstractmethod

@@ -30,8 +30,9 @@ Answers follow Step Functions' documented behaviour where the runtime depends on
   it is ``RUNNING`` with the same input (the documented idempotent start), else
   ``ExecutionAlreadyExists``;
 * ``ListExecutions``: newest first, ``statusFilter``, ``maxResults`` and ``nextToken``;
-  strongly consistent (AWS's is eventually consistent: a protocol that needs the lag
-  models it itself);
+  AWS's is eventually consistent: for a state machine added with ``list_lag`` it shows
+  the executions as they were that long ago (one started since is missing, one ended
+  since is still ``RUNNING``), otherwise it is strongly consistent;
 * ``StopExecution`` of an execution that has ended changes nothing.
 
 An execution of a state machine added with ``runs_for`` ends ``SUCCEEDED`` that long
@@ -50,7 +51,7 @@ import contextlib
 import copy
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -138,10 +139,14 @@ class Execution:
 
 @dataclass
 class StateMachine:
-    """A state machine the stand-in knows; ``runs_for``: its executions end by the clock."""
+    """A state machine the stand-in knows; ``runs_for``: its executions end by the clock.
+
+    ``list_lag``: how far behind the present ``ListExecutions`` shows its executions.
+    """
 
     arn: str
     runs_for: timedelta | None = None
+    list_lag: timedelta = timedelta(0)
 
 
 @dataclass
@@ -191,10 +196,20 @@ class StepFunctions:
         """The ARN of the execution ``name`` of a state machine."""
         return state_machine_arn.replace(":stateMachine:", ":execution:") + ":" + name
 
-    def add_state_machine(self, name: str, *, runs_for: timedelta | None = None) -> str:
-        """Create a state machine (``runs_for``: its executions succeed that long after start)."""
+    def add_state_machine(
+        self,
+        name: str,
+        *,
+        runs_for: timedelta | None = None,
+        list_lag: timedelta = timedelta(0),
+    ) -> str:
+        """Create a state machine; its ARN.
+
+        ``runs_for``: its executions succeed that long after their start; ``list_lag``:
+        ``ListExecutions`` shows them as they were that long ago.
+        """
         arn = self.state_machine_arn(name)
-        self._world.machines[arn] = StateMachine(arn, runs_for)
+        self._world.machines[arn] = StateMachine(arn, runs_for, list_lag)
         return arn
 
     def start(self, state_machine_arn: str, name: str | None = None, input: str = "{}") -> str:
@@ -413,10 +428,13 @@ class StepFunctions:
                 "StateMachineDoesNotExist", f"State Machine Does Not Exist: '{machine}'"
             )
         status = data.get("statusFilter")
+        seen = self.clock.now - self._world.machines[machine].list_lag
         found = [
             e
-            for e in reversed(self.executions())  # newest first, as AWS lists them
-            if e.state_machine_arn == machine and (status is None or e.status == status)
+            for e in (_as_of(e, seen) for e in reversed(self.executions()))  # newest first
+            if e is not None
+            and e.state_machine_arn == machine
+            and (status is None or e.status == status)
         ]
         size = int(data.get("maxResults") or 100)
         start = int(data.get("nextToken") or 0)
@@ -454,6 +472,15 @@ class StepFunctions:
     def _send_task_heartbeat(self, data: Mapping[str, Any]) -> dict[str, Any]:
         self._open_task(data).beat_at = self.clock.now
         return {}
+
+
+def _as_of(execution: Execution, moment: datetime) -> Execution | None:
+    """The execution as it was at ``moment`` (None: not started yet)."""
+    if execution.start_date > moment:
+        return None
+    if execution.stop_date is not None and moment < execution.stop_date:
+        return replace(execution, status=RUNNING, stop_date=None, error=None, cause=None)
+    return execution
 
 
 def _listed(execution: Execution) -> dict[str, Any]:
