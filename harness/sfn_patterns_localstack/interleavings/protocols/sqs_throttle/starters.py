@@ -10,10 +10,12 @@ crashed.
 
 Runs of one function never overlap (reserved concurrency 1): an actor that continues
 another's schedule (:attr:`Schedule.after`) starts its first run only once that actor has
-ended (finished or crashed, i.e. its invocation was killed), at a schedule tick. While the
-earlier run is paused, however long, the later one waits: the explorer never runs two
-invocations of one function at once, which is the assumption the lease's group takeover
-rests on.
+ended (finished or crashed, i.e. its invocation was killed), as a step of its own that
+may come at once (an invocation by an operator or by the target's last state, which the
+module's README suggests for faster admission), while the dead run's lease still runs.
+While the earlier run is paused, however long, the later one waits: the explorer never
+runs two invocations of one function at once, which is the assumption the lease's group
+takeover rests on.
 """
 
 from __future__ import annotations
@@ -64,8 +66,7 @@ class Schedule:
         if self.late:
             ctx.wait_until(ctx.now() + self.period)
         if self.after is not None:
-            while not self._ended(self.after):
-                ctx.wait_until(ctx.now() + self.period)
+            ctx.wait_for(self._ended(self.after), f"until s{self.after} has ended")
         run = 0
         while self.work_left():
             self._invoke(ctx, run)
@@ -100,7 +101,9 @@ class Schedule:
         )
 
     @staticmethod
-    def _ended(index: int) -> bool:
+    def _ended(index: int) -> Callable[[], bool]:
+        """Whether actor ``index`` has ended (read by the controller, so bound here)."""
         binding = scheduler.current()
         assert binding is not None, "a schedule runs in an actor thread"
-        return binding[0].actors[index].state in _ENDED
+        actor = binding[0].actors[index]
+        return lambda: actor.state in _ENDED
