@@ -141,6 +141,36 @@ def test_a_start_refused_after_a_lost_answer_keeps_its_ledger_entry(
     deployments: Explorer,
 ) -> None:
     # Starter 0: lease, list, scan, receive r1, record; StartExecution lands but its answer
-    # is lost, and botocore's three re-sends are throttled. Starter 1 then runs.
+    # is lost, and botocore's three re-sends are throttled. Starter 1 then runs. (A search
+    # finds it too: depth 9, one lost answer and three throttles, --late-starter 0: run 25.)
     result = deployments.run(Replay(parse_schedule("0 0 0 0 0 0L 0T 0T 0T")))
     assert not result.violations, (format_schedule(result.schedule), result.violations)
+
+
+# Starter 1 (the first schedule to fire): lease, list, scan, receive r1, record r1; then
+# two minutes pass before its StartExecution, and starter 0 runs. (A search finds it too:
+# depth 7, two ticks, --late-starter 0 --max-seconds 120: run 10.)
+STALLED_PAST_GRACE = "1 1 1 1 1 + +"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: with max_seconds_per_run above 90 (allowed up to 840), a starter run "
+    "can still be alive, paused between its ledger record and its StartExecution, longer "
+    "than the ledger's grace period (ledger_grace_seconds, 120 s, not tied to the "
+    "function's timeout of max_seconds_per_run + 30 s): another deployment's starter, "
+    "holding the lease by then, forgets the entry as a start that never happened and admits; "
+    "the stalled run's start then lands, one more than MAX",
+)
+def test_a_run_paused_past_the_ledger_grace_cannot_start_beyond_max() -> None:
+    with Explorer(SqsThrottle(Scenario(late=0, max_seconds=120))) as explorer:
+        result = explorer.run(Replay(parse_schedule(STALLED_PAST_GRACE)))
+    assert not result.violations, (format_schedule(result.schedule), result.violations)
+
+
+def test_with_the_default_run_budget_a_run_that_stalls_is_killed_first() -> None:
+    """The same schedule, the module's default budget: the 80 s timeout kills the run first."""
+    with Explorer(SqsThrottle(Scenario(late=0))) as explorer:
+        result = explorer.run(Replay(parse_schedule(STALLED_PAST_GRACE)))
+    assert not result.violations
+    assert any("invocation killed at its timeout (80 s)" in str(e) for e in result.events)

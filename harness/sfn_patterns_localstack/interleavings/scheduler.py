@@ -14,13 +14,16 @@ the controller decides what happens to it (:class:`~.steps.Kind`): sent, answer 
 throttled, or the actor crashes there. A crashed actor's thread stays parked and is only
 unwound when the run is closed, by raising :class:`ActorStopped` at its pause point; from
 then on every pause point of that thread raises again before the store is reached, so it
-never changes the store or the side-effect log again.
+never changes the store or the side-effect log again. An actor that plays Lambda
+invocations has each killed at its timeout the same way (:meth:`ActorContext.invocation`),
+and goes on to its next one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
@@ -39,6 +42,16 @@ class ActorStopped(BaseException):
 
     A ``BaseException``, so that the runtime's ``except Exception`` handlers (a failure
     being recorded, a throttled write retried) let it through instead of acting on it.
+    """
+
+
+class InvocationKilled(BaseException):
+    """Ends an actor's current invocation: the clock passed its deadline (a Lambda's timeout).
+
+    Raised at the first pause point the invocation reaches (or wakes at) once its deadline
+    has passed, and again at every pause point while it unwinds, before anything is sent:
+    a killed Lambda runs none of its code, so its ``finally`` blocks change nothing. The
+    actor goes on after the invocation (:meth:`ActorContext.invocation`).
     """
 
 
@@ -204,6 +217,10 @@ class Actor:
         self.decision = Step(Kind.RUN, index)
         self.stopping = False
         self.thread: threading.Thread | None = None
+        #: The current invocation's deadline (:meth:`ActorContext.invocation`), and
+        #: whether it was killed there.
+        self.deadline: datetime | None = None
+        self.killed = False
 
     @property
     def live(self) -> bool:
@@ -240,6 +257,26 @@ class ActorContext:
         if self._actor.stopping:
             raise ActorStopped
         self._scheduler.record(Note(self._scheduler.step_count, self.index, text, data))
+
+    @contextlib.contextmanager
+    def invocation(self, timeout: timedelta) -> Iterator[None]:
+        """Run the block as one invocation that is killed once ``timeout`` has passed.
+
+        A Lambda invocation ends at its function's timeout wherever it is, so an actor
+        that plays one must not go on once the clock passed it: the first pause point it
+        reaches or wakes at after that raises :class:`InvocationKilled` (no call is sent),
+        which this context ends, noting it; the actor goes on after the block (its next
+        invocation). Without it, an actor paused across ticks runs on however late.
+        """
+        actor = self._actor
+        actor.deadline, actor.killed = self.now() + timeout, False
+        try:
+            yield
+        except InvocationKilled:
+            actor.killed = False
+            self.note(f"invocation killed at its timeout ({timeout.total_seconds():.0f} s)")
+        finally:
+            actor.deadline, actor.killed = None, False
 
     def wait_until(self, when: datetime) -> None:
         """Pause until the clock reaches ``when`` (returns at once if it has)."""
@@ -328,7 +365,9 @@ class Scheduler:
             if not actor.live:
                 continue
             pause = actor.pause
-            if isinstance(pause, CallPause):
+            if actor.deadline is not None and actor.deadline <= self.clock.now:
+                options.append(Option(Step(Kind.RUN, actor.index), pause))  # it learns it died
+            elif isinstance(pause, CallPause):
                 options.extend(
                     Option(Step(kind, actor.index, tick), pause) for kind, tick in _CALL_STEPS
                 )
@@ -404,9 +443,15 @@ class Scheduler:
             self.clock.advance(self.tick)
 
     def pause(self, actor: Actor, pause: Pause) -> Step:
-        """Give the turn back and wait for it; raises ActorStopped once the actor must end."""
+        """Give the turn back and wait for it; raises ActorStopped once the actor must end.
+
+        Raises InvocationKilled instead of pausing while a killed invocation unwinds, and
+        instead of returning once the invocation's deadline has passed.
+        """
         if actor.stopping:
             raise ActorStopped
+        if actor.killed:
+            raise InvocationKilled
         with self._cv:
             actor.pause = pause
             if actor.state is not ActorState.CRASHED:
@@ -418,6 +463,9 @@ class Scheduler:
                 raise ActorStopped
             actor.state = ActorState.RUNNING
             actor.pause = None
+            if actor.deadline is not None and actor.deadline <= self.clock.now:
+                actor.killed = True
+                raise InvocationKilled
             return actor.decision
 
     def _main(self, actor: Actor) -> None:

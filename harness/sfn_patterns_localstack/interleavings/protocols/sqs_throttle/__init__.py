@@ -51,7 +51,7 @@ FUNCTION = "lambda:us-east-1:interleavings-throttle-starter"
 
 TICK = timedelta(seconds=60)  # the schedule: rate(1 minute)
 RECHECK_SECONDS = 5.0  # the run lease: 5 + 15 s, inside one tick
-MAX_SECONDS = 50.0  # a run ends within one tick
+LAMBDA_MARGIN_SECONDS = 30  # the module's function timeout: max_seconds_per_run + 30 s
 RUN_FOR = 2 * TICK  # each execution
 LIST_LAG = timedelta(seconds=90)  # ListExecutions, behind by more than a tick
 VISIBILITY_SECONDS = 120  # the module's default visibility timeout
@@ -71,6 +71,8 @@ class Scenario:
             lease at once); otherwise each actor is another deployment's function.
         late: This starter's schedule first fires one tick after the others' (None: all
             fire at the start); deployments' schedules need not be aligned.
+        max_seconds: The starters' ``max_seconds_per_run`` (the module's default, 50 s: a
+            run ends within a tick); the function's timeout is this + 30 s.
 
     """
 
@@ -80,10 +82,11 @@ class Scenario:
     duplicate: bool = False
     same_function: bool = False
     late: int | None = None
+    max_seconds: int = 50
 
     def __post_init__(self) -> None:
-        if self.starters < 1 or self.requests < 1 or self.max_concurrent < 1:
-            raise ValueError("need at least one starter, one request and MAX >= 1")
+        if min(self.starters, self.requests, self.max_concurrent, self.max_seconds) < 1:
+            raise ValueError("need at least one starter, one request, MAX >= 1, max_seconds >= 1")
         if self.late is not None and not 0 <= self.late < self.starters:
             raise ValueError(f"no starter {self.late} among {self.starters}")
 
@@ -158,7 +161,7 @@ class SqsThrottle(Protocol):
             state_machine_arn=self.state_machine_arn,
             max_concurrent=self.scenario.max_concurrent,
             ledger_table=self.table_name,
-            max_seconds=MAX_SECONDS,
+            max_seconds=float(self.scenario.max_seconds),
             recheck_seconds=RECHECK_SECONDS,
             exclusive_group=function,
         )
@@ -178,6 +181,7 @@ class SqsThrottle(Protocol):
                 self.config(index),
                 (sqs, sfn, dynamodb),
                 period=TICK,
+                timeout=timedelta(seconds=self.scenario.max_seconds + LAMBDA_MARGIN_SECONDS),
                 work_left=lambda: queue.held() > 0,
                 after=after,
                 late=self.scenario.late == index,
@@ -247,6 +251,12 @@ class SqsThrottle(Protocol):
             help="the starters are one function's successive runs (default: one deployment each)",
         )
         group.add_argument(
+            "--max-seconds",
+            type=int,
+            default=default.max_seconds,
+            help="the starters' max_seconds_per_run; their timeout is this + 30 s (default 50)",
+        )
+        group.add_argument(
             "--late-starter",
             dest="late",
             type=int,
@@ -277,4 +287,6 @@ class SqsThrottle(Protocol):
             words.append("--same-function")
         if scenario.late is not None:
             words += ["--late-starter", str(scenario.late)]
+        if scenario.max_seconds != default.max_seconds:
+            words += ["--max-seconds", str(scenario.max_seconds)]
         return words

@@ -4,9 +4,11 @@ Why a schedule and not one run: the throttle's promises are about what its runs 
 together (a run that crashed, stalled or stopped early leaves its work to a later run), so
 each actor is one function's EventBridge schedule: it invokes a fresh ``Starter`` (as the
 Lambda handler builds one per invocation), and invokes it again one schedule period later
-for as long as the queue holds a message. A run that raises is an invocation that failed;
-the schedule goes on. So at quiescence every request was started, unless every schedule
-crashed.
+for as long as the queue holds a message. A run that raises is an invocation that failed,
+and a run still going at the function's timeout (``max_seconds_per_run`` + 30 s, as the
+module sets it) is killed there, wherever it is paused
+(:meth:`~...scheduler.ActorContext.invocation`); either way the schedule goes on. So at
+quiescence every request was started, unless every schedule crashed.
 
 Runs of one function never overlap (reserved concurrency 1): an actor that continues
 another's schedule (:attr:`Schedule.after`) starts its first run only once that actor has
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from sfn_patterns.sqs_throttle.starter import Config, Starter
+from sfn_patterns.sqs_throttle.starter import Config, RunReport, Starter
 from sfn_patterns_localstack.interleavings import scheduler
 from sfn_patterns_localstack.interleavings.scheduler import ActorContext, ActorState
 
@@ -38,6 +40,7 @@ class Schedule:
         config: The starter's configuration (its ``exclusive_group`` names the function).
         clients: The actor's own SQS, Step Functions and DynamoDB clients, in that order.
         period: Time between two runs (the schedule's rate).
+        timeout: The function's timeout: a run still going then is killed.
         work_left: Whether the queue still holds a message (the schedule keeps firing).
         after: The actor whose schedule this one continues (None: its own function).
         late: The schedule first fires one period after the start.
@@ -50,6 +53,7 @@ class Schedule:
         clients: tuple[Any, Any, Any],
         *,
         period: timedelta,
+        timeout: timedelta,
         work_left: Callable[[], bool],
         after: int | None = None,
         late: bool = False,
@@ -57,6 +61,7 @@ class Schedule:
         self.config = config
         self.clients = clients
         self.period = period
+        self.timeout = timeout
         self.work_left = work_left
         self.after = after
         self.late = late
@@ -87,10 +92,14 @@ class Schedule:
         # that a run is the same every time it is replayed.
         group = self.config.exclusive_group
         starter.owner = f"{group}/{ctx.name}.{run}" if group else f"{ctx.name}.{run}"
+        report: RunReport | None = None
         try:
-            report = starter.run()
+            with ctx.invocation(self.timeout):
+                report = starter.run(remaining_seconds=self.timeout.total_seconds())
         except Exception as error:  # the invocation failed; the next tick runs again
             ctx.note(f"run {run} failed: {type(error).__name__}: {error}", run=run, failed=True)
+            return
+        if report is None:  # killed at its timeout (the context noted it)
             return
         ctx.note(
             f"run {run}: {report.stopped}; counted {report.counts}, started "
