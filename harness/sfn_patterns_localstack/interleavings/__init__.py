@@ -2,10 +2,11 @@
 
 Several actors run a protocol's real runtime classes (the ones the Lambdas use, from
 ``sfn_patterns``) against one in-memory store, moto's DynamoDB, and a Step Functions
-stand-in. Exactly one actor runs at a time, and each pauses at every AWS request it makes; a schedule says who goes next
-and what happens to the request (sent, answer lost, throttled, or the actor crashes
-there), and when the clock moves on. Invariants are checked after every step, and every
-failure prints its schedule and the one command that replays it.
+stand-in. Exactly one actor runs at a time, and each pauses at every AWS request it
+makes; a schedule says who goes next and what happens to the request (sent, answer lost,
+throttled, or the actor crashes there), and when the clock moves on. Invariants are
+checked after every step, and every failure prints its schedule and the one command that
+replays it.
 
 Laid out by job:
 
