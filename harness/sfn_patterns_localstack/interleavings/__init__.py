@@ -5,8 +5,8 @@ Several actors run a protocol's real runtime classes (the ones the Lambdas use, 
 and, for a protocol that reads one, moto's SQS. Exactly one actor runs at a time, and each
 pauses at every AWS request it makes; a schedule says who goes next and what happens to
 the request (sent, answer lost, throttled, or the actor crashes there), and when the
-clock moves on. Invariants are checked after every step, and every
-failure prints its schedule and the one command that replays it.
+clock moves on. Invariants are checked after every step, and every failure prints its
+schedule and the one command that replays it.
 
 Laid out by job:
 
