@@ -29,7 +29,7 @@ from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 from sfn_patterns_localstack.interleavings.clock import FakeClock, patched
 from sfn_patterns_localstack.interleavings.scheduler import CallPause
 from sfn_patterns_localstack.interleavings.sfn import json_response
-from sfn_patterns_localstack.interleavings.store import Snapshot
+from sfn_patterns_localstack.interleavings.store import Snapshot, moto_send
 
 #: The SQS calls that change nothing (every other one may: a receive hides a message).
 _READS = frozenset({"GetQueueAttributes", "GetQueueUrl", "ListQueues"})
@@ -55,19 +55,7 @@ class MotoQueue:
 
     def send(self, request: AWSPreparedRequest) -> AWSResponse:
         """Apply one signed request through moto's dispatcher and return its HTTP answer."""
-        from moto.core.botocore_stubber import MockRawResponse
-        from moto.core.models import botocore_stubber
-
-        original = request.url
-        request.url = self._url
-        try:
-            answer = botocore_stubber.process_request(request)
-        finally:
-            request.url = original
-        if answer is None:  # pragma: no cover - moto routes every SQS URL
-            raise RuntimeError(f"moto did not answer {request.method} {self._url}")
-        status, headers, body = answer
-        return AWSResponse(original, status, headers, MockRawResponse(body))
+        return moto_send(request, self._url)
 
     def describe(self, operation: str, body: bytes | str | None) -> CallPause:
         """Every request touches the one queue; all but reads may change it."""

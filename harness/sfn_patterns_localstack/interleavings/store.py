@@ -51,19 +51,7 @@ class MotoStore:
 
     def send(self, request: AWSPreparedRequest) -> AWSResponse:
         """Apply one signed request through moto's dispatcher and return its HTTP answer."""
-        from moto.core.botocore_stubber import MockRawResponse
-        from moto.core.models import botocore_stubber
-
-        original = request.url
-        request.url = self._url
-        try:
-            answer = botocore_stubber.process_request(request)
-        finally:
-            request.url = original
-        if answer is None:  # pragma: no cover - moto routes every DynamoDB URL
-            raise RuntimeError(f"moto did not answer {request.method} {self._url}")
-        status, headers, body = answer
-        return AWSResponse(original, status, headers, MockRawResponse(body))
+        return moto_send(request, self._url)
 
     def _backend(self) -> Any:
         from moto.core.models import DEFAULT_ACCOUNT_ID
@@ -102,6 +90,27 @@ class MotoStore:
         """Put the tables' items back as :meth:`save` found them (each run starts equal)."""
         for name, table in self._tables().items():
             table.items = copy.deepcopy(saved[name])
+
+
+def moto_send(request: AWSPreparedRequest, url: str) -> AWSResponse:
+    """Hand one signed request to moto's dispatcher as if sent to ``url``; its HTTP answer.
+
+    ``url`` is the service's standard endpoint, which moto routes by; the request keeps
+    the endpoint the runtime's client gave it.
+    """
+    from moto.core.botocore_stubber import MockRawResponse
+    from moto.core.models import botocore_stubber
+
+    original = request.url
+    request.url = url
+    try:
+        answer = botocore_stubber.process_request(request)
+    finally:
+        request.url = original
+    if answer is None:  # pragma: no cover - moto routes every service URL
+        raise RuntimeError(f"moto did not answer {request.method} {url}")
+    status, headers, body = answer
+    return AWSResponse(original, status, headers, MockRawResponse(body))
 
 
 def changed(
