@@ -67,25 +67,29 @@ def test_a_crashed_run_is_taken_over_by_the_next_at_every_step() -> None:
 
 # -- the mutants ---------------------------------------------------------------------------
 
-# Each mutant, the invariant that must catch it, and where it is sought: a bounded search
-# of a scenario it can show in. When the mutants were added, each was caught in the run
-# given in the comment (0-based), within well under a CPU-second.
+# Each mutant, the invariant that must catch it, and where it is sought: a bounded
+# depth-first search (depth, budget) of a scenario it can show in, at most MUTANT_RUNS
+# runs. When the mutants were added, each was caught at the run given (0-based), within
+# a CPU-second. The random walks of the default scenario catch the two stale counts at
+# once, but seldom find the stall that record-unfenced needs.
 STAGGERED = Scenario(late=0)  # starter 0's schedule fires a minute after starter 1's
 LONE = Scenario(starters=1)
 TWICE = Scenario(duplicate=True)
 ONE_TICK = Budget(ticks=1, crashes=0, lost=0, throttles=0)
 ONE_CRASH = Budget(ticks=0, crashes=1, lost=0, throttles=0)
 MUTANTS = {
-    # starter 1 stalls between its receive and its record, past its lease; starter 0
-    # takes over and admits; starter 1's record still lands: run 2.
+    # A guard dropped from a conditional write. Starter 1 stalls between its receive and
+    # its record, past its lease; starter 0 takes over and admits; starter 1's record
+    # still lands, and its start: run 2.
     "record-unfenced": ("at-most-max:", STAGGERED, 5, ONE_TICK),
-    # run 0
+    # A check on a stale read (the count before the run's own starts): run 0.
     "admit-on-stale-count": ("at-most-max:", STAGGERED, 5, ONE_TICK),
-    # the next count misses the running execution in the lagging list: run 0
+    # A check on a stale read (the lagging list): the next count misses the running
+    # execution: run 0.
     "trust-the-list": ("at-most-max:", STAGGERED, 5, ONE_TICK),
-    # a crash between the delete and the start: run 2
+    # A step moved before another: a crash between the delete and the start: run 2.
     "delete-before-start": ("exactly-once: request r1 was lost", LONE, 8, ONE_CRASH),
-    # run 0
+    # The wrong idempotency key: run 0.
     "name-from-dedup-id": ("exactly-once: request r1 admitted twice", TWICE, 3, NO_FAULTS),
 }
 MUTANT_RUNS = 10
