@@ -202,6 +202,40 @@ def test_a_body_that_raises_is_kept_for_the_report() -> None:
     assert isinstance(scheduler.actors[0].error, RuntimeError)
 
 
+def test_an_invocation_past_its_deadline_is_killed_and_its_cleanup_sends_nothing() -> None:
+    log: list[str] = []
+
+    def body(ctx: ActorContext) -> None:
+        with ctx.invocation(2 * TICK):
+            try:
+                _pause("work")
+                log.append("worked")
+                _pause("more work")
+                log.append("worked more")  # never: the deadline passed while paused
+            finally:
+                _pause("cleanup")  # raises before pausing: a killed Lambda sends nothing
+                log.append("cleaned up")
+        ctx.note("next invocation")
+
+    scheduler = Scheduler([("a", body)], FakeClock(), TICK)
+    scheduler.start()
+    try:
+        scheduler.perform(Step(Kind.RUN, 0))
+        scheduler.perform(Step(Kind.TICK))
+        assert len(scheduler.options()) == 8  # alive: every kind of step, and a tick
+        scheduler.perform(Step(Kind.TICK))
+        assert [o.step for o in scheduler.options()] == [Step(Kind.RUN, 0), Step(Kind.TICK)]
+        scheduler.perform(Step(Kind.RUN, 0))
+    finally:
+        scheduler.close()
+    assert log == ["worked"]
+    assert [e.text for e in scheduler.events if isinstance(e, Note)] == [
+        "invocation killed at its timeout (120 s)",
+        "next invocation",
+    ]
+    assert scheduler.actors[0].state is ActorState.FINISHED
+
+
 # -- depth-first search and its reduction ------------------------------------------------------
 
 
