@@ -17,9 +17,11 @@ Functions that acts (what the ASL fragments in ``templates/semaphore/callback_*`
 What a crash means here: an actor's thread stops at a call and never runs again. For a
 holder, that is its Lambda dying and its execution making no progress for the rest of the
 run: the execution stays ``RUNNING`` (as while Step Functions waits out a hung Lambda), so
-its slot or its place in the queue is legitimately kept. For the stopper, a crash at
-``StopExecution`` is a stop that never happened, and a crash in the cleanup is an event
-lost; for the reconciler, a sweep that died.
+its slot or its place in the queue is legitimately kept (the task's timeout and Retry that
+would follow on AWS are not modelled). A Lambda that raises is retried as the fragments'
+``Retry`` does, a bounded number of times, after which the execution fails. For the
+stopper, a crash at ``StopExecution`` is a stop that never happened, and a crash in the
+cleanup is an event lost; for the reconciler, a sweep that died.
 
 Each Step Functions transition that reads or changes the execution is a step of its own
 (:meth:`~.scheduler.ActorContext.wait_for` keyed ``sfn:<execution ARN>``), never code run
@@ -140,24 +142,21 @@ class Holder:
     def _acquire(self, ctx: ActorContext) -> bool:
         """``Acquire`` / ``Re-check`` until the token is sent; False once the execution ended."""
         failures = 0
-        parked = self.parked_on
+        token = self.parked_on  # queued by the setup: parked already
         while True:
-            if parked is not None:
-                token, parked = parked, None
-            else:
+            if token is None:  # a new task: Acquire, Re-check, or the Retry of a failed one
                 token = self.world.park(self.arn, timeout=self.fallback)
-            try:
-                if token != self.parked_on:
+                try:
                     outcome = self.semaphore.acquire(self.arn, token)
                     ctx.note(f"acquire: {outcome['outcome']}", outcome=outcome["outcome"])
-            except Exception as error:  # the Lambda failed: Step Functions fails the task
-                ctx.note(f"acquire failed: {_failure(error)}", outcome="error")
-                ctx.wait_for(None, "the acquire task fails", keys=self.key, writes=True)
-                self.world.close_task(token)
-                failures += 1
-                if failures >= ACQUIRE_ATTEMPTS and self.world.task_state(token) == CLOSED:
-                    self.world.finish(self.arn, "FAILED")  # retries used up
-                    return False
+                except Exception as error:  # the Lambda failed: Step Functions fails the task
+                    ctx.note(f"acquire failed: {_failure(error)}", outcome="error")
+                    ctx.wait_for(None, "the acquire task fails", keys=self.key, writes=True)
+                    self.world.close_task(token)
+                    failures += 1
+                    if failures >= ACQUIRE_ATTEMPTS and self.world.task_state(token) == CLOSED:
+                        self.world.finish(self.arn, "FAILED")  # retries used up
+                        return False
             ctx.wait_for(
                 self.world.settled(token),
                 "parked on its token",
@@ -176,7 +175,7 @@ class Holder:
                 return False
             if state == CLOSED:
                 ctx.note("acquire retried", outcome="retry")
-            # timed out: Re-check; closed: the Retry of the failed task. Both start a new task.
+            token = None  # timed out: Re-check; closed: the Retry. Each is a new task.
 
     def _invoke(self, ctx: ActorContext, what: str, call: Callable[[], Any], attempts: int) -> bool:
         """A Lambda task Step Functions retries while it fails; False: the execution failed."""
