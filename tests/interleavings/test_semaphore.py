@@ -320,3 +320,12 @@ def test_the_command_line_knows_the_protocol_and_its_mutants(
     with pytest.raises(SystemExit):
         cli.main(["explore", "--protocol", "semaphore", "--stop", "x"])
     assert "execution numbers separated by commas" in capsys.readouterr().err
+
+
+def test_the_search_strategy_and_the_semaphore_strategy_are_two_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    words = ["explore", "--protocol", "semaphore", "--strategy", "dfs", "--depth", "1"]
+    words += ["--semaphore-strategy", "oldest-first", "--runs", "2", "--stop", ""]
+    assert cli.main(words) == 0
+    assert "semaphore: 2 runs" in capsys.readouterr().out

@@ -354,7 +354,7 @@ class Semaphore(Protocol):
         group = parser.add_argument_group("semaphore scenario")
         group.add_argument(
             "--semaphore-strategy",
-            dest="strategy",
+            dest="semaphore_strategy",  # explore's --strategy is the search's
             choices=STRATEGIES,
             default=default.strategy,
             help="the module's strategy (default callback)",
@@ -414,8 +414,9 @@ class Semaphore(Protocol):
     @classmethod
     def from_arguments(cls, args: argparse.Namespace) -> Semaphore:
         """The protocol for parsed options."""
-        names = {f.name for f in fields(Scenario)}
-        return cls(Scenario(**{k: v for k, v in vars(args).items() if k in names}))
+        names = {f.name for f in fields(Scenario)} - {"strategy"}
+        values = {k: v for k, v in vars(args).items() if k in names}
+        return cls(Scenario(strategy=args.semaphore_strategy, **values))
 
     def arguments(self) -> list[str]:
         """The options that differ from the defaults, for a replay command."""
