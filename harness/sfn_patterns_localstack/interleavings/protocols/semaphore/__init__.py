@@ -9,7 +9,9 @@ The ``dynamodb`` strategy (with or without ``fairness = "fifo"``) acquires and r
 in ASL alone (``updateItem`` states in ``templates/semaphore/*.tftpl``): there is no
 runtime code of its admission to run here, and a copy of its expressions would test the
 copy; ``tests/semaphore/test_fifo_interleavings.py`` runs those rendered states on moto
-instead. The stand-in's ``ListExecutions`` is consistent, so the gate's documented
+instead. Its cleanup and sweep are Python (``reconciler.reconcile``, ``release_execution``,
+``leave_queue``), but without the ASL acquire there are no holders or tickets for them
+to act on here. The stand-in's ``ListExecutions`` is consistent, so the gate's documented
 over-admission through a listing that lags is not explored.
 
 The actors (:mod:`.actors`): the executions ``e0..eN-1`` of a holder state machine, all
