@@ -302,6 +302,13 @@ def test_calls_about_one_execution_do_not_commute(world: StepFunctions) -> None:
     )
     listing = option(0, "ListExecutions", stateMachineArn=world.state_machine_arn("holder"))
     assert not listing.independent(option(1, "StopExecution", executionArn=b))
+    # An execution moving on after its token reads the execution: a stop of it does not commute.
+    resumed = Option(Step(Kind.RUN, 0), WaitPause(None, world.settled(token), "", wake.pause.keys))
+    assert not resumed.independent(option(1, "StopExecution", executionArn=a))
+    assert resumed.independent(option(1, "StopExecution", executionArn=b))
+    assert Option(Step(Kind.RUN, 0), WaitPause()).independent(
+        option(1, "StopExecution", executionArn=a)
+    )
 
 
 def test_an_execution_parked_on_its_token_moves_on_once_the_token_is_sent(

@@ -1,14 +1,18 @@
-"""The semaphore (``sfn_patterns.semaphore``) as a protocol for the explorer, strategy callback.
+"""The semaphore (``sfn_patterns.semaphore``) as a protocol for the explorer.
 
-Why only ``callback``: it is the strategy whose admission runs in Python (the callback
-Lambda, ``CallbackSemaphore``: acquire, park, release, hand-over, re-check), and its
-event cleanup and reconciler are Python too (``reconciler.cleanup_handler``,
-``reconcile_callback``). The ``dynamodb`` strategy (with or without ``fairness = "fifo"``)
-acquires in ASL alone (``updateItem`` states in ``templates/semaphore/*.tftpl``): there
-is no runtime code of its acquire to run here, and a copy of its expressions would test
-the copy; ``tests/semaphore/test_fifo_interleavings.py`` runs those rendered states on
-moto instead. ``oldest-first``'s gate is Python, but it admits by a ``ListExecutions``
-check-then-act that its README already says may over-admit; it is not modelled here.
+Which strategies: those whose admission runs in Python. ``callback`` (the default): the
+callback Lambda's ``CallbackSemaphore`` (acquire, park, release, hand-over, re-check),
+with its event cleanup and reconciler (``reconciler.cleanup_handler``,
+``reconcile_callback``). ``oldest-first``: the gate Lambda (``oldest_first.handler``, a
+``ListExecutions`` check), with the cleanup (which only stops a wrapper's target there).
+The ``dynamodb`` strategy (with or without ``fairness = "fifo"``) acquires and releases
+in ASL alone (``updateItem`` states in ``templates/semaphore/*.tftpl``): there is no
+runtime code of its admission to run here, and a copy of its expressions would test the
+copy; ``tests/semaphore/test_fifo_interleavings.py`` runs those rendered states on moto
+instead. Its cleanup and sweep are Python (``reconciler.reconcile``, ``release_execution``,
+``leave_queue``), but without the ASL acquire there are no holders or tickets for them
+to act on here. The stand-in's ``ListExecutions`` is consistent, so the gate's documented
+over-admission through a listing that lags is not explored.
 
 The actors (:mod:`.actors`): the executions ``e0..eN-1`` of a holder state machine, all
 ``RUNNING`` from the start (``e0`` oldest), each acquiring, running its critical
@@ -40,12 +44,14 @@ from datetime import timedelta
 from typing import Any
 
 from sfn_patterns import clients
-from sfn_patterns.semaphore import reconciler
+from sfn_patterns.semaphore import oldest_first, reconciler
 from sfn_patterns.semaphore.callback import CallbackSemaphore
 from sfn_patterns_localstack.interleavings.clock import FakeClock, patched
 from sfn_patterns_localstack.interleavings.gateway import Gateway
 from sfn_patterns_localstack.interleavings.protocol import Checker, Mutant, Protocol
 from sfn_patterns_localstack.interleavings.protocols.semaphore.actors import (
+    Gate,
+    HandlerClients,
     Holder,
     Reconciler,
     Stopper,
@@ -64,6 +70,7 @@ LOCK_TABLE = "interleavings-semaphore"
 QUEUE_TABLE = "interleavings-semaphore-queue"
 LOCK_KEY = "semaphore"
 STATE_MACHINE = "holder"
+STRATEGIES = ("callback", "oldest-first")
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,7 @@ class Scenario:
     """One configuration of the semaphore and of who runs against it.
 
     Attributes:
+        strategy: ``callback`` or ``oldest-first`` (the module's ``strategy``).
         limit: ``semaphore_limit``.
         executions: Holder executions ``e0..eN-1`` (2-3 keep the search small).
         holding: The first this many executions hold a slot from the start (acquired by
@@ -80,7 +88,7 @@ class Scenario:
             (queued by the real ``acquire`` in the setup, in order).
         stops: The executions the stopper stops, in order (empty: no stopper).
         deliveries: Deliveries of each stop's event to the cleanup (2: a duplicate).
-        sweeps: Reconciler sweeps (0: no reconciler actor).
+        sweeps: Reconciler sweeps (0: no reconciler actor; oldest-first has none).
         fallback_seconds: The parked task's timeout, and the tick.
         acquire_timeout_seconds: A waiter fails after this long in the queue.
         lease_seconds: The lease stored with each holder.
@@ -90,6 +98,7 @@ class Scenario:
 
     """
 
+    strategy: str = "callback"
     limit: int = 1
     executions: int = 2
     holding: int = 0
@@ -103,6 +112,10 @@ class Scenario:
     count_stopped_critical: bool = False
 
     def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"--semaphore-strategy {self.strategy!r}: one of {STRATEGIES}")
+        if self.strategy != "callback" and (self.holding or self.queued):
+            raise ValueError("--holding and --queued are for the callback strategy")
         if self.limit < 1 or self.executions < 1:
             raise ValueError("the semaphore needs a limit and an execution (at least 1 each)")
         bad = [s for s in self.stops if not 0 <= s < self.executions]
@@ -233,8 +246,19 @@ class Semaphore(Protocol):
         s = self.scenario
         clock = world.clock
         bodies: list[tuple[str, Body]] = []
+        os.environ.update(self._environment())  # this run's, whichever explorer is inner
         for index in range(s.executions):
             name = f"e{index}"
+            if s.strategy == "oldest-first":
+                gate = Gate(
+                    world,
+                    self._client("stepfunctions", name, gateway),
+                    self.execution_arn(index),
+                    wait=self.tick,
+                    acquire_timeout=timedelta(seconds=s.acquire_timeout_seconds),
+                )
+                bodies.append((name, gate))
+                continue
             semaphore = self._semaphore(name, gateway, clock)
             holder = Holder(
                 world,
@@ -251,20 +275,22 @@ class Semaphore(Protocol):
             stops = [self.execution_arn(i) for i in s.stops]
             sfn = self._client("stepfunctions", "stopper", gateway)
             bodies.append(("stop", Stopper(sfn, cleanup, stops, deliveries=s.deliveries)))
-        if s.sweeps:
+        if s.sweeps and s.strategy == "callback":  # oldest-first has no lock to reconcile
             sweep = self._semaphore("reconciler", gateway, clock)
             bodies.append(("reconciler", Reconciler(sweep, sweeps=s.sweeps)))
         self._sweeper = self._semaphore("final-sweep", gateway, clock)
         return bodies
 
     def checker(self) -> Checker:
-        """The semaphore's invariants (:mod:`.invariants`)."""
+        """The semaphore's invariants (:mod:`.invariants`); oldest-first keeps no slots."""
         executions = {i: self.execution_arn(i) for i in range(self.scenario.executions)}
+        slots = self.scenario.strategy == "callback"
         return SemaphoreChecker(
             self.layout,
             executions,
             count_stopped_critical=self.scenario.count_stopped_critical,
-            final_sweep=self._final_sweep,
+            final_sweep=self._final_sweep if slots else None,
+            slots=slots,
         )
 
     def _final_sweep(self, clock: FakeClock) -> None:
@@ -276,18 +302,28 @@ class Semaphore(Protocol):
         """The cleanup handler's environment, and its semaphore: the stopper's own."""
         return self._handler_environment()
 
-    @contextlib.contextmanager
-    def _handler_environment(self) -> Iterator[None]:
-        values = {
+    def _environment(self) -> dict[str, str]:
+        """What the module sets in the handlers' environment, for this scenario."""
+        return {
             "SEMAPHORE_TABLE": LOCK_TABLE,
             "SEMAPHORE_QUEUE_TABLE": QUEUE_TABLE,
             "SEMAPHORE_LOCK_KEY": LOCK_KEY,
-            "SEMAPHORE_STRATEGY": "callback",
+            "SEMAPHORE_STRATEGY": self.scenario.strategy,
+            "SEMAPHORE_LIMIT": str(self.scenario.limit),
+            "STATE_MACHINE_ARNS": StepFunctions(FakeClock()).state_machine_arn(STATE_MACHINE),
         }
+
+    @contextlib.contextmanager
+    def _handler_environment(self) -> Iterator[None]:
+        """The environment while exploring (each run sets its own), then the original back."""
+        values = self._environment()
         saved = {name: os.environ.get(name) for name in values}
         os.environ.update(values)
         try:
-            with patched(reconciler, "from_environment", handler_semaphore):
+            with (
+                patched(reconciler, "from_environment", handler_semaphore),
+                patched(oldest_first, "clients", HandlerClients),
+            ):
                 yield
         finally:
             for name, value in saved.items():
@@ -318,6 +354,13 @@ class Semaphore(Protocol):
         """The scenario's options."""
         default = Scenario()
         group = parser.add_argument_group("semaphore scenario")
+        group.add_argument(
+            "--semaphore-strategy",
+            dest="semaphore_strategy",  # explore's --strategy is the search's
+            choices=STRATEGIES,
+            default=default.strategy,
+            help="the module's strategy (default callback)",
+        )
         group.add_argument("--limit", type=int, default=default.limit, help="semaphore_limit")
         group.add_argument(
             "--executions",
@@ -373,8 +416,9 @@ class Semaphore(Protocol):
     @classmethod
     def from_arguments(cls, args: argparse.Namespace) -> Semaphore:
         """The protocol for parsed options."""
-        names = {f.name for f in fields(Scenario)}
-        return cls(Scenario(**{k: v for k, v in vars(args).items() if k in names}))
+        names = {f.name for f in fields(Scenario)} - {"strategy"}
+        values = {k: v for k, v in vars(args).items() if k in names}
+        return cls(Scenario(strategy=args.semaphore_strategy, **values))
 
     def arguments(self) -> list[str]:
         """The options that differ from the defaults, for a replay command."""
@@ -391,6 +435,8 @@ class Semaphore(Protocol):
         ):
             if getattr(s, name) != getattr(default, name):
                 words += [flag, str(getattr(s, name))]
+        if s.strategy != default.strategy:
+            words += ["--semaphore-strategy", s.strategy]
         if s.stops != default.stops:
             words += ["--stop", ",".join(map(str, s.stops))]
         if s.count_stopped_critical:

@@ -8,6 +8,8 @@ Functions that acts (what the ASL fragments in ``templates/semaphore/callback_*`
 * :class:`Holder` - one execution through ``Semaphore: Acquire`` (``.waitForTaskToken``
   with ``TimeoutSeconds = fallback``), ``Re-check`` on each timeout, its critical section
   (a Lambda that runs for a step or more), and ``Semaphore: Release``;
+* :class:`Gate` - the same with ``strategy = "oldest-first"``: the real gate handler
+  (``ListExecutions``), waits, the critical section;
 * :class:`Stopper` - ``StopExecution`` of some executions, each followed by the
   EventBridge delivery of its ``ABORTED`` event to the cleanup Lambda (the real
   ``cleanup_handler``; retried while it fails, as EventBridge retries, and delivered
@@ -17,9 +19,11 @@ Functions that acts (what the ASL fragments in ``templates/semaphore/callback_*`
 What a crash means here: an actor's thread stops at a call and never runs again. For a
 holder, that is its Lambda dying and its execution making no progress for the rest of the
 run: the execution stays ``RUNNING`` (as while Step Functions waits out a hung Lambda), so
-its slot or its place in the queue is legitimately kept. For the stopper, a crash at
-``StopExecution`` is a stop that never happened, and a crash in the cleanup is an event
-lost; for the reconciler, a sweep that died.
+its slot or its place in the queue is legitimately kept (the task's timeout and Retry that
+would follow on AWS are not modelled). A Lambda that raises is retried as the fragments'
+``Retry`` does, a bounded number of times, after which the execution fails. For the
+stopper, a crash at ``StopExecution`` is a stop that never happened, and a crash in the
+cleanup is an event lost; for the reconciler, a sweep that died.
 
 Each Step Functions transition that reads or changes the execution is a step of its own
 (:meth:`~.scheduler.ActorContext.wait_for` keyed ``sfn:<execution ARN>``), never code run
@@ -35,7 +39,7 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from sfn_patterns.semaphore import reconciler
+from sfn_patterns.semaphore import oldest_first, reconciler
 from sfn_patterns.semaphore.callback import CallbackSemaphore
 from sfn_patterns_localstack.interleavings.scheduler import ActorContext
 from sfn_patterns_localstack.interleavings.sfn import (
@@ -57,7 +61,8 @@ ACQUIRE_ATTEMPTS, RELEASE_ATTEMPTS = 7, 11
 CLEANUP_ATTEMPTS = 5
 
 
-# The semaphore of the stopper whose thread runs the cleanup handler (see handler_semaphore).
+# What the handlers build from their environment, per actor thread: the cleanup's
+# semaphore (handler_semaphore) and the gate's Step Functions client (HandlerClients).
 _handler = threading.local()
 
 
@@ -74,6 +79,22 @@ def handler_semaphore(dynamodb: Any = None, sfn: Any = None) -> CallbackSemaphor
     return semaphore
 
 
+class HandlerClients:
+    """``oldest_first.clients`` while exploring: ``client()`` is the calling gate's own client.
+
+    The gate handler builds its Step Functions client per invocation; here it gets the
+    one its actor was given (attached to the gateway).
+    """
+
+    @staticmethod
+    def client(service: str, **_: Any) -> Any:
+        """The calling actor's client of ``service`` (only ``stepfunctions`` is asked for)."""
+        client = getattr(_handler, "sfn", None)
+        if service != "stepfunctions" or client is None:
+            raise RuntimeError(f"the oldest-first gate asked for a {service} client outside a gate")
+        return client
+
+
 def short(arn: str) -> str:
     """An execution's name, for notes and messages."""
     return arn.rsplit(":", 1)[-1]
@@ -82,6 +103,18 @@ def short(arn: str) -> str:
 def _failure(error: BaseException) -> str:
     code = getattr(error, "response", {}).get("Error", {}).get("Code")
     return f"{type(error).__name__}{f' ({code})' if code else ''}: {error}"
+
+
+def critical_section(ctx: ActorContext, key: frozenset[str], running: Callable[[], bool]) -> bool:
+    """Enter, run the critical section's Lambda for a step, leave; whether the run goes on.
+
+    The Lambda runs on even if the execution is stopped while it runs (a Lambda invocation
+    does not stop with its execution); the execution takes its next state only if running.
+    """
+    ctx.effect(ENTER)
+    ctx.wait_for(None, "critical section", keys=key)
+    ctx.effect(EXIT)
+    return running()
 
 
 class Holder:
@@ -126,11 +159,7 @@ class Holder:
         """Acquire, critical section, release; each only while the execution runs."""
         if not self.inside and not self._acquire(ctx):
             return
-        ctx.effect(ENTER)
-        # The critical section's Lambda: it runs on even if the execution is stopped now.
-        ctx.wait_for(None, "critical section", keys=self.key)
-        ctx.effect(EXIT)
-        if not self.running():
+        if not critical_section(ctx, self.key, self.running):
             return
         release = functools.partial(self.semaphore.release, self.arn)
         if self._invoke(ctx, "release", release, RELEASE_ATTEMPTS):
@@ -140,24 +169,21 @@ class Holder:
     def _acquire(self, ctx: ActorContext) -> bool:
         """``Acquire`` / ``Re-check`` until the token is sent; False once the execution ended."""
         failures = 0
-        parked = self.parked_on
+        token = self.parked_on  # queued by the setup: parked already
         while True:
-            if parked is not None:
-                token, parked = parked, None
-            else:
+            if token is None:  # a new task: Acquire, Re-check, or the Retry of a failed one
                 token = self.world.park(self.arn, timeout=self.fallback)
-            try:
-                if token != self.parked_on:
+                try:
                     outcome = self.semaphore.acquire(self.arn, token)
                     ctx.note(f"acquire: {outcome['outcome']}", outcome=outcome["outcome"])
-            except Exception as error:  # the Lambda failed: Step Functions fails the task
-                ctx.note(f"acquire failed: {_failure(error)}", outcome="error")
-                ctx.wait_for(None, "the acquire task fails", keys=self.key, writes=True)
-                self.world.close_task(token)
-                failures += 1
-                if failures >= ACQUIRE_ATTEMPTS and self.world.task_state(token) == CLOSED:
-                    self.world.finish(self.arn, "FAILED")  # retries used up
-                    return False
+                except Exception as error:  # the Lambda failed: Step Functions fails the task
+                    ctx.note(f"acquire failed: {_failure(error)}", outcome="error")
+                    ctx.wait_for(None, "the acquire task fails", keys=self.key, writes=True)
+                    self.world.close_task(token)
+                    failures += 1
+                    if failures >= ACQUIRE_ATTEMPTS and self.world.task_state(token) == CLOSED:
+                        self.world.finish(self.arn, "FAILED")  # retries used up
+                        return False
             ctx.wait_for(
                 self.world.settled(token),
                 "parked on its token",
@@ -176,7 +202,7 @@ class Holder:
                 return False
             if state == CLOSED:
                 ctx.note("acquire retried", outcome="retry")
-            # timed out: Re-check; closed: the Retry of the failed task. Both start a new task.
+            token = None  # timed out: Re-check; closed: the Retry. Each is a new task.
 
     def _invoke(self, ctx: ActorContext, what: str, call: Callable[[], Any], attempts: int) -> bool:
         """A Lambda task Step Functions retries while it fails; False: the execution failed."""
@@ -191,6 +217,82 @@ class Holder:
                     return False
         self.world.finish(self.arn, "FAILED")  # retries used up
         return False
+
+
+class Gate:
+    """One execution of a holder state machine with ``strategy = "oldest-first"``.
+
+    ``Semaphore: Acquire`` invokes the gate (the real ``oldest_first.handler``); it proceeds
+    to the critical section when the gate says so, or waits one tick (``Wait for a slot``)
+    and asks again, until ``acquire_timeout`` of waiting (``Acquire timed out``). The
+    release is a Pass state: the slot frees when the execution stops running.
+
+    Args:
+        world: The Step Functions stand-in.
+        sfn: The gate Lambda's Step Functions client.
+        execution_arn: This execution.
+        wait: One ``Wait for a slot`` (the tick).
+        acquire_timeout: Waiting after which the execution fails.
+
+    """
+
+    def __init__(
+        self,
+        world: StepFunctions,
+        sfn: Any,
+        execution_arn: str,
+        *,
+        wait: timedelta,
+        acquire_timeout: timedelta,
+    ) -> None:
+        self.world = world
+        self.sfn = sfn
+        self.arn = execution_arn
+        self.machine = world.execution(execution_arn).state_machine_arn
+        self.wait = wait
+        self.acquire_timeout = acquire_timeout
+        self.key = frozenset({KEY_PREFIX + execution_arn})
+
+    def running(self) -> bool:
+        """Whether the execution still runs."""
+        return self.world.status(self.arn) == RUNNING
+
+    def __call__(self, ctx: ActorContext) -> None:
+        """Ask the gate until it says proceed; critical section; end."""
+        _handler.sfn = self.sfn
+        if not self._acquire(ctx) or not critical_section(ctx, self.key, self.running):
+            return
+        ctx.wait_for(None, "to end", keys=self.key, writes=True)
+        self.world.finish(self.arn)
+
+    def _acquire(self, ctx: ActorContext) -> bool:
+        waited, failures = timedelta(0), 0
+        event = {"execution_arn": self.arn, "state_machine_arn": self.machine}
+        while True:
+            try:
+                decision = oldest_first.handler(event, None)
+            except Exception as error:  # the gate's Retry
+                ctx.note(f"gate failed: {_failure(error)}", outcome="error")
+                failures += 1
+                ctx.wait_for(None, "gate retried", keys=self.key, writes=True)
+                if failures >= ACQUIRE_ATTEMPTS:
+                    self.world.finish(self.arn, "FAILED")
+                    return False
+                if not self.running():
+                    return False
+                continue
+            ctx.note(f"gate: {decision}", outcome="proceed" if decision["proceed"] else "wait")
+            if decision["proceed"]:
+                ctx.wait_for(None, "to its critical section", keys=self.key)
+                return self.running()
+            if waited >= self.acquire_timeout:
+                ctx.wait_for(None, "Acquire timed out", keys=self.key, writes=True)
+                self.world.finish(self.arn, "FAILED")
+                return False
+            waited += self.wait
+            ctx.wait_for(None, "Wait for a slot", until=ctx.now() + self.wait, keys=self.key)
+            if not self.running():
+                return False
 
 
 class Stopper:
@@ -236,12 +338,12 @@ class Stopper:
                     except Exception as error:  # EventBridge retries a failed invocation
                         ctx.note(f"cleanup failed: {_failure(error)}", outcome="error")
                         continue
-                    ctx.note(
-                        f"cleanup of {short(arn)}: released {result['released']}, handed to "
-                        f"{[short(a) for a in result['handed_to']]}, left the queue "
-                        f"{result['left_queue']}",
-                        outcome="cleanup",
-                    )
+                    said = {
+                        k: [short(a) for a in v] if k == "handed_to" else v
+                        for k, v in result.items()
+                        if k not in ("execution_arn", "status")
+                    }
+                    ctx.note(f"cleanup of {short(arn)}: {said}", outcome="cleanup")
                     break
 
 

@@ -30,6 +30,9 @@ After every step (issue 53's list, and the invariant ``callback.py`` states):
     it counts only with ``count_stopped_critical`` (issue 53, finding 2: the runtime gives
     its slot back at the stop, so the count then exceeds the limit).
 
+With ``strategy = "oldest-first"`` there is no lock item (a slot is an execution that
+runs): only ``critical`` and ``stopped`` apply.
+
 At quiescence, after one more fault-free reconciler sweep (the README's "at worst one
 reconciler period"):
 
@@ -184,6 +187,8 @@ class SemaphoreChecker(Checker):
         executions: Actor index -> execution ARN, for the holder actors.
         count_stopped_critical: Count a stopped holder's running critical section.
         final_sweep: Runs one reconciler sweep at quiescence (None: none).
+        slots: The strategy keeps slots on the lock item (callback): check them. Without
+            (oldest-first), only ``critical`` and ``stopped`` apply.
 
     """
 
@@ -191,6 +196,7 @@ class SemaphoreChecker(Checker):
     executions: Mapping[int, str]
     count_stopped_critical: bool = False
     final_sweep: Callable[[FakeClock], None] | None = None
+    slots: bool = True
     inside: set[str] = field(default_factory=set)  # executions in their critical section
     _seen: int = 0
 
@@ -203,13 +209,14 @@ class SemaphoreChecker(Checker):
             if isinstance(event, Effect) and event.actor in self.executions:
                 broken += self._effect(event, view.sfn)
         self._seen = len(view.events)
-        broken += state_violations(self.layout, lock)
+        if self.slots:
+            broken += state_violations(self.layout, lock)
         running = [
             arn
             for arn in sorted(self.inside)
             if self.count_stopped_critical or view.sfn.status(arn) == RUNNING
         ]
-        for arn in running:
+        for arn in running if self.slots else []:
             if arn not in lock.leases:
                 broken.append(
                     f"lease: {short(arn)} ({view.sfn.status(arn)}) is in its critical section "
@@ -241,6 +248,8 @@ class SemaphoreChecker(Checker):
     def at_quiescence(self, view: RunView) -> list[str]:
         """After one more sweep: no slot or place kept by an ended execution, state sound."""
         assert view.sfn is not None
+        if not self.slots:
+            return []
         if self.final_sweep is not None:
             try:
                 self.final_sweep(view.clock)
