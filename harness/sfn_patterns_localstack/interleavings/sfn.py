@@ -428,7 +428,10 @@ class StepFunctions:
                 "StateMachineDoesNotExist", f"State Machine Does Not Exist: '{machine}'"
             )
         status = data.get("statusFilter")
-        seen = self.clock.now - self._world.machines[machine].list_lag
+        # Without a lag the list is the present itself (an execution a protocol started
+        # with a later start date than the clock's, to order them, is listed as well).
+        lag = self._world.machines[machine].list_lag
+        seen = self.clock.now - lag if lag else None
         found = [
             e
             for e in (_as_of(e, seen) for e in reversed(self.executions()))  # newest first
@@ -474,8 +477,10 @@ class StepFunctions:
         return {}
 
 
-def _as_of(execution: Execution, moment: datetime) -> Execution | None:
-    """The execution as it was at ``moment`` (None: not started yet)."""
+def _as_of(execution: Execution, moment: datetime | None) -> Execution | None:
+    """The execution as it was at ``moment`` (None: not started yet; no moment: now)."""
+    if moment is None:
+        return execution
     if execution.start_date > moment:
         return None
     if execution.stop_date is not None and moment < execution.stop_date:

@@ -15,7 +15,8 @@ Time: the starter takes ``clock=`` and ``sleep=`` (the Lambda handler leaves the
 (:meth:`~...scheduler.ActorContext.wait_until`). moto's SQS and the stand-in read the same
 clock. A tick is one minute, the schedule's rate: every schedule fires again, a run
 (``max_seconds_per_run``, by default 50 s) ends within it or is killed at its function's
-timeout (that + 30 s), and it expires every run lease (``recheck_seconds`` 5 + 15 s). The target's executions each run two ticks, and its ``ListExecutions`` lags 90 s
+timeout (that + 30 s), and it expires every run lease (``recheck_seconds`` 5 + 15 s).
+The target's executions each run two ticks, and its ``ListExecutions`` lags 90 s
 behind, more than a tick, so an execution started at one schedule tick is still missing
 from the list at the next: ``ListExecutions`` is eventually consistent without a
 documented bound, and the throttle must not rely on one.
