@@ -74,8 +74,8 @@ from sfn_patterns_localstack.terraform.workspace import Workspace  # noqa: E402
 SEMAPHORE_SCHEMES = {
     "semaphore": {"strategy": "dynamodb", "fairness": "none"},
     "semaphore-fifo": {"strategy": "dynamodb", "fairness": "fifo"},
-    "oldest-first": {"strategy": "oldest-first", "fairness": "none"},
-    "callback": {"strategy": "callback", "fairness": "none"},
+    "oldest-first": {"strategy": "oldest-first"},
+    "callback": {"strategy": "callback"},
 }
 SCHEMES = [*SEMAPHORE_SCHEMES, "sqs-throttle"]
 ADMITTED = "Critical section"
@@ -242,13 +242,14 @@ def run_semaphore(
     variables = {
         "name_prefix": deployment.prefix,
         "max_concurrency": first.limit,
-        "wait_min_seconds": first.wait_min,
-        "wait_max_seconds": first.wait_max,
         "acquire_timeout_seconds": ACQUIRE_TIMEOUT,
         **SEMAPHORE_SCHEMES[scheme],
         **deployment.common,
     }
-    progress(f"{scheme}: terraform apply ({variables['strategy']}, {variables['fairness']})")
+    if variables["strategy"] != "callback":  # the polling strategies' waits
+        variables.update(wait_min_seconds=first.wait_min, wait_max_seconds=first.wait_max)
+    fairness = variables.get("fairness", "its own order")
+    progress(f"{scheme}: terraform apply ({variables['strategy']}, {fairness})")
     deployment.variables = variables
     apply(deployment.workspace, variables)
     machine = deployment.workspace.outputs()["embedded_state_machine_arn"]

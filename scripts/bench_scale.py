@@ -588,7 +588,6 @@ def deploy_semaphore(ctx: Context, args: argparse.Namespace, sizes: list[int]) -
         {
             "name_prefix": prefix,
             "strategy": "callback",
-            "fairness": "none",
             "max_concurrency": args.limit,
             "fallback_seconds": horizon,
             "acquire_timeout_seconds": horizon,

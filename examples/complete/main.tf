@@ -28,6 +28,10 @@ data "aws_service_principal" "logs" {
   service_name = "logs"
 }
 
+data "aws_service_principal" "cloudwatch" {
+  service_name = "cloudwatch"
+}
+
 locals {
   partition  = data.aws_partition.current.partition
   region     = data.aws_region.current.region
@@ -231,7 +235,7 @@ data "aws_iam_policy_document" "kms" {
     resources = ["*"]
     principals {
       type        = "Service"
-      identifiers = ["cloudwatch.amazonaws.com"]
+      identifiers = [data.aws_service_principal.cloudwatch.name]
     }
     condition {
       test     = "StringEquals"

@@ -275,6 +275,8 @@ variable "create_dashboard" {
 
 # --- Renamed in 1.0.0 ---------------------------------------------------------------
 
+# Read only by its validation: a stub that fails the plan naming the new input.
+# tflint-ignore: terraform_unused_declarations
 variable "task_logging_level" {
   description = "Renamed logging_level in 1.0.0, which sets every state machine of the module (UPGRADING.md); setting it fails the plan with what to write instead."
   type        = string

@@ -397,6 +397,8 @@ variable "create_dashboard" {
 
 # --- Renamed in 1.0.0 ---------------------------------------------------------------
 
+# Read only by its validation: a stub that fails the plan naming the new input.
+# tflint-ignore: terraform_unused_declarations
 variable "semaphore_limit" {
   description = "Renamed max_concurrency in 1.0.0 (UPGRADING.md); setting it fails the plan with what to write instead."
   type        = number

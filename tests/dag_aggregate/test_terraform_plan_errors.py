@@ -191,8 +191,8 @@ def test_a_misspelled_table_fails_the_plan_naming_file_line_table_and_closest_ta
     assert "kpi.sql:2: unresolved table agg.daily_revnue" in error
     assert "did you mean agg.daily_revenue?" in error
     # The fix names the module's variable (the CLI names its --external flag instead).
-    assert 'external_tables = ["agg.daily_revnue"]' in error
-    assert "--external" not in error
+    assert 'declare it with external_tables = ["agg.daily_revnue"]' in error
+    assert "declare it with --external" not in error  # (the planner's command line has it)
     # Declared, the same read is an external source and the plan goes through (in
     # every strategy: the instances of the "ok" plan read these files).
     assert all(PLANS["ok"][case]["sql_dir"] == "kpi" for case in PLANS["ok"])

@@ -34,8 +34,8 @@ TRUST = json.dumps(
 
 def test_present_resources_are_reported_and_deleted_ones_are_not(aws: Callable) -> None:
     tag = f"lo-{uuid.uuid4().hex[:6]}"
-    iam, sfn, sqs, s3, logs, events, ddb = (
-        aws(s) for s in ("iam", "stepfunctions", "sqs", "s3", "logs", "events", "dynamodb")
+    iam, sfn, sqs, s3, logs, events, ddb, sns = (
+        aws(s) for s in ("iam", "stepfunctions", "sqs", "s3", "logs", "events", "dynamodb", "sns")
     )
     # Enough roles and tables that the listings need more than one page.
     for i in range(105):
@@ -59,6 +59,7 @@ def test_present_resources_are_reported_and_deleted_ones_are_not(aws: Callable) 
         definition=json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}),
     )["stateMachineArn"]
     queue = sqs.create_queue(QueueName=f"{tag}-q")["QueueUrl"]
+    topic = sns.create_topic(Name=f"{tag}-topic")["TopicArn"]
     s3.create_bucket(Bucket=f"{tag}-bucket")
     s3.put_object(Bucket=f"{tag}-bucket", Key="k/obj", Body=b"x")
     logs.create_log_group(logGroupName=f"/aws/lambda/{tag}")
@@ -77,6 +78,7 @@ def test_present_resources_are_reported_and_deleted_ones_are_not(aws: Callable) 
         Created("aws_iam_role_policy", "rp", {"role": f"{tag}-role", "name": "inline"}),
         Created("aws_sfn_state_machine", "sm", {"arn": machine}),
         Created("aws_sqs_queue", "q", {"name": f"{tag}-q", "url": queue}),
+        Created("aws_sns_topic", "tp", {"arn": topic, "name": f"{tag}-topic"}),
         Created("aws_s3_bucket", "b", {"bucket": f"{tag}-bucket"}),
         Created("aws_s3_object", "o", {"bucket": f"{tag}-bucket", "key": "k/obj"}),
         Created("aws_cloudwatch_log_group", "lg", {"name": f"/aws/lambda/{tag}"}),
@@ -96,6 +98,7 @@ def test_present_resources_are_reported_and_deleted_ones_are_not(aws: Callable) 
         iam.delete_role(RoleName=f"{tag}-role")
         sfn.delete_state_machine(stateMachineArn=machine)
         sqs.delete_queue(QueueUrl=queue)
+        sns.delete_topic(TopicArn=topic)
         s3.delete_object(Bucket=f"{tag}-bucket", Key="k/obj")
         s3.delete_bucket(Bucket=f"{tag}-bucket")
         logs.delete_log_group(logGroupName=f"/aws/lambda/{tag}")

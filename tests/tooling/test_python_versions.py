@@ -124,6 +124,7 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[
                     version,
                     REPO / "modules/dag-aggregate/planner.py",
                     "plan",
+                    "--json",
                     "--sql-dir",
                     REPO / "examples/dag-aggregate/sql",
                     cwd=outside,

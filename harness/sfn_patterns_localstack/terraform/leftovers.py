@@ -212,6 +212,10 @@ def _alarm(aws: Lookup, v: dict) -> bool:
     return v["alarm_name"] in metric | composite
 
 
+def _topic(aws: Lookup, v: dict) -> bool:
+    return v["arn"] in aws.names("sns", "list_topics", "Topics", "TopicArn")
+
+
 def _dashboard(aws: Lookup, v: dict) -> bool:
     names = aws.names("cloudwatch", "list_dashboards", "DashboardEntries", "DashboardName")
     return v["dashboard_name"] in names
@@ -230,6 +234,7 @@ CHECKERS: dict[str, Callable[[Lookup, dict], bool]] = {
     "aws_dynamodb_table_item": _table_child,
     "aws_sfn_state_machine": _state_machine,
     "aws_sqs_queue": _queue,
+    "aws_sns_topic": _topic,
     # The bucket's configuration resources and objects go with the bucket.
     "aws_s3_bucket": _bucket,
     "aws_s3_bucket_lifecycle_configuration": _bucket,

@@ -29,8 +29,8 @@ run "creates_machine_role_and_log_group_with_logging_on" {
     error_message = "create = true makes the state machine and its role."
   }
   assert {
-    condition     = aws_sfn_state_machine.this[0].logging_configuration[0].level == "ALL"
-    error_message = "Execution logging is on by default."
+    condition     = aws_sfn_state_machine.this[0].logging_configuration[0].level == "ERROR" && !aws_sfn_state_machine.this[0].logging_configuration[0].include_execution_data
+    error_message = "Execution logging is on by default, at ERROR (failed executions) without payloads."
   }
   assert {
     condition     = output.state_machine_arn_static == "arn:aws:states:eu-west-1:123456789012:stateMachine:orders"
