@@ -42,8 +42,12 @@ locals {
   critical_work_name  = "${var.name_prefix}-critical-work"
   kms_key_arn         = var.create_kms_key ? aws_kms_key.this[0].arn : null
   # Every pattern's alarms notify this topic (subscribe your on-call to it): without a
-  # target the modules create no alarms, since an alarm nobody hears pages nobody.
-  alarms = { alarm_actions = [aws_sns_topic.alarms.arn], ok_actions = [aws_sns_topic.alarms.arn] }
+  # target the modules create no alarms, since an alarm nobody hears pages nobody. Its
+  # ARN is built, not read from the topic: a value known only after apply inside the
+  # root module's pattern objects would leave what they create unknown at plan time
+  # (CloudWatch accepts an action whose topic is created in the same apply).
+  alarm_topic_arn = "arn:${local.partition}:sns:${local.region}:${local.account_id}:${var.name_prefix}-alarms"
+  alarms          = { alarm_actions = [local.alarm_topic_arn], ok_actions = [local.alarm_topic_arn] }
 
   # The stand-in workflow of sqs-throttle and semaphore: waits $.seconds (default
   # 2), then succeeds with its input, so a run's concurrency can be read from the
