@@ -88,3 +88,28 @@ locals {
     sample_job     = concat(local.store_read_write, local.kms_statements, local.sample_event_statements)
   }
 }
+
+# What a state machine that embeds poll_loop_fragment_json needs on its own role: the
+# statements the module's own machine gets (the loop's Tasks call the same things).
+data "aws_iam_policy_document" "embedder" {
+  count = var.create ? 1 : 0
+
+  dynamic "statement" {
+    for_each = local.policy_statements.state_machine
+    content {
+      sid       = try(statement.value.sid, null)
+      effect    = try(statement.value.effect, "Allow")
+      actions   = statement.value.actions
+      resources = statement.value.resources
+
+      dynamic "condition" {
+        for_each = try(statement.value.conditions, [])
+        content {
+          test     = condition.value.test
+          variable = condition.value.variable
+          values   = condition.value.values
+        }
+      }
+    }
+  }
+}

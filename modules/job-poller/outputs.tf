@@ -122,6 +122,11 @@ output "poll_loop_fragment_json" {
   value       = local.output_fragment
 }
 
+output "poll_loop_embedder_policy_json" {
+  description = "IAM policy document for the role of a state machine that embeds poll_loop_fragment_json: what the loop's states call (the job Lambdas, or the AWS SDK job's and the completion's grants), the same statements as this module's own machine; null when create is false."
+  value       = one(data.aws_iam_policy_document.embedder[*].json)
+}
+
 output "poll_loop_entry_state" {
   description = "Name of the fragment's entry state (point the state that starts the job here)."
   value       = local.entry_state
