@@ -129,19 +129,25 @@ def test_example_table_serves_the_tracker(
     pitr = backups["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]
     assert pitr["PointInTimeRecoveryStatus"] == "ENABLED"
 
-    # The read-write policy names this table and its index, and no wildcard action.
+    # The read-write policy: item actions on this table, Query on its index only (the
+    # ARN each is decided on), and no wildcard action.
     policy = aws("iam").get_role_policy(
         RoleName=outputs["worker_role_arn"].rsplit("/", 1)[1],
         PolicyName=f"{variables['name_prefix']}-worker-status-table",
     )["PolicyDocument"]
     if isinstance(policy, str):
         policy = json.loads(policy)
-    resources = {r for s in policy["Statement"] for r in s["Resource"]}
-    assert resources == {
-        outputs["table_arn"],
-        f"{outputs['table_arn']}/index/status-update_time-index",
+    index_arn = f"{outputs['table_arn']}/index/status-update_time-index"
+    granted = {
+        (action, resource)
+        for s in policy["Statement"]
+        for action in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+        for resource in ([s["Resource"]] if isinstance(s["Resource"], str) else s["Resource"])
     }
-    assert not [a for s in policy["Statement"] for a in s["Action"] if "*" in a]
+    assert {r for _, r in granted} == {outputs["table_arn"], index_arn}
+    assert {a for a, r in granted if r == index_arn} == {"dynamodb:Query"}
+    assert "dynamodb:Query" not in {a for a, r in granted if r == outputs["table_arn"]}
+    assert not [a for a, _ in granted if "*" in a]
 
     # The library runs against the table Terraform created.
     orders = tracker(example, localstack_endpoint, "orders")
