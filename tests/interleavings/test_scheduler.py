@@ -7,6 +7,7 @@ search); the determinism and replay tests run the status table on moto, a few ru
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -16,6 +17,7 @@ import pytest
 from sfn_patterns_localstack.interleavings import cli
 from sfn_patterns_localstack.interleavings.clock import FakeClock
 from sfn_patterns_localstack.interleavings.explorer import Explorer, RunResult
+from sfn_patterns_localstack.interleavings.gateway import describe
 from sfn_patterns_localstack.interleavings.scheduler import (
     ActorContext,
     ActorState,
@@ -105,6 +107,24 @@ def test_independence_is_about_items_actors_and_the_clock() -> None:
     assert waiting.independent(_call(1, Kind.RUN, "a"))
 
 
+def test_a_request_names_its_items_by_hash_and_range_key() -> None:
+    body = json.dumps(
+        {
+            "TransactItems": [
+                {"Update": {"Key": {"pk": {"S": "r1"}, "sk": {"S": "run"}}}},
+                {"ConditionCheck": {"Key": {"pk": {"S": "r1"}, "sk": {"S": "task#a"}}}},
+                {"Put": {"Item": {"pk": {"S": "r1"}, "sk": {"S": "ready#1#a"}, "n": {"N": "1"}}}},
+            ]
+        }
+    )
+    call = describe("TransactWriteItems", body, "pk", "sk")
+    assert call.keys == {"r1 run", "r1 task#a", "r1 ready#1#a"}
+    assert call.writes
+    single = json.dumps({"Key": {"pk": {"S": "r1"}, "sk": {"S": "run"}}})
+    assert describe("GetItem", single, "pk").keys == {"r1"}  # a table without a range key
+    assert describe("Query", single, "pk", "sk").keys is None
+
+
 # -- the scheduler's threads -------------------------------------------------------------------
 
 
@@ -191,6 +211,43 @@ def test_a_waiting_actor_is_enabled_only_once_the_clock_reaches_its_time() -> No
     finally:
         scheduler.close()
     assert [e.subject for e in scheduler.events if isinstance(e, Effect)] == ["woke"]
+
+
+def test_a_condition_wait_is_enabled_by_another_actor_and_a_false_one_is_a_deadlock() -> None:
+    flag = {"set": False}
+
+    def setter(ctx: ActorContext) -> None:
+        _pause()
+        flag["set"] = True
+
+    def waiter(ctx: ActorContext) -> None:
+        ctx.wait_for("the flag", lambda: flag["set"])
+        ctx.effect("went on")
+
+    def never(ctx: ActorContext) -> None:
+        ctx.wait_for("nothing", lambda: False)
+
+    scheduler = Scheduler([("setter", setter), ("waiter", waiter)], FakeClock(), TICK)
+    scheduler.start()
+    try:
+        assert {o.step for o in scheduler.options()} >= {Step(Kind.RUN, 0)}
+        assert not any(o.step.actor == 1 for o in scheduler.options())
+        scheduler.perform(Step(Kind.RUN, 0))
+        waiting = [o for o in scheduler.options() if o.step.actor == 1]
+        assert [o.step for o in waiting] == [Step(Kind.RUN, 1)]
+        assert waiting[0].independent(_call(0, Kind.RUN, "k"))  # resuming touches nothing
+        scheduler.perform(Step(Kind.RUN, 1))
+    finally:
+        scheduler.close()
+    assert [e.subject for e in scheduler.events if isinstance(e, Effect)] == ["went on"]
+
+    stuck = Scheduler([("never", never)], FakeClock(), TICK)
+    stuck.start()
+    try:
+        assert stuck.options() == []  # not even a tick: time cannot make it true
+        assert stuck.deadlocked()
+    finally:
+        stuck.close()
 
 
 def test_a_body_that_raises_is_kept_for_the_report() -> None:

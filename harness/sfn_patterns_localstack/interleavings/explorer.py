@@ -10,10 +10,13 @@ Inside :class:`Explorer` (a context manager) the process is set up for exploring
 fake clock, instant sleeps in actor threads, the runtime's loggers quiet, and the mutant,
 if one was asked for, applied to the real runtime class.
 
-moto parses every condition and update expression several times per request, most of
-a run's CPU; the harness's own fix for that (``emulation/fixes/moto_expression_cache.py``,
-tested to answer exactly as moto does, and applied wherever the harness runs LocalStack)
-is applied too unless ``fast_moto=False``. It patches moto for the rest of the process.
+moto parses every condition and update expression several times per request, and copies
+each table a transaction names (and each item it updates) to roll it back: most of a
+run's CPU. The harness's own fixes for those (``emulation/fixes/moto_expression_cache.py``,
+``moto_transaction_copy.py``, ``moto_update_copy.py``, ``moto_dispatch.py``, each tested
+to answer as moto does,
+and applied wherever the harness runs LocalStack) are applied too unless
+``fast_moto=False``. They patch moto for the rest of the process.
 """
 
 from __future__ import annotations
@@ -138,7 +141,7 @@ class Explorer:
         mutant: The name of one of ``protocol.mutants()`` to apply, or None.
         max_steps: Steps after which a run that is still going is reported as a livelock.
         quiet: Silence the runtime's loggers (exploring); replay may keep them.
-        fast_moto: Apply the harness's moto expression cache (see the module docstring).
+        fast_moto: Apply the harness's moto speed-ups (see the module docstring).
 
     """
 
@@ -163,7 +166,7 @@ class Explorer:
         self.fast_moto = fast_moto
         self.clock = FakeClock()
         self.store = MotoStore(protocol.table_name, protocol.region)
-        self.gateway = Gateway(self.store, protocol.hash_key)
+        self.gateway = Gateway(self.store, protocol.hash_key, protocol.range_key)
         self._stack = contextlib.ExitStack()
         self._saved: Any = None
 
@@ -172,9 +175,17 @@ class Explorer:
 
         stack = self._stack
         if self.fast_moto:
-            from sfn_patterns_localstack.emulation.fixes import moto_expression_cache
+            from sfn_patterns_localstack.emulation.fixes import (
+                moto_dispatch,
+                moto_expression_cache,
+                moto_transaction_copy,
+                moto_update_copy,
+            )
 
             moto_expression_cache.apply()
+            moto_update_copy.apply()
+            moto_transaction_copy.apply()
+            moto_dispatch.apply()
         try:
             for name in _ENV_CLEARED:
                 if name in os.environ:
@@ -228,6 +239,13 @@ class Explorer:
                 if sched.quiescent():
                     result.quiescent = True
                     result.violations = checker.at_quiescence(self._view(sched))
+                    break
+                if sched.deadlocked():
+                    result.violations = [
+                        "liveness: deadlock: every live actor waits for something no step "
+                        f"can bring ({sched.describe()})",
+                        *checker.at_quiescence(self._view(sched)),
+                    ]
                     break
                 if len(result.schedule) >= self.max_steps:
                     result.violations = [

@@ -28,7 +28,7 @@ from botocore.exceptions import ReadTimeoutError
 from sfn_patterns_localstack.interleavings import scheduler
 from sfn_patterns_localstack.interleavings.scheduler import CallPause, Write
 from sfn_patterns_localstack.interleavings.steps import Kind
-from sfn_patterns_localstack.interleavings.store import MotoStore, changed
+from sfn_patterns_localstack.interleavings.store import MotoStore, changed, item_name
 
 HANDLER_ID = "sfn-patterns-interleavings-gateway"
 _EVENT = "before-send.dynamodb"
@@ -44,12 +44,14 @@ class Gateway:
     Args:
         store: The store requests are applied to.
         hash_key: The table's hash key attribute (a request's items are named by it).
+        range_key: The table's range key attribute, if it has one (then with it).
 
     """
 
-    def __init__(self, store: MotoStore, hash_key: str) -> None:
+    def __init__(self, store: MotoStore, hash_key: str, range_key: str | None = None) -> None:
         self.store = store
         self.hash_key = hash_key
+        self.range_key = range_key
 
     def attach(self, client: Any) -> None:
         """Put this gateway first on ``client``'s ``before-send`` (replacing an earlier one)."""
@@ -64,7 +66,7 @@ class Gateway:
         if binding is None:
             return self.store.send(request)
         run, actor = binding
-        call = describe(event_name.rsplit(".", 1)[-1], request.body, self.hash_key)
+        call = describe(event_name.rsplit(".", 1)[-1], request.body, self.hash_key, self.range_key)
         decision = run.pause_at_call(actor, call)
         if decision.kind is Kind.THROTTLE:
             run.after_answer(decision)
@@ -83,14 +85,22 @@ class Gateway:
         return response
 
 
-def describe(operation: str, body: bytes | str | None, hash_key: str) -> CallPause:
-    """What a request touches: its operation, the hash keys of its items, whether it writes."""
+def describe(
+    operation: str, body: bytes | str | None, hash_key: str, range_key: str | None = None
+) -> CallPause:
+    """What a request touches: its operation, its items' names, whether it writes.
+
+    Items are named as :meth:`MotoStore.snapshot` names them (:func:`~.store.item_name`).
+    """
     data = json.loads(body or b"{}")
     keys: set[str] | None = set()
 
     def add(key: dict[str, Any] | None) -> None:
-        if key is not None and hash_key in key and keys is not None:
-            keys.add(str(next(iter(key[hash_key].values()))))
+        if key is None or hash_key not in key or keys is None:
+            return
+        hashed = str(next(iter(key[hash_key].values())))
+        ranged = key.get(range_key) if range_key is not None else None
+        keys.add(item_name(hashed, None if ranged is None else str(next(iter(ranged.values())))))
 
     if operation in ("Query", "Scan"):
         keys = None

@@ -44,7 +44,7 @@ class Checker(abc.ABC):
 
     @abc.abstractmethod
     def at_quiescence(self, view: RunView) -> list[str]:
-        """The invariants broken once no actor has a step left."""
+        """The invariants broken once no actor has a step left (or none can ever move)."""
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,11 @@ class Protocol(abc.ABC):
 
     #: The name on the command line (``--protocol``).
     name: ClassVar[str]
-    #: The table the protocol's runtime uses, its region and hash key attribute.
+    #: The table the protocol's runtime uses, its region and key attributes.
     table_name: ClassVar[str]
     region: ClassVar[str] = "us-east-1"
     hash_key: ClassVar[str]
+    range_key: ClassVar[str | None] = None
 
     @property
     @abc.abstractmethod

@@ -7,8 +7,10 @@ that drives the :class:`Scheduler`) holds it the rest of the time. So every run 
 sequence of atomic steps, chosen by the controller, and the same steps give the same run.
 
 A pause point is every request an actor sends to the store (the gateway, :mod:`.gateway`,
-calls :meth:`Scheduler.pause_at_call` from botocore's ``before-send`` event), and a wait for
-the clock (:meth:`ActorContext.wait_until`, for a worker that waits out a lease). At a call
+calls :meth:`Scheduler.pause_at_call` from botocore's ``before-send`` event), a wait for
+the clock (:meth:`ActorContext.wait_until`, for a worker that waits out a lease), and a wait
+for something another actor does (:meth:`ActorContext.wait_for`, for a task execution that
+reports only once it was started). At a call
 the controller decides what happens to it (:class:`~.steps.Kind`): sent, answer lost,
 throttled, or the actor crashes there. A crashed actor's thread stays parked and is only
 unwound when the run is closed, by raising :class:`ActorStopped` at its pause point; from
@@ -72,7 +74,24 @@ class WaitPause:
         return f"wait until {self.until.isoformat()}"
 
 
-Pause = CallPause | WaitPause
+@dataclass(frozen=True)
+class ConditionPause:
+    """An actor waiting until ``ready()`` holds (enabled once it does).
+
+    ``ready`` must be monotone: once true it stays true whatever other actors do. The
+    reduction relies on it (resuming such an actor commutes with every other step), and
+    so does the explorer's deadlock check (no step can make a false condition true
+    except another actor's).
+    """
+
+    label: str
+    ready: Callable[[], bool] = field(compare=False)
+
+    def __str__(self) -> str:
+        return f"wait for {self.label}"
+
+
+Pause = CallPause | WaitPause | ConditionPause
 
 
 @dataclass(frozen=True)
@@ -96,7 +115,9 @@ class Option:
         return self._touches_nothing() or other._touches_nothing() or _disjoint(self, other)
 
     def _touches_nothing(self) -> bool:
-        return self.step.kind in (Kind.CRASH, Kind.THROTTLE) or isinstance(self.pause, WaitPause)
+        return self.step.kind in (Kind.CRASH, Kind.THROTTLE) or isinstance(
+            self.pause, WaitPause | ConditionPause
+        )
 
 
 def _disjoint(a: Option, b: Option) -> bool:
@@ -222,6 +243,22 @@ class ActorContext:
         if self._scheduler.clock.now < when:
             self._scheduler.pause(self._actor, WaitPause(when))
 
+    def wait_for(self, label: str, ready: Callable[[], bool]) -> None:
+        """Pause until ``ready()`` holds (returns at once if it does).
+
+        ``ready`` must be monotone (see :class:`ConditionPause`).
+        """
+        if not ready():
+            self._scheduler.pause(self._actor, ConditionPause(label, ready))
+
+    def ended(self, index: int) -> bool:
+        """Whether actor ``index`` has finished or crashed (for a retry that follows it)."""
+        return self._scheduler.actors[index].state in (ActorState.FINISHED, ActorState.CRASHED)
+
+    def crashed(self, index: int) -> bool:
+        """Whether actor ``index`` crashed."""
+        return self._scheduler.actors[index].state is ActorState.CRASHED
+
 
 _local = threading.local()
 
@@ -278,7 +315,11 @@ class Scheduler:
             self._hand_turn(actor)
 
     def options(self) -> list[Option]:
-        """Every step possible now (strategies apply their own budgets)."""
+        """Every step possible now (strategies apply their own budgets).
+
+        A tick is possible while an actor can move or waits for the clock; when every
+        live actor waits for a condition that does not hold, time changes nothing.
+        """
         options: list[Option] = []
         for actor in self.actors:
             if not actor.live:
@@ -288,11 +329,20 @@ class Scheduler:
                 options.extend(
                     Option(Step(kind, actor.index, tick), pause) for kind, tick in _CALL_STEPS
                 )
-            elif isinstance(pause, WaitPause) and pause.until <= self.clock.now:
+            elif _resumable(pause, self.clock.now):
                 options.append(Option(Step(Kind.RUN, actor.index), pause))
-        if any(actor.live for actor in self.actors):
+        waiting = any(actor.live and isinstance(actor.pause, WaitPause) for actor in self.actors)
+        if options or waiting:
             options.append(Option(Step(Kind.TICK)))
         return options
+
+    def deadlocked(self) -> bool:
+        """Live actors remain, and none can ever move: each waits for a false condition.
+
+        A tick cannot help (only another actor's step makes a condition true), so the
+        run can go no further: for a protocol, a liveness failure.
+        """
+        return not self.quiescent() and not self.options()
 
     def quiescent(self) -> bool:
         """No actor has a step left (each finished or crashed)."""
@@ -394,6 +444,13 @@ class Scheduler:
                 actor.pause = None
                 self._turn = None
                 self._cv.notify_all()
+
+
+def _resumable(pause: Pause | None, now: datetime) -> bool:
+    """Whether a waiting actor may go on: its time has come, or its condition holds."""
+    if isinstance(pause, WaitPause):
+        return pause.until <= now
+    return isinstance(pause, ConditionPause) and pause.ready()
 
 
 _CALL_STEPS = (
