@@ -1,12 +1,13 @@
 """The protocols the explorer knows, by their ``--protocol`` name.
 
 Each is a :class:`~..protocol.Protocol` over one pattern's real runtime code. The status
-table is the first; the semaphore, the dag dispatcher and sqs-throttle are not here yet.
+table and the dag dispatcher are here; the semaphore and sqs-throttle are not yet.
 """
 
 from __future__ import annotations
 
 from sfn_patterns_localstack.interleavings.protocol import Protocol, protocol_registry
+from sfn_patterns_localstack.interleavings.protocols.dag_aggregate import DagAggregate
 from sfn_patterns_localstack.interleavings.protocols.status_table import StatusTable
 
-PROTOCOLS: dict[str, type[Protocol]] = protocol_registry(StatusTable)
+PROTOCOLS: dict[str, type[Protocol]] = protocol_registry(StatusTable, DagAggregate)
