@@ -37,11 +37,6 @@ def _passes(report: Report) -> None:
     assert not report.failures, "\n\n".join(str(failure) for failure in report.failures)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: the stale ready item of test_a_child_is_queued_once_when_a_replayed_"
-    "report_also_finds_it_ready is within four steps",
-)
 def test_every_schedule_of_four_steps_keeps_every_invariant(explorer: Explorer) -> None:
     """Every order of the first four calls of the three reports, each run to the end."""
     search = DepthFirst(depth=4, budget=NO_FAULTS)
@@ -101,12 +96,6 @@ def test_a_transaction_sent_again_after_its_lost_answer_is_not_applied_twice(
 STALE_AFTER_A_REPLAYED_REPORT = "1 3 3 1 0 0 0 0 0 0 0 0 1"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: RunStore.release queues a child its own unblock emptied without checking "
-    "it is still unqueued, assuming no one else can have queued it; a replayed report of "
-    "another parent does (its recheck path)",
-)
 def test_a_child_is_queued_once_when_a_replayed_report_also_finds_it_ready(
     explorer: Explorer,
 ) -> None:

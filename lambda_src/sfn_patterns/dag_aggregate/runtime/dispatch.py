@@ -22,10 +22,12 @@ module decides what to write when. The protocol, and why it is safe:
   item of that attempt takes it; a loser gets the recorded item back in the same
   call and replays the follow-up steps, so a redelivered report is harmless). On
   success each child loses the task from ``waiting_on`` (conditional on it being
-  there, so exactly one caller sees the set become empty). Then **one** write
-  frees the slot *and* queues the children that became ready (a transaction of the
-  run item and their ready items; a plain update when none became ready); the run
-  item after it says what to dispatch.
+  there, so exactly one first delivery sees the set become empty; a replayed report
+  of another parent may find the child ready too). Then **one** write frees the
+  slot *and* queues the children that became ready, each only if it is still
+  unqueued: no ready item, no slot, pending at that attempt (a transaction of the
+  run item, their ready items and checks of their task items; a plain update when
+  none became ready); the run item after it says what to dispatch.
 * **finish**: when nothing is active or ready, a consistent read of the task items
   re-queues a ready task lost by a crash (defensive: the protocol above cannot lose
   one), else one conditional update (RUNNING, nothing active or ready) ends the
@@ -440,7 +442,7 @@ class Scheduler:
                 )
                 return
             replaying = True  # the outcome that counts is the recorded one
-        ready, recheck = self._unblock_children(run_id, recorded, replaying=replaying)
+        ready = self._unblock_children(run_id, recorded, replaying=replaying)
         failure = None
         if recorded.status == FAILED:
             failure = Failure(
@@ -452,22 +454,23 @@ class Scheduler:
                     {"TaskFailures": 1},
                     properties={"Task": task, "RunId": run_id, "Error": failure.error},
                 )
-        run = self._release(run_id, task, attempt, ready=ready, recheck=recheck, failure=failure)
+        run = self._release(run_id, task, attempt, ready=ready, failure=failure)
         if run is not None:
             self.dispatch(run, f"{task}#{attempt}", want=REPORT_CLAIMS)
 
     def _unblock_children(
         self, run_id: str, recorded: TaskState, *, replaying: bool
-    ) -> tuple[dict[str, ReadyEntry], set[str]]:
+    ) -> dict[str, ReadyEntry]:
         """Remove a succeeded task from its children's ``waiting_on``; return the ready ones.
 
-        ``recheck``: children found ready while replaying a report (our first delivery
-        may have crashed before queueing them); they are queued only if not running.
+        A replayed report also returns the children it finds ready without having
+        unblocked them (its first delivery may have crashed before queueing them). A
+        child may so be returned to two callers, the replay and the parent whose unblock
+        emptied the set: :meth:`RunStore.release` queues it only if it is still unqueued.
         """
         ready: dict[str, ReadyEntry] = {}
-        recheck: set[str] = set()
         if recorded.status != SUCCEEDED:
-            return ready, recheck
+            return ready
         for child in recorded.children:
             try:
                 unblocked = self.store.unblock(run_id, child, recorded.name)
@@ -475,12 +478,11 @@ class Scheduler:
                 if not replaying or lost.item is None:
                     continue
                 unblocked = decode_task(lost.item)
-                if unblocked.status != PENDING or unblocked.waiting_on:
+                if unblocked.status != PENDING:
                     continue
-                recheck.add(child)
             if not unblocked.waiting_on:
                 ready[child] = self._ready_entry(child, unblocked.attempt)
-        return ready, recheck
+        return ready
 
     def _release(
         self,
@@ -489,7 +491,6 @@ class Scheduler:
         attempt: int,
         *,
         ready: dict[str, ReadyEntry],
-        recheck: set[str],
         failure: Failure | None,
     ) -> RunState | None:
         """Queue the ready children (in batches) and free the slot, each write once.
@@ -512,7 +513,6 @@ class Scheduler:
                         attempt,
                         ready=batch,
                         failure=failure,
-                        recheck=recheck & batch.keys(),
                         keep_slot=not last,
                     )
                     break
@@ -523,7 +523,7 @@ class Scheduler:
                     slot = run.active.get(task)
                     if slot is None or slot.attempt != attempt:
                         return run  # released by an earlier delivery
-                    busy = {c for c in recheck & batch.keys() if c in run.active}
+                    busy = {c for c in batch if c in run.active}
                     if not busy:
                         raise
                     for child in busy:  # already claimed: queueing it again would run it twice

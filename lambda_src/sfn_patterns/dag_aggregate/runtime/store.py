@@ -603,33 +603,30 @@ class RunStore:
         *,
         ready: Mapping[str, ReadyEntry],
         failure: Failure | None,
-        recheck: Iterable[str] = (),
         keep_slot: bool = False,
     ) -> RunState:
         """Free a task's slot and queue the children it made ready, in one atomic write.
 
         Conditional on the slot still being this attempt's, so a redelivered report
-        changes nothing. A child this task unblocked (its last parent) cannot have
-        been queued by anyone else; a child in ``recheck`` (found ready while replaying
-        a report) is queued only if it does not hold a slot and its task item is still
-        pending at that attempt, checked in the same transaction: the replay read the
-        child pending, but the child may have been claimed, run and released since, and
-        queueing it then ran it again (its start a no-op on the existing execution, its
-        slot never released: the 5,000-task scale run stalled on such slots). Each
-        child's ready item is written only if absent, in one transaction with the
-        slot's release and ``ready_count``; without children the release is one plain
-        update. At most
-        EXPRESSION_BATCH children per call: with ``keep_slot`` the call only queues them
-        (still conditional on the slot), so a wide fan-out is queued in several writes
-        before the last one frees the slot.
+        changes nothing. Each child is queued only if it is still unqueued, checked in
+        the same transaction: its ready item absent, no slot held by it, and its task
+        item pending at that attempt with no parent left. One child can be handed to two
+        callers (the parent whose unblock emptied its ``waiting_on``, and a replayed
+        report of another parent, which cannot tell whether its first delivery queued
+        it), and by the time the second writes, the first's queueing may have been
+        claimed, or claimed and run: queued again, the child ran twice, or held a slot
+        no report frees (its start a no-op on the existing execution). The 5,000-task
+        scale run stalled on such slots. Without children the release is one plain
+        update. At most EXPRESSION_BATCH children per call: with ``keep_slot`` the call
+        only queues them (still conditional on the slot), so a wide fan-out is queued
+        in several writes before the last one frees the slot.
         """
         if len(ready) > EXPRESSION_BATCH:
             raise ValueError(f"queue at most {EXPRESSION_BATCH} children per request")
-        rechecked = set(recheck)
 
         def run_part(queued: Mapping[str, ReadyEntry]) -> dict[str, Any]:
             names = _Names()
-            guards = [f"attribute_not_exists(active.{names(c)})" for c in queued if c in rechecked]
+            guards = [f"attribute_not_exists(active.{names(c)})" for c in queued]
             sets = ["ready_count = if_not_exists(ready_count, :zero) + :k"] if queued else []
             values: dict[str, Any] = {":a": _n(attempt)}
             if queued:
@@ -648,7 +645,7 @@ class RunStore:
                 "ExpressionAttributeValues": values,
             }
 
-        if self._queue_ready(run_id, ready, run_part, check=rechecked):
+        if self._queue_ready(run_id, ready, run_part):
             return self._run_after_write(run_id)
         return decode_run(run_id, self._update(run_id, RUN_SK, **run_part({})))
 
@@ -657,29 +654,26 @@ class RunStore:
         run_id: str,
         ready: Mapping[str, ReadyEntry],
         run_part: Callable[[Mapping[str, ReadyEntry]], dict[str, Any]],
-        *,
-        check: Iterable[str] = (),
     ) -> bool:
         """Write ready items with the run item's update, in one transaction; False: none left.
 
         ``run_part(queued)`` is the run item's update for the items still to queue (it
-        adds their count to ``ready_count``, under its own condition); a task in
-        ``check`` is queued only if its task item is still pending at that attempt. A
+        adds their count to ``ready_count``, under its own condition, which also checks
+        that none of them holds a slot). Each task is queued only if its ready item is
+        absent and its task item still pending at that attempt with no parent left. A
         task already queued, or no longer pending, is left out and the rest written
         again, so no item is ever counted twice; the run item's condition failing
         raises :class:`ConditionFailed` with its image.
         """
         pending = dict(ready)
-        checked_names = set(check)
         while pending:
             children = list(pending.items())
-            checked = [(t, e) for t, e in children if t in checked_names]
             try:
                 self._transact(
                     [
                         self._run_update(run_id, **run_part(pending)),
                         *(self._put_ready(run_id, t, e) for t, e in children),
-                        *(self._still_pending(run_id, t, e) for t, e in checked),
+                        *(self._still_pending(run_id, t, e) for t, e in children),
                     ]
                 )
                 return True
@@ -687,7 +681,7 @@ class RunStore:
                 if cancelled.failed(0):
                     raise ConditionFailed(cancelled.item(0)) from None
                 dropped = {
-                    t for i, (t, _) in enumerate([*children, *checked], 1) if cancelled.failed(i)
+                    t for i, (t, _) in enumerate([*children, *children], 1) if cancelled.failed(i)
                 }
                 if not dropped:
                     raise
@@ -856,7 +850,8 @@ class RunStore:
     def requeue(self, run_id: str, ready: Mapping[str, ReadyEntry]) -> RunState:
         """Put ready tasks lost by a crash back in the queue (only while the run runs).
 
-        A task that holds a slot, or whose ready item is there, is not queued again.
+        A task that holds a slot, whose ready item is there, or that is no longer pending
+        at that attempt, is not queued again.
         """
 
         def run_part(queued: Mapping[str, ReadyEntry]) -> dict[str, Any]:
