@@ -242,9 +242,9 @@ def _overlapping_starts(ddb: Any, pause: str) -> tuple[Any, FakeLauncher, list[s
         resume.set()
         first.join(10)
 
-    def put_tasks_spy(run_id: str, tasks: Any) -> None:
+    def put_tasks_spy(run_id: str, tasks: Any, **owner: str) -> None:
         writers.append(threading.current_thread().name)
-        put_tasks(run_id, tasks)
+        put_tasks(run_id, tasks, **owner)
         if threading.current_thread() is first:
             first_wrote.set()
             resume.wait(10)  # still writing when the retry starts

@@ -110,11 +110,6 @@ def test_a_child_is_queued_once_when_a_replayed_report_also_finds_it_ready(
 STALE_AFTER_A_RETRIED_START = "0 0 0 0 1 1 1 1 1 1 1 1 1 1 1"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: a start attempt that Step Functions retried still writes task items and "
-    "ready items after its retry took the run over (only the final open is fenced by token)",
-)
 def test_a_superseded_start_attempt_writes_nothing_into_the_run() -> None:
     with Explorer(DagAggregate(Scenario(start="retried", duplicates=()))) as explorer:
         result = explorer.run(Replay(parse_schedule(STALE_AFTER_A_RETRIED_START)))

@@ -384,8 +384,10 @@ class Scheduler:
             reset.append(task)
             if not task.waiting_on:
                 ready[name] = self._ready_entry(name, attempt)
-        self.store.put_tasks(request.run_id, reset)
         try:
+            self.store.put_tasks(
+                request.run_id, reset, execution=request.execution, token=request.token
+            )
             run = self.store.open_run(
                 request.run_id,
                 request.execution,
@@ -396,7 +398,7 @@ class Scheduler:
             )
         except ConditionFailed:
             # A later attempt of this start (or another coordinator) took the run over
-            # while this one wrote the task items; that one opens it.
+            # while this one wrote its items; that one writes them and opens the run.
             raise RunAlreadyRunningError(
                 f"run {request.run_id!r} was taken over while starting"
             ) from None

@@ -57,7 +57,9 @@ RUN_SUCCEEDED, RUN_FAILED = "SUCCEEDED", "FAILED"
 ENDED = (RUN_SUCCEEDED, RUN_FAILED)
 MAX_ERROR = 256
 MAX_CAUSE = 30_000  # SendTaskFailure allows 32,768 characters
-_BATCH = 25  # BatchWriteItem's limit
+# Writes per transaction of a start (TransactWriteItems takes 100 items, one of them
+# the check that the start still owns the run).
+_STARTING_WRITES = 99
 # Map entries (and ready items) one request touches: a DynamoDB expression may be at
 # most 4 KB, and each entry costs about 60 characters of UpdateExpression and
 # ConditionExpression; a transaction holds at most 100 items.
@@ -342,12 +344,9 @@ class _Names:
 class RunStore:
     """Reads and conditional writes of the runs table (boto3 low-level DynamoDB client)."""
 
-    def __init__(
-        self, client: Any, table: str, sleep: Callable[[float], None] = time.sleep
-    ) -> None:
+    def __init__(self, client: Any, table: str) -> None:
         self.client = client
         self.table = table
-        self.sleep = sleep
         # DynamoDB requests by operation (the handler logs them per invocation).
         self.requests: Counter[str] = Counter()
 
@@ -557,21 +556,24 @@ class RunStore:
         found the run opened and failed the coordinator).
 
         The ready items are written first, and any other ready item of the run deleted
-        (a start that died before this step may have queued another selection); no one
+        (a start that died before this step may have queued another selection), each
+        write only while this attempt owns the run (:meth:`_starting_writes`); no one
         claims while the run is STARTING. Then one write opens the run with their count.
         """
         wanted = {entry.sort_key(task): (task, entry) for task, entry in ready.items()}
         queued = self._items(run_id, READY_PREFIX)
         existing = {item["sk"]["S"]: _decode_ready(item) for item in queued}
         stale = [
-            {"DeleteRequest": {"Key": self._key(run_id, sk)}} for sk in existing if sk not in wanted
+            {"Delete": {"TableName": self.table, "Key": self._key(run_id, sk)}}
+            for sk in existing
+            if sk not in wanted
         ]
         puts = [
-            {"PutRequest": {"Item": _ready_item(run_id, task, entry)}}
+            {"Put": {"TableName": self.table, "Item": _ready_item(run_id, task, entry)}}
             for sk, (task, entry) in wanted.items()
             if existing.get(sk) != (task, entry)
         ]
-        self._batch_write(stale + puts)
+        self._starting_writes(run_id, execution, token, stale + puts)
         return decode_run(
             run_id,
             self._update(
@@ -925,22 +927,54 @@ class RunStore:
         """Every task item of the run, strongly consistent (the final census relies on it)."""
         return {t.name: t for t in map(decode_task, self._items(run_id, TASK_PREFIX))}
 
-    def put_tasks(self, run_id: str, tasks: Iterable[TaskState]) -> None:
-        """Write task items (new or reset), 25 per BatchWriteItem."""
-        self._batch_write([{"PutRequest": {"Item": _encode_task(run_id, t)}} for t in tasks])
+    def put_tasks(
+        self, run_id: str, tasks: Iterable[TaskState], *, execution: str, token: str
+    ) -> None:
+        """Write task items (new or reset) while this start attempt owns the run.
 
-    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
-        """BatchWriteItem, 25 requests each, until nothing is left unprocessed."""
-        for i in range(0, len(requests), _BATCH):
-            pending: Mapping[str, Any] = {self.table: requests[i : i + _BATCH]}
-            for attempt in range(10):
-                response = self._call("batch_write_item", RequestItems=pending)
-                pending = response.get("UnprocessedItems") or {}
-                if not pending:
-                    break
-                self.sleep(min(0.05 * 2**attempt, 2))
-            else:
-                raise RuntimeError("BatchWriteItem kept returning unprocessed items")
+        See :meth:`_starting_writes`: an attempt that was taken over writes nothing.
+        """
+        self._starting_writes(
+            run_id,
+            execution,
+            token,
+            [{"Put": {"TableName": self.table, "Item": _encode_task(run_id, t)}} for t in tasks],
+        )
+
+    def _starting_writes(
+        self, run_id: str, execution: str, token: str, writes: list[dict[str, Any]]
+    ) -> None:
+        """Transactions of up to 99 writes, each with a check that this attempt owns the run.
+
+        Owned: STARTING for this execution with this attempt's token, as
+        :meth:`open_run` requires. Two attempts of one start overlap when Step Functions
+        retries the first while it still runs; once the retry's :meth:`create_run` took
+        the token, the first must not write: its task items would reset tasks the retry
+        has run since, and its ready items queue tasks already claimed or run (the
+        stale ready items of the 5,000-task scale run, whose start took minutes).
+        A lost ownership raises :class:`ConditionFailed` with the run item.
+        """
+        check = {
+            "ConditionCheck": {
+                "TableName": self.table,
+                "Key": self._key(run_id, RUN_SK),
+                "ConditionExpression": "#s = :starting AND execution = :e AND #t = :t",
+                "ExpressionAttributeNames": {"#s": "status", "#t": "token"},
+                "ExpressionAttributeValues": {
+                    ":starting": _s(STARTING),
+                    ":e": _s(execution),
+                    ":t": _s(token),
+                },
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }
+        for i in range(0, len(writes), _STARTING_WRITES):
+            try:
+                self._transact([check, *writes[i : i + _STARTING_WRITES]])
+            except _Cancelled as cancelled:
+                if cancelled.failed(0):
+                    raise ConditionFailed(cancelled.item(0)) from None
+                raise
 
     def record(self, run_id: str, task: str, attempt: int, outcome: Outcome) -> TaskState:
         """Write a task's outcome, once: only a pending task of this attempt takes it.
