@@ -320,10 +320,21 @@ class Scheduler:
                     request.run_id, request.execution, request.token, run.execution
                 )
         except ConditionFailed as lost:
-            winner = decode_run(request.run_id, lost.item or {}).execution or "another execution"
+            now = decode_run(request.run_id, lost.item or {})
+            if not own and now.ended:
+                # The adopted run ended since it was read (its outcome went to the
+                # ended coordinator): start it as an ended run id is started.
+                self.start(request)
+                return
+            winner = now.execution or "another execution"
             raise RunAlreadyRunningError(
                 f"run {request.run_id!r} was taken over by {winner}"
             ) from None
+        if run.ended:
+            # It ended since it was read, and its outcome went to the token of an
+            # attempt Step Functions no longer waits on: answer this attempt's too.
+            self._conclude(run)
+            return
         self.dispatch(run, request.claimer)
 
     def _begin(
@@ -396,12 +407,17 @@ class Scheduler:
                 selection=selection,
                 task_count=len(chosen),
             )
-        except ConditionFailed:
-            # A later attempt of this start (or another coordinator) took the run over
-            # while this one wrote its items; that one writes them and opens the run.
-            raise RunAlreadyRunningError(
-                f"run {request.run_id!r} was taken over while starting"
-            ) from None
+        except ConditionFailed as lost:
+            run = decode_run(request.run_id, lost.item or {})
+            opened = (run.status, run.execution, run.token)
+            if opened != (RUNNING, request.execution, request.token):
+                # A later attempt of this start (or another coordinator) took the run
+                # over while this one wrote its items; that one writes them and opens it.
+                raise RunAlreadyRunningError(
+                    f"run {request.run_id!r} was taken over while starting"
+                ) from None
+            # This attempt's own opening, whose answer was lost: the client's re-sent
+            # request found the run already open under this token.
         log.info(
             "run %s invocation %s: %s tasks selected, %s already succeeded, %s ready",
             request.run_id,
@@ -669,16 +685,26 @@ class Scheduler:
                 f"nothing runs or can start, but only {counts[SUCCEEDED]} of {len(chosen)} "
                 f"tasks succeeded: {counts}",
             )
+        now = self.clock()
         try:
             final = self.store.finish(
                 run.run_id,
                 RUN_FAILED if failure else RUN_SUCCEEDED,
                 counts=counts,
                 failure=failure,
-                now=self.clock(),
+                now=now,
             )
-        except ConditionFailed:
-            return None  # another caller ended it, or something became ready
+        except ConditionFailed as lost:
+            # Something became ready, or another caller ended the run (it answers), or
+            # this very write landed and its answer was lost: the client's re-sent
+            # request then finds the run ended, and nobody else would answer the token.
+            ended = decode_run(run.run_id, lost.item) if lost.item else None
+            if ended is None or not ended.ended or ended.notified:
+                return None
+            if ended.finished_at != now:
+                self._conclude(ended, tasks)  # a second answer to a token is ignored
+                return None
+            final = ended
         emit_run_metrics(final, counts)
         self._conclude(final, tasks)
         return None
