@@ -11,13 +11,22 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import boto3
 import pytest
 
 from sfn_patterns_localstack.interleavings import cli
+from sfn_patterns_localstack.interleavings.clock import FakeClock
 from sfn_patterns_localstack.interleavings.explorer import Explorer, Report
-from sfn_patterns_localstack.interleavings.protocols.dag_aggregate import DagAggregate, Scenario
+from sfn_patterns_localstack.interleavings.protocol import RunView
+from sfn_patterns_localstack.interleavings.protocols.dag_aggregate import (
+    SHAPES,
+    DagAggregate,
+    Scenario,
+)
+from sfn_patterns_localstack.interleavings.protocols.dag_aggregate.invariants import DagChecker
+from sfn_patterns_localstack.interleavings.scheduler import Effect, Event, Write
 from sfn_patterns_localstack.interleavings.steps import parse_schedule
 from sfn_patterns_localstack.interleavings.store import RUNTIME_HOST
 from sfn_patterns_localstack.interleavings.strategies import Budget, DepthFirst, RandomWalk, Replay
@@ -238,3 +247,60 @@ def test_a_scenario_option_out_of_range_names_the_flag(capsys: pytest.CaptureFix
     assert "--dag-failing: no task 'z' in the join DAG; its tasks are a, b, c" in (
         capsys.readouterr().err
     )
+
+
+# -- the checker on planted histories ----------------------------------------------------------
+
+
+class _Items:
+    """A stand-in store: the snapshot a checker reads."""
+
+    def __init__(self, items: dict[str, dict[str, Any]]) -> None:
+        self.items = items
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        return self.items
+
+
+def _task(status: str, attempt: int = 1, **more: Any) -> dict[str, Any]:
+    return {"status": status, "attempt": attempt, **more}
+
+
+def _view(events: list[Event], items: dict[str, dict[str, Any]]) -> RunView:
+    return RunView(events, [], FakeClock(), _Items(items))  # type: ignore[arg-type]
+
+
+def _checker() -> DagChecker:
+    return DagChecker("r1", SHAPES["join"], 1)
+
+
+NOW = FakeClock().now
+RUN = {"status": "RUNNING", "active": {"c": 1}, "ready_count": 0}
+
+
+def test_the_checker_sees_a_task_run_twice_or_before_its_parents() -> None:
+    items = {"r1 run": RUN, "r1 task#a": _task("succeeded"), "r1 task#b": _task("pending")}
+    checker = _checker()
+    broken = checker.after_step(_view([Effect(1, 0, "c", NOW)], items))
+    assert broken == ["order: actor 0 started c while its parent b is pending"]
+    items["r1 task#b"] = _task("succeeded")
+    events: list[Event] = [Effect(1, 0, "c", NOW), Effect(2, 1, "c", NOW)]
+    assert checker.after_step(_view(events, items)) == ["once: actor 1 started c again (run 2)"]
+
+
+def test_the_checker_sees_a_slot_given_to_a_task_that_ran_and_a_stale_ready_item() -> None:
+    items = {
+        "r1 run": RUN,
+        "r1 task#c": _task("succeeded"),
+        "r1 ready#099#a": {"task": "a", "attempt": 1},
+        "r1 task#a": _task("succeeded"),
+    }
+    grant = Write(1, 2, "TransactWriteItems", {"r1 run": {"active": {}}}, {"r1 run": RUN}, NOW)
+    broken = _checker().after_step(_view([grant], items))
+    assert broken == [
+        "slot: actor 2 gave c a slot (attempt 1) while its task item is succeeded at "
+        "attempt 1, waiting on []",
+        "queue: ready_count is 0 but 1 ready items are queued (a)",
+        "queue: a ready item queues a (attempt 1), which is succeeded at attempt 1: a "
+        "stale ready item",
+    ]

@@ -16,7 +16,8 @@ Laid out by job:
 * :mod:`.clock` - the fake clock and the runtime's time pointed at it;
 * :mod:`.strategies` - random walk, depth-first search with sleep sets, replay;
 * :mod:`.explorer` - runs, checks, failures and reports;
-* :mod:`.protocol` and :mod:`.protocols` - what a protocol provides, and the status table;
+* :mod:`.protocol` and :mod:`.protocols` - what a protocol provides, the status table and
+  the dag dispatcher;
 * :mod:`.cli` - ``python -m sfn_patterns_localstack.interleavings explore|replay|mutants``.
 
 Nothing here imports LocalStack.
