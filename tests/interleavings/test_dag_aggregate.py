@@ -207,7 +207,7 @@ def test_the_claims_pending_check_is_not_needed_once_nothing_queues_a_stale_item
 
 # Each mutant, the scenario it is explored in and the invariant that must catch it. The
 # budget is MUTANT_RUNS runs of the seed-0 walk over interleavings only (no faults); when
-# the mutants were added they needed 1 (claim-ignores-limit), 11, 1 and 1 runs.
+# the mutants were added they needed 1, 11, 1 and 1 runs (in this order).
 MUTANT_RUNS = 16
 MUTANTS = {
     "claim-ignores-limit": (Scenario(shape="diamond", max_concurrency=1), "limit:"),
