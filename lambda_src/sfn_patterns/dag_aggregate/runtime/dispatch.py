@@ -203,6 +203,7 @@ class StartRequest:
     token: str
     selection: Selection | None = None  # None: not given (a resume keeps the run's own)
     retry: bool = False
+    attempt: int = 0  # the Run state's retry count ($$.State.RetryCount): 0, 1, ...
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> StartRequest:
@@ -210,6 +211,8 @@ class StartRequest:
 
         The run id defaults to the execution's name. ``select``/``exclude`` take dbt
         style selectors; ``retry: true`` re-runs what failed or was skipped.
+        ``retry_count`` (the Run state's ``$$.State.RetryCount``; 0 when absent) orders
+        two attempts of one start that overlap: the later one keeps the run.
         """
         execution = str(event["execution"])
         given = event.get("input")
@@ -246,12 +249,16 @@ class StartRequest:
                 "retry re-runs the failed and skipped tasks of the run's own selection; "
                 "drop select/exclude, or start a new run id with them"
             )
+        attempt = event.get("retry_count", 0)
+        if not isinstance(attempt, int) or isinstance(attempt, bool) or attempt < 0:
+            raise InvalidRunInputError(f"retry_count must be a count, got {attempt!r}")
         return cls(
             run_id=run_id,
             execution=execution,
             token=str(event["token"]),
             selection=Selection(select, exclude) if given_selection else None,
             retry=retry,
+            attempt=attempt,
         )
 
     @property
@@ -311,13 +318,19 @@ class Scheduler:
             )
         try:
             if own:
-                run = self.store.refresh_token(request.run_id, request.execution, request.token)
+                run = self.store.refresh_token(
+                    request.run_id, request.execution, request.token, request.attempt
+                )
             else:
                 log.warning(
                     "run %s: adopting it from ended coordinator %s", request.run_id, run.execution
                 )
                 run = self.store.adopt_run(
-                    request.run_id, request.execution, request.token, run.execution
+                    request.run_id,
+                    request.execution,
+                    request.token,
+                    run.execution,
+                    request.attempt,
                 )
         except ConditionFailed as lost:
             now = decode_run(request.run_id, lost.item or {})
@@ -326,9 +339,8 @@ class Scheduler:
                 # ended coordinator): start it as an ended run id is started.
                 self.start(request)
                 return
-            winner = now.execution or "another execution"
             raise RunAlreadyRunningError(
-                f"run {request.run_id!r} was taken over by {winner}"
+                f"run {request.run_id!r} was taken over by {_winner(request, now)}"
             ) from None
         if run.ended:
             # It ended since it was read, and its outcome went to the token of an
@@ -359,6 +371,7 @@ class Scheduler:
                 max_concurrency=self.max_concurrency,
                 previous_execution=previous,
                 now=self.clock(),
+                retry=request.attempt,
             )
         except ConditionFailed as lost:
             now = decode_run(request.run_id, lost.item or {})
@@ -367,9 +380,8 @@ class Scheduler:
                 # continue it as a redelivered start (keep this attempt's token).
                 self._restart_unfinished(request, now)
                 return
-            winner = now.execution or "another execution"
             raise RunAlreadyRunningError(
-                f"run {request.run_id!r} was claimed by {winner}"
+                f"run {request.run_id!r} was claimed by {_winner(request, now)}"
             ) from None
         existing = self.store.tasks(request.run_id)
         done = {n for n in chosen if n in existing and existing[n].status == SUCCEEDED}
@@ -748,6 +760,13 @@ class Scheduler:
         )
         key = self.artifacts.write(doc)
         return f"s3://{self.artifacts.bucket}/{key}"
+
+
+def _winner(request: StartRequest, run: RunState) -> str:
+    """Who holds a run a start lost: another execution, or a later attempt of this start."""
+    if run.execution == request.execution:
+        return "a later attempt of this start"
+    return run.execution or "another execution"
 
 
 def emit_run_metrics(run: RunState, counts: Mapping[str, int]) -> None:

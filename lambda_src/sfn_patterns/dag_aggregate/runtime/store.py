@@ -57,6 +57,9 @@ RUN_SUCCEEDED, RUN_FAILED = "SUCCEEDED", "FAILED"
 ENDED = (RUN_SUCCEEDED, RUN_FAILED)
 MAX_ERROR = 256
 MAX_CAUSE = 30_000  # SendTaskFailure allows 32,768 characters
+# A start attempt may take over its own execution's run only if no later attempt of the
+# Run state (by its retry count) holds it.
+_NOT_LATER = "(attribute_not_exists(start_retry) OR start_retry <= :retry)"
 # Writes per transaction of a start (TransactWriteItems takes 100 items, one of them
 # the check that the start still owns the run).
 _STARTING_WRITES = 99
@@ -453,25 +456,28 @@ class RunStore:
         max_concurrency: int,
         previous_execution: str | None,
         now: str,
+        retry: int = 0,
     ) -> None:
         """Put the run item as STARTING for this execution, with this attempt's ``token``.
 
         Allowed when the run id is new, has ended, is still STARTING for this execution
-        (an earlier attempt of its start died, or is still writing: this attempt takes
-        over, and :meth:`open_run` fences the earlier one by token), or is still owned
-        by ``previous_execution`` (the ended coordinator being taken over). A run this
+        under the same or an earlier attempt (``retry``: the Run state's retry count; an
+        earlier attempt died, or is still writing: this attempt takes over, and every
+        write of the earlier one is fenced by token), or is still owned by
+        ``previous_execution`` (the ended coordinator being taken over). A run this
         execution has already opened is not reset. A loser gets
         :class:`ConditionFailed` with the winner's run item.
         """
         condition = (
             "attribute_not_exists(pk) OR #s IN (:ok, :failed) "
-            "OR (execution = :e AND #s = :starting)"
+            f"OR (execution = :e AND #s = :starting AND {_NOT_LATER})"
         )
         values: dict[str, Any] = {
             ":ok": _s(RUN_SUCCEEDED),
             ":failed": _s(RUN_FAILED),
             ":e": _s(execution),
             ":starting": _s(STARTING),
+            ":retry": _n(retry),
         }
         if previous_execution:
             condition += " OR execution = :old"
@@ -487,6 +493,7 @@ class RunStore:
             "unlaunched": {"M": {}},
             "max_concurrency": _n(max_concurrency),
             "started_at": _s(now),
+            "start_retry": _n(retry),
         }
         try:
             self._call(
@@ -503,14 +510,16 @@ class RunStore:
                 raise ConditionFailed(err.response.get("Item")) from None
             raise
 
-    def adopt_run(self, run_id: str, execution: str, token: str, previous: str) -> RunState:
+    def adopt_run(
+        self, run_id: str, execution: str, token: str, previous: str, retry: int = 0
+    ) -> RunState:
         """Take over a RUNNING run from an ended coordinator, keeping its slots and queue."""
         return decode_run(
             run_id,
             self._update(
                 run_id,
                 RUN_SK,
-                UpdateExpression="SET execution = :e, #t = :t",
+                UpdateExpression="SET execution = :e, #t = :t, start_retry = :retry",
                 ConditionExpression="#s = :running AND execution = :old",
                 ExpressionAttributeNames={"#s": "status", "#t": "token"},
                 ExpressionAttributeValues={
@@ -518,21 +527,30 @@ class RunStore:
                     ":t": _s(token),
                     ":running": _s(RUNNING),
                     ":old": _s(previous),
+                    ":retry": _n(retry),
                 },
             ),
         )
 
-    def refresh_token(self, run_id: str, execution: str, token: str) -> RunState:
-        """A redelivered start of the owning execution: keep its newest token."""
+    def refresh_token(self, run_id: str, execution: str, token: str, retry: int = 0) -> RunState:
+        """A redelivered start of the owning execution: keep the newest attempt's token.
+
+        Newest by the Run state's retry count: an attempt Step Functions has given up on
+        that arrives after its retry does not take the token back (ConditionFailed).
+        """
         return decode_run(
             run_id,
             self._update(
                 run_id,
                 RUN_SK,
-                UpdateExpression="SET #t = :t",
-                ConditionExpression="execution = :e",
+                UpdateExpression="SET #t = :t, start_retry = :retry",
+                ConditionExpression=f"execution = :e AND {_NOT_LATER}",
                 ExpressionAttributeNames={"#t": "token"},
-                ExpressionAttributeValues={":t": _s(token), ":e": _s(execution)},
+                ExpressionAttributeValues={
+                    ":t": _s(token),
+                    ":e": _s(execution),
+                    ":retry": _n(retry),
+                },
             ),
         )
 

@@ -253,12 +253,12 @@ class DagAggregate(Protocol):
         calls: list[tuple[str, Any, bool]] = []
         start = self.scenario.start
         if start == "actor":
-            calls.append(("start c1", ("c1", "c1-token-1", True), True))
+            calls.append(("start c1", ("c1", 0, True), True))
         elif start == "retried":
-            calls.append(("start c1, first attempt", ("c1", "c1-token-1", False), False))
-            calls.append(("start c1, its retry", ("c1", "c1-token-2", True), True))
+            calls.append(("start c1, first attempt", ("c1", 0, False), False))
+            calls.append(("start c1, its retry", ("c1", 1, True), True))
         elif start == "takeover":
-            calls.append(("start c2", ("c2", "c2-token-1", True), True))
+            calls.append(("start c2", ("c2", 0, True), True))
         calls += [(f"report {task}", task, True) for task in self.parents]
         calls += [(f"report {task} again", task, False) for task in self.scenario.duplicates]
         return calls
@@ -269,9 +269,11 @@ class DagAggregate(Protocol):
 
     def _body(self, what: Any, runtime: Any, sfn: StepFunctions, *, retry: bool = False) -> Any:
         if isinstance(what, tuple):
-            execution, token, waited = what
-            token = f"{token}-retry" if retry else token
-            return Start(runtime, sfn, RUN_ID, self._execution(execution), token, waited)
+            execution, attempt, waited = what
+            attempt += retry  # Step Functions' retry of a crashed attempt: the next one
+            token = f"{execution}-token-{attempt + 1}"
+            arn = self._execution(execution)
+            return Start(runtime, sfn, RUN_ID, arn, token, waited, attempt)
         report = Report(runtime, sfn, RUN_ID, what, ok=what != self.scenario.failing)
         return report.deliver if retry else report
 

@@ -132,6 +132,7 @@ class Start:
     execution: str
     token: str
     waited: bool = True  # False: an attempt Step Functions has given up on, still running
+    retry_count: int = 0  # the Run state's $$.State.RetryCount for this attempt
 
     def __call__(self, ctx: ActorContext) -> None:
         """The actor's body: one start invocation, its expected refusals noted."""
@@ -139,7 +140,12 @@ class Start:
         if self.waited:
             self.sfn.waited[self.execution] = self.token
         request = StartRequest.from_event(
-            {"execution": self.execution, "token": self.token, "input": {"run_id": self.run_id}}
+            {
+                "execution": self.execution,
+                "token": self.token,
+                "retry_count": self.retry_count,
+                "input": {"run_id": self.run_id},
+            }
         )
         try:
             self.runtime(ctx, Launcher(self.sfn, ctx)).start(request)
