@@ -32,7 +32,7 @@ crashes"; issue 53):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sfn_patterns.dag_aggregate.runtime.store import (
@@ -73,7 +73,7 @@ class DagChecker(Checker):
         *,
         started: Sequence[str] = (),
         failing: frozenset[str] = frozenset(),
-        waited: Any = None,
+        waited: Callable[[], str | None] | None = None,
         retried: Mapping[int, int] | None = None,
     ) -> None:
         self.run_id = run_id
