@@ -29,7 +29,10 @@ help: ## List the targets
 bootstrap: ## Install the toolchain: .venv, Terraform, providers (idempotent, cached)
 	@[ "$$SFNP_BOOTSTRAPPED" = 1 ] || bash scripts/bootstrap.sh
 
-demo: bootstrap ## Start LocalStack, deploy every pattern, run each, write build/demo-report/index.html
+# The demo installs only what it uses (scripts/bootstrap.sh --demo: no npm, root,
+# checkov, tflint or browser; the registry's providers when it answers).
+demo: ## Start LocalStack, deploy every pattern, run each, write build/demo-report/index.html
+	@[ "$$SFNP_BOOTSTRAPPED" = 1 ] || bash scripts/bootstrap.sh --demo
 	@$(VENV)/bin/sfn-patterns demo
 
 CHECKOV_RUN := $(VENV)/bin/checkov -d . --framework terraform --quiet --compact \

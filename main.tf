@@ -66,7 +66,7 @@ module "sqs_throttle" {
 
   name                          = local.names.sqs_throttle
   target_state_machine_arn      = var.sqs_throttle.target_state_machine_arn
-  max_concurrent_executions     = var.sqs_throttle.max_concurrent_executions
+  max_concurrency               = var.sqs_throttle.max_concurrency
   schedule_expression           = var.sqs_throttle.schedule_expression
   schedule_enabled              = var.sqs_throttle.schedule_enabled
   max_messages_per_run          = var.sqs_throttle.max_messages_per_run
@@ -103,7 +103,7 @@ module "semaphore" {
   fallback_seconds               = var.semaphore.fallback_seconds
   target_role_arn                = var.semaphore.target_role_arn
   history_reserved_events        = var.semaphore.history_reserved_events
-  semaphore_limit                = var.semaphore.semaphore_limit
+  max_concurrency                = var.semaphore.max_concurrency
   lock_key                       = var.semaphore.lock_key
   lease_seconds                  = var.semaphore.lease_seconds
   wait_min_seconds               = var.semaphore.wait_min_seconds
@@ -121,6 +121,7 @@ module "semaphore" {
   point_in_time_recovery_enabled = var.semaphore.point_in_time_recovery_enabled
   deletion_protection_enabled    = var.semaphore.deletion_protection_enabled
   logging_level                  = var.semaphore.logging_level
+  logging_include_execution_data = var.semaphore.logging_include_execution_data
 
   kms_key_arn                       = var.kms_key_arn
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
@@ -148,7 +149,8 @@ module "dag_aggregate" {
 
   run_timeout_seconds            = var.dag_aggregate.run_timeout_seconds
   task_execution_timeout_seconds = var.dag_aggregate.task_execution_timeout_seconds
-  task_logging_level             = var.dag_aggregate.task_logging_level
+  logging_level                  = var.dag_aggregate.logging_level
+  logging_include_execution_data = var.dag_aggregate.logging_include_execution_data
   run_results_expiration_days    = var.dag_aggregate.run_results_expiration_days
   point_in_time_recovery_enabled = var.dag_aggregate.point_in_time_recovery_enabled
 

@@ -70,7 +70,7 @@ variable "job_poller" {
   type = object({
     create = optional(bool, false)
     # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
-    # thresholds, ...), passed as is; {} keeps its defaults (alarms on).
+    # thresholds, ...), passed as is; {} keeps its defaults (alarms once alarm_actions is set).
     alarms                    = optional(any, {})
     create_dashboard          = optional(bool, false)
     name                      = optional(string)
@@ -136,7 +136,7 @@ variable "job_poller" {
     lambda_timeout                 = optional(number, 30)
     s3_force_destroy               = optional(bool, false)
     s3_expiration_days             = optional(number, 7)
-    logging_level                  = optional(string, "ALL")
+    logging_level                  = optional(string, "ERROR")
     logging_include_execution_data = optional(bool, false)
     tracing_enabled                = optional(bool, false)
     fragment_next_states = optional(object({
@@ -163,12 +163,15 @@ variable "sqs_throttle" {
   type = object({
     create = optional(bool, false)
     # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
-    # thresholds, ...), passed as is; {} keeps its defaults (alarms on).
-    alarms                        = optional(any, {})
-    create_dashboard              = optional(bool, false)
-    name                          = optional(string)
-    target_state_machine_arn      = optional(string)
-    max_concurrent_executions     = optional(number, 10)
+    # thresholds, ...), passed as is; {} keeps its defaults (alarms once alarm_actions is set).
+    alarms                   = optional(any, {})
+    create_dashboard         = optional(bool, false)
+    name                     = optional(string)
+    target_state_machine_arn = optional(string)
+    max_concurrency          = optional(number, 10)
+    # Renamed max_concurrency in 1.0.0; kept only so that the old name fails the plan
+    # instead of being dropped silently with the object's other unknown attributes.
+    max_concurrent_executions     = optional(number)
     schedule_expression           = optional(string, "rate(1 minute)")
     schedule_enabled              = optional(bool, true)
     max_messages_per_run          = optional(number, 100)
@@ -197,6 +200,11 @@ variable "sqs_throttle" {
     condition     = var.sqs_throttle.name == null || can(regex("^[a-z][a-z0-9-]{0,39}$", var.sqs_throttle.name))
     error_message = "sqs_throttle.name must start with a lower-case letter and hold at most 40 lower-case letters, digits and hyphens."
   }
+
+  validation {
+    condition     = var.sqs_throttle.max_concurrent_executions == null
+    error_message = "sqs_throttle.max_concurrent_executions was renamed sqs_throttle.max_concurrency in 1.0.0: set max_concurrency to the same number (UPGRADING.md)."
+  }
 }
 
 # --- semaphore ------------------------------------------------------------------------
@@ -206,33 +214,37 @@ variable "semaphore" {
   type = object({
     create = optional(bool, false)
     # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
-    # thresholds, ...), passed as is; {} keeps its defaults (alarms on).
-    alarms                         = optional(any, {})
-    create_dashboard               = optional(bool, false)
-    name                           = optional(string)
-    strategy                       = optional(string, "callback")
-    fairness                       = optional(string, "none")
-    fallback_seconds               = optional(number, 300)
-    target_role_arn                = optional(string)
-    history_reserved_events        = optional(number, 1000)
-    semaphore_limit                = optional(number, 1)
-    lock_key                       = optional(string, "semaphore")
-    lease_seconds                  = optional(number, 86400)
-    wait_min_seconds               = optional(number, 5)
-    wait_max_seconds               = optional(number, 15)
+    # thresholds, ...), passed as is; {} keeps its defaults (alarms once alarm_actions is set).
+    alarms                  = optional(any, {})
+    create_dashboard        = optional(bool, false)
+    name                    = optional(string)
+    strategy                = optional(string, "callback")
+    fairness                = optional(string)
+    fallback_seconds        = optional(number)
+    target_role_arn         = optional(string)
+    history_reserved_events = optional(number, 1000)
+    max_concurrency         = optional(number, 1)
+    # Renamed max_concurrency in 1.0.0; kept only so that the old name fails the plan
+    # instead of being dropped silently with the object's other unknown attributes.
+    semaphore_limit                = optional(number)
+    lock_key                       = optional(string)
+    lease_seconds                  = optional(number)
+    wait_min_seconds               = optional(number)
+    wait_max_seconds               = optional(number)
     acquire_timeout_seconds        = optional(number, 3600)
     holder_state_machine_arns      = optional(list(string), [])
-    reconciler_enabled             = optional(bool, true)
-    reconciler_schedule_expression = optional(string, "rate(5 minutes)")
+    reconciler_enabled             = optional(bool)
+    reconciler_schedule_expression = optional(string)
     event_cleanup_enabled          = optional(bool, true)
     create_wrapper                 = optional(bool, false)
     target_state_machine_arn       = optional(string)
     fragment_state_prefix          = optional(string, "Semaphore: ")
     fragment_acquired_next         = optional(string, "Critical section")
     fragment_release_next          = optional(string)
-    point_in_time_recovery_enabled = optional(bool, true)
-    deletion_protection_enabled    = optional(bool, false)
-    logging_level                  = optional(string, "ALL")
+    point_in_time_recovery_enabled = optional(bool)
+    deletion_protection_enabled    = optional(bool)
+    logging_level                  = optional(string, "ERROR")
+    logging_include_execution_data = optional(bool, false)
   })
   default  = {}
   nullable = false
@@ -246,6 +258,11 @@ variable "semaphore" {
     condition     = var.semaphore.name == null || can(regex("^[A-Za-z][A-Za-z0-9-]{0,39}$", var.semaphore.name))
     error_message = "semaphore.name must start with a letter and hold at most 40 letters, digits and hyphens."
   }
+
+  validation {
+    condition     = var.semaphore.semaphore_limit == null
+    error_message = "semaphore.semaphore_limit was renamed semaphore.max_concurrency in 1.0.0: set max_concurrency to the same number (UPGRADING.md)."
+  }
 }
 
 # --- dag-aggregate --------------------------------------------------------------------
@@ -255,7 +272,7 @@ variable "dag_aggregate" {
   type = object({
     create = optional(bool, false)
     # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
-    # thresholds, ...), passed as is; {} keeps its defaults (alarms on).
+    # thresholds, ...), passed as is; {} keeps its defaults (alarms once alarm_actions is set).
     alarms           = optional(any, {})
     create_dashboard = optional(bool, false)
     name             = optional(string)
@@ -283,7 +300,11 @@ variable "dag_aggregate" {
     parse_cache_dir                = optional(string)
     run_timeout_seconds            = optional(number, 86400)
     task_execution_timeout_seconds = optional(number)
-    task_logging_level             = optional(string, "ERROR")
+    logging_level                  = optional(string, "ERROR")
+    logging_include_execution_data = optional(bool, false)
+    # Renamed logging_level in 1.0.0; kept only so that the old name fails the plan
+    # instead of being dropped silently with the object's other unknown attributes.
+    task_logging_level             = optional(string)
     run_results_expiration_days    = optional(number, 90)
     point_in_time_recovery_enabled = optional(bool, true)
   })
@@ -299,6 +320,11 @@ variable "dag_aggregate" {
     condition     = var.dag_aggregate.name == null || can(regex("^[A-Za-z0-9_-]{1,64}$", var.dag_aggregate.name))
     error_message = "dag_aggregate.name must be 1-64 letters, digits, hyphens and underscores."
   }
+
+  validation {
+    condition     = var.dag_aggregate.task_logging_level == null
+    error_message = "dag_aggregate.task_logging_level was renamed dag_aggregate.logging_level in 1.0.0 (it now sets every state machine of the pattern) (UPGRADING.md)."
+  }
 }
 
 # --- status-table ---------------------------------------------------------------------
@@ -308,7 +334,7 @@ variable "status_table" {
   type = object({
     create = optional(bool, false)
     # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
-    # thresholds, ...), passed as is; {} keeps its defaults (alarms on).
+    # thresholds, ...), passed as is; {} keeps its defaults (alarms once alarm_actions is set).
     alarms           = optional(any, {})
     create_dashboard = optional(bool, false)
     name             = optional(string)

@@ -241,7 +241,7 @@ def run_semaphore(
     first = loads[0]
     variables = {
         "name_prefix": deployment.prefix,
-        "semaphore_limit": first.limit,
+        "max_concurrency": first.limit,
         "wait_min_seconds": first.wait_min,
         "wait_max_seconds": first.wait_max,
         "acquire_timeout_seconds": ACQUIRE_TIMEOUT,
@@ -281,7 +281,7 @@ def apply_throttle(deployment: Deployment, load: Load) -> dict[str, Any]:
     """Apply examples/sqs-throttle (no schedule ticks during the run: it is driven here)."""
     variables = {
         "name_prefix": deployment.prefix,
-        "max_concurrent_executions": load.limit,
+        "max_concurrency": load.limit,
         "schedule_expression": "rate(1 day)",
         "max_seconds_per_run": 30,
         "recheck_seconds": load.wait_mean,

@@ -537,7 +537,7 @@ def run_sqs_throttle(endpoint: str, outputs: dict[str, Any], rate: float, sizes:
         faults=Counter(entry["kind"] for entry in log),
         lost=lost,
         duplicates=sum(n - 1 for n in started.values()),
-        over_admissions=max(0, peak - outputs["max_concurrent_executions"]),
+        over_admissions=max(0, peak - outputs["max_concurrency"]),
         leaked=None,
         durations=[d["stopDate"].timestamp() - queued_at[name] for name, d in succeeded.items()],
     )
@@ -875,7 +875,7 @@ def run_all(
         variables = {
             "name_prefix": f"bf-{uuid.uuid4().hex[:5]}",
             "strategy": "callback",
-            "semaphore_limit": sizes.limit,
+            "max_concurrency": sizes.limit,
             "fallback_seconds": 8,
             "acquire_timeout_seconds": 300,
             "execution_timeout_seconds": 120,
@@ -910,7 +910,7 @@ def run_all(
     if "sqs-throttle" in patterns:
         variables = {
             "name_prefix": f"bfq-{uuid.uuid4().hex[:5]}",
-            "max_concurrent_executions": 4,
+            "max_concurrency": 4,
             # The bench is the schedule (one starter run after another).
             "schedule_enabled": False,
             "max_seconds_per_run": 20,

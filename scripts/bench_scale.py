@@ -589,7 +589,7 @@ def deploy_semaphore(ctx: Context, args: argparse.Namespace, sizes: list[int]) -
             "name_prefix": prefix,
             "strategy": "callback",
             "fairness": "none",
-            "semaphore_limit": args.limit,
+            "max_concurrency": args.limit,
             "fallback_seconds": horizon,
             "acquire_timeout_seconds": horizon,
             # The reconciler would only find nothing to do; keep it quiet.
@@ -825,7 +825,7 @@ def deploy_throttle(ctx: Context, args: argparse.Namespace, sizes: list[int]) ->
     deployment.apply(
         {
             "name_prefix": f"sct-{uuid.uuid4().hex[:5]}",
-            "max_concurrent_executions": args.max_running,
+            "max_concurrency": args.max_running,
             "schedule_expression": "rate(1 day)",
             "schedule_enabled": False,
             "max_seconds_per_run": 60,
@@ -1787,13 +1787,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-json", type=Path, help="print the tables of a saved run (no LocalStack)"
     )
     parser.add_argument(
-        "--limit", type=int, default=10, help="semaphore_limit (default 10; --smoke: 2)"
+        "--limit", type=int, default=10, help="max_concurrency (default 10; --smoke: 2)"
     )
     parser.add_argument(
         "--max-running",
         type=int,
         default=20,
-        help="sqs-throttle max_concurrent_executions (default 20; --smoke: 2)",
+        help="sqs-throttle max_concurrency (default 20; --smoke: 2)",
     )
     parser.add_argument(
         "--hold", type=float, default=1.0, help="seconds in the critical section / target (1)"

@@ -6,7 +6,22 @@
 #   4. .venv/bin/terraform: that CLI, configured for the mirror (works offline).
 # Caches live outside the work tree, in $SFN_PATTERNS_CACHE (default ~/.cache/sfn-patterns),
 # so a second run, or a fresh clone on the same machine, takes seconds.
+#
+# `bootstrap.sh --demo` (make demo) installs only what the demo uses: no npm, no root,
+# no checkov, tflint, terraform-docs or browser, and the providers from the Terraform
+# registry when it answers (built from source only when it does not, or when an earlier
+# full bootstrap already built them). `make test` runs the full bootstrap.
 set -euo pipefail
+
+profile=all
+case "${1:-}" in
+  "") ;;
+  --demo) profile=demo ;;
+  -h|--help)
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0 ;;
+  *) echo "error: unknown option $1 (bootstrap.sh [--demo])" >&2; exit 2 ;;
+esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SFN_PATTERNS_CACHE:-$HOME/.cache/sfn-patterns}
@@ -121,11 +136,22 @@ fi
 
 # --- 3. Providers -----------------------------------------------------------------------
 step 3 "Terraform providers (filesystem mirror $mirror) and Go tools"
-if ! command -v go >/dev/null; then
-  echo "error: go not found; the providers are built from source with the Go toolchain" >&2
-  exit 1
+# The demo takes the registry's providers when the mirror has not been built yet and the
+# registry answers (scripts/provider-source.sh decides); everything else uses the mirror.
+provider_source=mirror
+if [[ "$profile" == demo ]]; then
+  provider_source=$("$root/scripts/provider-source.sh" "$mirror")
+  echo "    providers for the demo: $provider_source"
 fi
-"$root/scripts/build-providers.sh" "$mirror"
+if [[ "$provider_source" == build || "$profile" == all ]]; then
+  if ! command -v go >/dev/null; then
+    echo "error: go not found; the providers are built from source with the Go toolchain (install Go 1.24+, or let the demo reach registry.terraform.io)" >&2
+    exit 1
+  fi
+  "$root/scripts/build-providers.sh" "$mirror"
+  provider_source=mirror
+fi
+if [[ "$profile" == all ]]; then
 # terraform-docs generates the README tables (make docs / make check). Its module
 # list is not served by the Go proxy, so `go install pkg@ver` is refused; the
 # module source is downloaded and built in place instead.
@@ -164,12 +190,23 @@ else
   echo "  [tools] tflint $tflint_version: cached"
 fi
 ln -sf "$tflint_bin" "$venv/bin/tflint"
+fi  # the full profile's Go tools
 
 # --- 4. .venv/bin/terraform -------------------------------------------------------------
 step 4 "Terraform wrapper ($venv/bin/terraform)"
 cli_config="$cache/terraform.rc"
 # A name of its own per process: several checkouts may bootstrap at once on one cache.
-cat > "$cli_config.tmp.$$" <<EOF
+if [[ "$provider_source" == registry ]]; then
+  mkdir -p "$cache/tf-plugin-cache"
+  cat > "$cli_config.tmp.$$" <<EOF
+# Written by scripts/bootstrap.sh --demo: the mirror is not built and the registry
+# answers, so providers come from registry.terraform.io, kept in a plugin cache.
+# The full bootstrap (make test) builds the mirror and rewrites this file.
+plugin_cache_dir   = "$cache/tf-plugin-cache"
+disable_checkpoint = true
+EOF
+else
+  cat > "$cli_config.tmp.$$" <<EOF
 # Written by scripts/bootstrap.sh: providers come from the locally built mirror only.
 # No plugin_cache_dir: init links each provider from this unpacked mirror (no copy),
 # and Terraform's plugin cache is not safe for concurrent inits.
@@ -181,6 +218,7 @@ provider_installation {
 }
 disable_checkpoint = true
 EOF
+fi
 mv "$cli_config.tmp.$$" "$cli_config"
 if [[ -n "$real_tf" ]]; then
   exec_line="exec \"$real_tf\" \"\$@\""
@@ -294,6 +332,11 @@ if [[ -n "$py39" && ! -f "$overlay/.installed" ]]; then
     "urllib3==1.26.20"
   rm -rf "$overlay" && mv "$overlay.tmp" "$overlay" && touch "$overlay/.installed"
   echo "    python3.9 runtime packages: urllib3 1.26.20 in $overlay"
+fi
+
+if [[ "$profile" == demo ]]; then
+  echo "==> ready for the demo: .venv/bin/sfn-patterns, .venv/bin/terraform (make test installs the rest)"
+  exit 0
 fi
 
 # --- checkov: its own venv (its pins conflict with LocalStack's) -------------------------

@@ -37,6 +37,9 @@ locals {
   throttled_work_name = "${var.name_prefix}-throttled-work"
   critical_work_name  = "${var.name_prefix}-critical-work"
   kms_key_arn         = var.create_kms_key ? aws_kms_key.this[0].arn : null
+  # Every pattern's alarms notify this topic (subscribe your on-call to it): without a
+  # target the modules create no alarms, since an alarm nobody hears pages nobody.
+  alarms = { alarm_actions = [aws_sns_topic.alarms.arn], ok_actions = [aws_sns_topic.alarms.arn] }
 
   # The stand-in workflow of sqs-throttle and semaphore: waits $.seconds (default
   # 2), then succeeds with its input, so a run's concurrency can be read from the
@@ -73,6 +76,7 @@ module "sfn_patterns" {
   python_executable                 = var.python_executable
 
   job_poller = {
+    alarms                = local.alarms
     create                = true
     initial_wait_seconds  = var.job_poller_wait_seconds
     poll_interval_seconds = var.job_poller_wait_seconds
@@ -85,25 +89,26 @@ module "sfn_patterns" {
   }
 
   sqs_throttle = {
-    create                    = true
-    target_state_machine_arn  = "${local.sm_prefix}${local.throttled_work_name}"
-    max_concurrent_executions = var.max_concurrent_executions
-    schedule_enabled          = var.throttle_schedule_enabled
-    max_seconds_per_run       = var.throttle_max_seconds_per_run
-    recheck_seconds           = 1
+    alarms                   = local.alarms
+    create                   = true
+    target_state_machine_arn = "${local.sm_prefix}${local.throttled_work_name}"
+    max_concurrency          = var.throttle_max_concurrency
+    schedule_enabled         = var.throttle_schedule_enabled
+    max_seconds_per_run      = var.throttle_max_seconds_per_run
+    recheck_seconds          = 1
   }
 
   semaphore = {
+    alarms                   = local.alarms
     create                   = true
-    semaphore_limit          = var.semaphore_limit
-    wait_min_seconds         = 1
-    wait_max_seconds         = 3
+    max_concurrency          = var.semaphore_max_concurrency
     acquire_timeout_seconds  = 600
     create_wrapper           = true
     target_state_machine_arn = "${local.sm_prefix}${local.critical_work_name}"
   }
 
   dag_aggregate = {
+    alarms          = local.alarms
     create          = true
     sql_dir         = "${path.module}/../dag-aggregate/sql"
     strategy        = var.dag_strategy
@@ -121,6 +126,7 @@ module "sfn_patterns" {
   }
 
   status_table = {
+    alarms = local.alarms
     create = true
   }
 }
@@ -152,6 +158,16 @@ module "critical_work" {
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = local.kms_key_arn
   tags                              = var.tags
+}
+
+# --- where the alarms go ---------------------------------------------------------------
+
+resource "aws_sns_topic" "alarms" {
+  name = "${var.name_prefix}-alarms"
+  # CloudWatch publishes alarm notices; with the customer key, its key policy lets it
+  # (statement CloudWatchAlarmsPublishToTheEncryptedTopic below).
+  kms_master_key_id = coalesce(local.kms_key_arn, "alias/aws/sns")
+  tags              = var.tags
 }
 
 # --- the shared customer managed key ----------------------------------------------------
@@ -205,6 +221,22 @@ data "aws_iam_policy_document" "kms" {
       test     = "ArnLike"
       variable = "kms:EncryptionContext:aws:logs:arn"
       values   = ["arn:${local.partition}:logs:${local.region}:${local.account_id}:log-group:*"]
+    }
+  }
+
+  # CloudWatch alarms publish to the encrypted alarm topic as the service.
+  statement {
+    sid       = "CloudWatchAlarmsPublishToTheEncryptedTopic"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey*"]
+    resources = ["*"]
+    principals {
+      type        = "Service"
+      identifiers = ["cloudwatch.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account_id]
     }
   }
 }

@@ -3,6 +3,11 @@ output "name_prefix" {
   value       = var.name_prefix
 }
 
+output "alarm_topic_arn" {
+  description = "ARN of the SNS topic every pattern's alarms notify (subscribe your on-call to it)."
+  value       = aws_sns_topic.alarms.arn
+}
+
 output "kms_key_arn" {
   description = "ARN of the shared customer managed key (null when create_kms_key is false)."
   value       = local.kms_key_arn

@@ -62,7 +62,7 @@ variable "job_poller_timeout_seconds" {
   default     = 120
 }
 
-variable "max_concurrent_executions" {
+variable "throttle_max_concurrency" {
   description = "At most this many throttled-work executions run at once (sqs-throttle's MAX)."
   type        = number
   default     = 3
@@ -80,7 +80,7 @@ variable "throttle_max_seconds_per_run" {
   default     = 50
 }
 
-variable "semaphore_limit" {
+variable "semaphore_max_concurrency" {
   description = "At most this many wrapper executions run critical-work at once."
   type        = number
   default     = 2

@@ -1,4 +1,4 @@
-# Semaphore example: at most semaphore_limit executions run the critical section
+# Semaphore example: at most max_concurrency executions run the critical section
 # at once. Two ways to use modules/semaphore are shown:
 #
 # * "embedded": your own state machine merges the module's acquire and release
@@ -37,7 +37,7 @@ module "semaphore" {
   strategy                       = var.strategy
   fairness                       = var.fairness
   fallback_seconds               = var.fallback_seconds
-  semaphore_limit                = var.semaphore_limit
+  max_concurrency                = var.max_concurrency
   wait_min_seconds               = var.wait_min_seconds
   wait_max_seconds               = var.wait_max_seconds
   acquire_timeout_seconds        = var.acquire_timeout_seconds
@@ -110,7 +110,7 @@ locals {
   timeout = var.execution_timeout_seconds == null ? {} : { TimeoutSeconds = var.execution_timeout_seconds }
 
   embedded_definition = jsonencode(merge(local.timeout, {
-    Comment = "Record enter/leave times inside semaphore ${var.name_prefix} (limit ${var.semaphore_limit})."
+    Comment = "Record enter/leave times inside semaphore ${var.name_prefix} (limit ${var.max_concurrency})."
     StartAt = module.semaphore.acquire_start_state
     States = merge(
       module.semaphore.acquire_states,

@@ -27,9 +27,9 @@ variable "strategy" {
 }
 
 variable "fallback_seconds" {
-  description = "strategy callback: seconds a blocked execution stays parked before it re-checks once."
+  description = "strategy callback only: seconds a blocked execution stays parked before it re-checks once (null: the module's 300)."
   type        = number
-  default     = 300
+  default     = null
 }
 
 variable "target_role_arn" {
@@ -45,32 +45,32 @@ variable "external_target_state_machine_arn" {
 }
 
 variable "fairness" {
-  description = "Order of blocked executions with strategy dynamodb: none or fifo."
+  description = "strategy dynamodb only: order of blocked executions, none or fifo (null: the module's none)."
   type        = string
-  default     = "none"
+  default     = null
 
   validation {
-    condition     = contains(["none", "fifo"], var.fairness)
+    condition     = var.fairness == null || contains(["none", "fifo"], coalesce(var.fairness, "none"))
     error_message = "fairness must be \"none\" or \"fifo\"."
   }
 }
 
-variable "semaphore_limit" {
+variable "max_concurrency" {
   description = "Maximum number of executions inside the critical section at once."
   type        = number
   default     = 3
 }
 
 variable "wait_min_seconds" {
-  description = "Shortest jittered wait of a blocked execution."
+  description = "strategies dynamodb and oldest-first only: shortest jittered wait of a blocked execution (null: the module's 5)."
   type        = number
-  default     = 1
+  default     = null
 }
 
 variable "wait_max_seconds" {
-  description = "Longest jittered wait of a blocked execution."
+  description = "strategies dynamodb and oldest-first only: longest jittered wait of a blocked execution (null: the module's 15)."
   type        = number
-  default     = 3
+  default     = null
 }
 
 variable "acquire_timeout_seconds" {
@@ -80,9 +80,9 @@ variable "acquire_timeout_seconds" {
 }
 
 variable "reconciler_schedule_expression" {
-  description = "EventBridge schedule of the reconciler."
+  description = "strategies callback and dynamodb only: EventBridge schedule of the reconciler (null: the module's rate(5 minutes))."
   type        = string
-  default     = "rate(5 minutes)"
+  default     = null
 }
 
 variable "tags" {

@@ -1,5 +1,5 @@
 # SQS throttle example: requests queue on a FIFO queue and a scheduled starter
-# keeps at most max_concurrent_executions executions of a small target running.
+# keeps at most max_concurrency executions of a small target running.
 #
 # The target stands in for any STANDARD workflow: it waits the number of seconds
 # its input asks for ("seconds", default 2) and echoes its input, so tests can
@@ -23,7 +23,7 @@ module "throttle" {
 
   name                       = var.name_prefix
   target_state_machine_arn   = local.target_arn
-  max_concurrent_executions  = var.max_concurrent_executions
+  max_concurrency            = var.max_concurrency
   schedule_expression        = var.schedule_expression
   schedule_enabled           = var.schedule_enabled
   max_messages_per_run       = var.max_messages_per_run

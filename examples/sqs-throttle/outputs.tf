@@ -33,9 +33,9 @@ output "target_state_machine_arn_static" {
   value       = local.target_arn
 }
 
-output "max_concurrent_executions" {
+output "max_concurrency" {
   description = "The concurrency bound."
-  value       = module.throttle.max_concurrent_executions
+  value       = module.throttle.max_concurrency
 }
 
 output "starter_role_arn" {

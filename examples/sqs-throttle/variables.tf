@@ -15,7 +15,7 @@ variable "name_prefix" {
   }
 }
 
-variable "max_concurrent_executions" {
+variable "max_concurrency" {
   description = "At most this many target executions run at once."
   type        = number
   default     = 4

@@ -273,7 +273,8 @@ module "task_machine" {
   name       = local.task_machine_name
   definition = local.create_dependency ? local.task_definition : "{}"
   # Thousands of executions per run: their outcomes are in the run document.
-  logging_level = var.task_logging_level
+  logging_level                  = var.logging_level
+  logging_include_execution_data = var.logging_include_execution_data
 
   policy_statements = local.task_machine_policy_statements
 
@@ -291,6 +292,8 @@ module "coordinator" {
 
   policy_statements = local.coordinator_policy_statements
 
+  logging_level                     = var.logging_level
+  logging_include_execution_data    = var.logging_include_execution_data
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   # `sfn-patterns dag status|retry --state-machine-arn` find the run documents here.

@@ -135,6 +135,8 @@ module "state_machine" {
 
   policy_statements = local.state_machine_policy_statements
 
+  logging_level                     = var.logging_level
+  logging_include_execution_data    = var.logging_include_execution_data
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   tags                              = var.tags

@@ -109,7 +109,7 @@ output "completion_rule_name" {
 }
 
 output "alarms" {
-  description = "Each watched signal (dag-executions-failed, runtime-errors, runs-write-throttles, ...) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  description = "Each watched signal (dag-executions-failed, runtime-errors, runs-write-throttles, ...) mapped to its alarm's name and ARN; empty when none is created (alarms.create false, or null with no alarm_actions)."
   value       = module.alarms.alarms
 }
 

@@ -166,15 +166,21 @@ variable "task_execution_timeout_seconds" {
   }
 }
 
-variable "task_logging_level" {
-  description = "strategy = dependency: execution log level of the task state machine (one execution per task, thousands per run): ERROR logs failed executions only, and each run's document in S3 holds every task's outcome; ALL logs every state."
+variable "logging_level" {
+  description = "Execution events of the module's state machines written to CloudWatch Logs: ALL, ERROR (failed executions only, the default: the dependency strategy runs one execution per task, and each run's document in S3 holds every task's outcome) or FATAL."
   type        = string
   default     = "ERROR"
 
   validation {
-    condition     = contains(["ALL", "ERROR", "FATAL"], var.task_logging_level)
-    error_message = "task_logging_level must be ALL, ERROR or FATAL (logging stays on)."
+    condition     = contains(["ALL", "ERROR", "FATAL"], var.logging_level)
+    error_message = "logging_level must be ALL, ERROR or FATAL (logging stays on)."
   }
+}
+
+variable "logging_include_execution_data" {
+  description = "Whether execution logs include state input and output (off by default: task results may hold data that does not belong in logs)."
+  type        = bool
+  default     = false
 }
 
 variable "run_results_expiration_days" {
@@ -207,7 +213,7 @@ variable "cloudwatch_logs_retention_in_days" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for the log group; null uses the AWS managed key."
+  description = "Customer managed KMS key for everything the module stores: the log groups, the runs and token tables, the plan bucket and the Lambda environments; null uses AWS owned or managed keys."
   type        = string
   default     = null
 
@@ -224,9 +230,11 @@ variable "tags" {
 }
 
 variable "alarms" {
-  description = "CloudWatch alarms on the DAG's state machines, the dependency runtime, its runs table and rule and, with poll.completion = \"event\", the completion function, token table and rule: whether to create them, whom they notify, their period, and thresholds (defaults from AWS's recommended alarms)."
+  description = "CloudWatch alarms on the DAG's state machines, the dependency runtime, its runs table and rule and, with poll.completion = \"event\", the completion function, token table and rule: whom they notify (they are created once alarm_actions names a target, or with create = true), their period, and thresholds (defaults from AWS's recommended alarms)."
   type = object({
-    create         = optional(bool, true)
+    # null: created when alarm_actions names a target (an alarm nobody hears pages
+    # nobody); true: created anyway (console and dashboard only); false: none.
+    create         = optional(bool)
     alarm_actions  = optional(list(string), [])
     ok_actions     = optional(list(string), [])
     period_seconds = optional(number, 60)
@@ -263,4 +271,17 @@ variable "create_dashboard" {
   description = "Whether to create a CloudWatch dashboard of this module, named after it (3 USD a month beyond the account's first three dashboards)."
   type        = bool
   default     = false
+}
+
+# --- Renamed in 1.0.0 ---------------------------------------------------------------
+
+variable "task_logging_level" {
+  description = "Renamed logging_level in 1.0.0, which sets every state machine of the module (UPGRADING.md); setting it fails the plan with what to write instead."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.task_logging_level == null
+    error_message = "task_logging_level was renamed logging_level in 1.0.0 (it now sets every state machine of the module): write logging_level = \"${coalesce(var.task_logging_level, "ERROR")}\" (UPGRADING.md)."
+  }
 }

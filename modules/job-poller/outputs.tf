@@ -138,7 +138,7 @@ output "poll_loop_template_vars" {
 }
 
 output "alarms" {
-  description = "Each watched signal (state-machine-executions-failed, run-job-errors, completion-rule-failed-invocations, ...) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  description = "Each watched signal (state-machine-executions-failed, run-job-errors, completion-rule-failed-invocations, ...) mapped to its alarm's name and ARN; empty when none is created (alarms.create false, or null with no alarm_actions)."
   value       = module.alarms.alarms
 }
 

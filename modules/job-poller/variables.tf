@@ -358,9 +358,9 @@ variable "cloudwatch_logs_retention_in_days" {
 }
 
 variable "logging_level" {
-  description = "Step Functions execution logging level: ALL, ERROR or FATAL."
+  description = "Execution events written to CloudWatch Logs: ALL, ERROR (failed executions only, the default) or FATAL."
   type        = string
-  default     = "ALL"
+  default     = "ERROR"
 
   validation {
     condition     = contains(["ALL", "ERROR", "FATAL"], var.logging_level)
@@ -387,9 +387,11 @@ variable "tags" {
 }
 
 variable "alarms" {
-  description = "CloudWatch alarms on the state machine, its Lambdas, the metadata table and, with completion = \"event\", the completion function, token table and rule: whether to create them, whom they notify, their period, and thresholds (defaults from AWS's recommended alarms)."
+  description = "CloudWatch alarms on the state machine, its Lambdas, the metadata table and, with completion = \"event\", the completion function, token table and rule: whom they notify (they are created once alarm_actions names a target, or with create = true), their period, and thresholds (defaults from AWS's recommended alarms)."
   type = object({
-    create         = optional(bool, true)
+    # null: created when alarm_actions names a target (an alarm nobody hears pages
+    # nobody); true: created anyway (console and dashboard only); false: none.
+    create         = optional(bool)
     alarm_actions  = optional(list(string), [])
     ok_actions     = optional(list(string), [])
     period_seconds = optional(number, 60)

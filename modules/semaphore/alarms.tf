@@ -3,7 +3,7 @@
 
 locals {
   # rate(N unit) in seconds; a cron(...) schedule has no fixed interval.
-  reconciler_rate = regexall("^rate\\(([0-9]+) (minute|hour|day)s?\\)$", var.reconciler_schedule_expression)
+  reconciler_rate = regexall("^rate\\(([0-9]+) (minute|hour|day)s?\\)$", local.reconciler_schedule_expression)
   reconciler_period = coalesce(
     var.alarms.dead_man_period_seconds,
     length(local.reconciler_rate) == 0 ? null : tonumber(local.reconciler_rate[0][0]) * { minute = 60, hour = 3600, day = 86400 }[local.reconciler_rate[0][1]],
@@ -14,7 +14,7 @@ locals {
 module "alarms" {
   source = "../alarms"
 
-  create         = var.create && var.alarms.create
+  create         = var.create && coalesce(var.alarms.create, length(var.alarms.alarm_actions) > 0)
   name           = var.name
   period_seconds = var.alarms.period_seconds
   alarm_actions  = var.alarms.alarm_actions

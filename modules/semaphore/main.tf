@@ -41,6 +41,19 @@ data "aws_service_principal" "events" {
 }
 
 locals {
+  # The strategy-specific inputs default to null (variables.tf fails the plan when one is
+  # set under a strategy it does nothing for); these are their values in effect.
+  fallback_seconds               = coalesce(var.fallback_seconds, 300)
+  fairness                       = coalesce(var.fairness, "none")
+  lock_key                       = coalesce(var.lock_key, "semaphore")
+  lease_seconds                  = coalesce(var.lease_seconds, 86400)
+  wait_min_seconds               = coalesce(var.wait_min_seconds, 5)
+  wait_max_seconds               = coalesce(var.wait_max_seconds, 15)
+  reconciler_enabled             = coalesce(var.reconciler_enabled, true)
+  reconciler_schedule_expression = coalesce(var.reconciler_schedule_expression, "rate(5 minutes)")
+  point_in_time_recovery_enabled = coalesce(var.point_in_time_recovery_enabled, true)
+  deletion_protection_enabled    = coalesce(var.deletion_protection_enabled, false)
+
   partition  = data.aws_partition.current.partition
   region     = data.aws_region.current.region
   account_id = data.aws_caller_identity.current.account_id
@@ -48,7 +61,7 @@ locals {
   dynamodb     = var.strategy == "dynamodb"
   callback     = var.strategy == "callback"
   oldest_first = var.strategy == "oldest-first"
-  fifo         = local.dynamodb && var.fairness == "fifo"
+  fifo         = local.dynamodb && local.fairness == "fifo"
   # Strategies that keep leases on the lock item.
   lock_item = local.dynamodb || local.callback
 
@@ -77,7 +90,7 @@ locals {
 
   create_table       = var.create && local.lock_item
   create_queue_table = var.create && local.callback
-  create_reconciler  = local.create_table && var.reconciler_enabled
+  create_reconciler  = local.create_table && local.reconciler_enabled
   # oldest-first has no lock item, but a stopped wrapper's target is still stopped.
   create_cleanup = var.create && var.event_cleanup_enabled && length(local.holder_machine_arns) > 0 && (local.lock_item || var.create_wrapper)
   create_gate    = var.create && local.oldest_first
@@ -89,9 +102,9 @@ locals {
     {
       SEMAPHORE_STRATEGY                = var.strategy
       SEMAPHORE_TABLE                   = local.table_name
-      SEMAPHORE_LOCK_KEY                = var.lock_key
-      SEMAPHORE_LIMIT                   = tostring(var.semaphore_limit)
-      SEMAPHORE_LEASE_SECONDS           = tostring(var.lease_seconds)
+      SEMAPHORE_LOCK_KEY                = local.lock_key
+      SEMAPHORE_LIMIT                   = tostring(var.max_concurrency)
+      SEMAPHORE_LEASE_SECONDS           = tostring(local.lease_seconds)
       SEMAPHORE_ACQUIRE_TIMEOUT_SECONDS = tostring(var.acquire_timeout_seconds)
     },
     local.metrics_environment,
@@ -163,7 +176,7 @@ locals {
     dynamodb       = 16
     "oldest-first" = 11
   }[var.strategy]
-  history_max_waits = local.callback ? ceil(var.acquire_timeout_seconds / var.fallback_seconds) + 1 : ceil(var.acquire_timeout_seconds / var.wait_min_seconds)
+  history_max_waits = local.callback ? ceil(var.acquire_timeout_seconds / local.fallback_seconds) + 1 : ceil(var.acquire_timeout_seconds / local.wait_min_seconds)
   history = {
     per_wait  = local.history_per_wait
     wait_unit = local.callback ? "fallback period" : "wait"
@@ -213,14 +226,14 @@ locals {
     prefix                  = var.fragment_state_prefix
     partition               = local.partition
     function_arn            = local.callback_function_arn
-    fallback_seconds        = var.fallback_seconds
+    fallback_seconds        = local.fallback_seconds
     table_name              = local.table_name
-    lock_key                = var.lock_key
+    lock_key                = local.lock_key
     gate_function_arn       = local.gate_function_arn
-    limit                   = var.semaphore_limit
-    lease_seconds           = var.lease_seconds
-    wait_min_seconds        = var.wait_min_seconds
-    wait_max_seconds        = var.wait_max_seconds
+    limit                   = var.max_concurrency
+    lease_seconds           = local.lease_seconds
+    wait_min_seconds        = local.wait_min_seconds
+    wait_max_seconds        = local.wait_max_seconds
     acquire_timeout_seconds = var.acquire_timeout_seconds
     lambda_retriers         = local.retriers.lambda_retriers
     dynamodb_retriers       = local.retriers.dynamodb_retriers
@@ -240,7 +253,7 @@ locals {
     partition               = local.partition
     function_arn            = local.callback_function_arn
     table_name              = local.table_name
-    lock_key                = var.lock_key
+    lock_key                = local.lock_key
     lambda_release_retriers = local.retriers.lambda_release_retriers
     release_retriers        = local.retriers.release_retriers
   }
@@ -280,7 +293,7 @@ locals {
     "Run target" = merge(try(local.wrapper_template_states["Run target"], {}), local.wrapper_credentials)
   })) : "{}")
   wrapper_definition = jsonencode({
-    Comment = "Run ${coalesce(var.target_state_machine_arn, "-")} while holding a slot of semaphore ${var.name} (limit ${var.semaphore_limit}, strategy ${var.strategy}, fairness ${local.fifo || local.callback ? "fifo" : "none"})."
+    Comment = "Run ${coalesce(var.target_state_machine_arn, "-")} while holding a slot of semaphore ${var.name} (limit ${var.max_concurrency}, strategy ${var.strategy}, fairness ${local.fifo || local.callback ? "fifo" : "none"})."
     StartAt = local.acquire_start_state
     States  = merge(local.wrapper_acquire_states, local.wrapper_states, local.wrapper_release_states)
   })
@@ -295,7 +308,7 @@ resource "aws_dynamodb_table" "this" {
   name                        = local.table_name
   billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "pk"
-  deletion_protection_enabled = var.deletion_protection_enabled
+  deletion_protection_enabled = local.deletion_protection_enabled
 
   attribute {
     name = "pk"
@@ -308,7 +321,7 @@ resource "aws_dynamodb_table" "this" {
   }
 
   point_in_time_recovery {
-    enabled = var.point_in_time_recovery_enabled
+    enabled = local.point_in_time_recovery_enabled
   }
 
   tags = var.tags
@@ -325,7 +338,7 @@ resource "aws_dynamodb_table_item" "lock" {
   hash_key   = aws_dynamodb_table.this[0].hash_key
   item = jsonencode(merge(
     {
-      pk           = { S = var.lock_key }
+      pk           = { S = local.lock_key }
       holder_count = { N = "0" }
     },
     local.fifo ? {
@@ -358,7 +371,7 @@ resource "aws_dynamodb_table" "queue" {
   billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "pk"
   range_key                   = "ticket"
-  deletion_protection_enabled = var.deletion_protection_enabled
+  deletion_protection_enabled = local.deletion_protection_enabled
 
   attribute {
     name = "pk"
@@ -376,7 +389,7 @@ resource "aws_dynamodb_table" "queue" {
   }
 
   point_in_time_recovery {
-    enabled = var.point_in_time_recovery_enabled
+    enabled = local.point_in_time_recovery_enabled
   }
 
   tags = var.tags
@@ -427,7 +440,7 @@ resource "aws_cloudwatch_event_rule" "reconcile" {
 
   name                = "${var.name}-semaphore-reconcile"
   description         = "Release semaphore ${var.name} slots held by executions that are no longer RUNNING."
-  schedule_expression = var.reconciler_schedule_expression
+  schedule_expression = local.reconciler_schedule_expression
   tags                = var.tags
 }
 
@@ -528,7 +541,7 @@ module "gate" {
   timeout       = 30
   environment_variables = merge(
     {
-      SEMAPHORE_LIMIT    = tostring(var.semaphore_limit)
+      SEMAPHORE_LIMIT    = tostring(var.max_concurrency)
       STATE_MACHINE_ARNS = join(",", local.holder_machine_arns)
     },
     # A stopped wrapper's target still holds its slot until it ends.
@@ -600,6 +613,7 @@ module "wrapper" {
   )
 
   logging_level                     = var.logging_level
+  logging_include_execution_data    = var.logging_include_execution_data
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   tags                              = var.tags

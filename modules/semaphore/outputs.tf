@@ -10,7 +10,7 @@ output "table_arn" {
 
 output "lock_key" {
   description = "Partition key value of the lock item."
-  value       = var.lock_key
+  value       = local.lock_key
 }
 
 output "fairness" {
@@ -38,9 +38,9 @@ output "wait_history_events" {
   value       = local.history
 }
 
-output "semaphore_limit" {
+output "max_concurrency" {
   description = "Maximum number of concurrent holders."
-  value       = var.semaphore_limit
+  value       = var.max_concurrency
 }
 
 output "acquire_states" {
@@ -119,12 +119,12 @@ output "cleanup_rule_name" {
 }
 
 output "target_role_arn" {
-  description = "Role the wrapper assumes for the target (null: its own role). The other account's trust policy must let the wrapper's role (wrapper_role_arn) assume it."
+  description = "Role the wrapper assumes for the target (null: its own role). The other account's trust policy must let the wrapper's role (wrapper_role_arn) assume it, and the reconciler's and the event cleanup's roles too (they stop and follow a stopped wrapper's target through it)."
   value       = var.target_role_arn
 }
 
 output "wrapper_role_arn" {
-  description = "ARN of the wrapper's IAM role (the principal a cross-account target_role_arn must trust; null unless create_wrapper)."
+  description = "ARN of the wrapper's IAM role (one of the principals a cross-account target_role_arn must trust, with the reconciler's and the cleanup's; null unless create_wrapper)."
   value       = module.wrapper.role_arn
 }
 
@@ -134,7 +134,7 @@ output "gate_function_name" {
 }
 
 output "alarms" {
-  description = "Each watched signal (wrapper-executions-failed, callback-errors, reconciler-not-running, table-write-throttles, ...) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  description = "Each watched signal (wrapper-executions-failed, callback-errors, reconciler-not-running, table-write-throttles, ...) mapped to its alarm's name and ARN; empty when none is created (alarms.create false, or null with no alarm_actions)."
   value       = module.alarms.alarms
 }
 
@@ -146,4 +146,17 @@ output "dashboard_name" {
 output "dashboard_body" {
   description = "Body (JSON) of the dashboard, built whether or not it is created (for review)."
   value       = module.dashboard.dashboard_body
+}
+
+output "target_role_principal_arns" {
+  description = "Every role a cross-account target_role_arn must trust: the wrapper's (it starts and follows the target) and, when created, the reconciler's and the event cleanup's (they stop a stopped wrapper's target); empty unless create_wrapper and target_role_arn are set."
+  # Static ARNs (each role is named after its function or state machine), known at
+  # plan time so the other account's trust policy can be written in the same plan.
+  value = local.create_wrapper && var.target_role_arn != null ? [
+    for name in compact([
+      local.wrapper_name,
+      local.create_reconciler ? "${var.name}-reconciler" : "",
+      local.create_cleanup ? "${var.name}-cleanup" : "",
+    ]) : "arn:${local.partition}:iam::${local.account_id}:role/${name}"
+  ] : []
 }

@@ -26,13 +26,18 @@ variable "strategy" {
 }
 
 variable "fallback_seconds" {
-  description = "strategy callback: how long a blocked execution stays parked before it re-checks once and parks again; a lost wake-up costs at most this long."
+  description = "How long a blocked execution stays parked before it re-checks once and parks again; a lost wake-up costs at most this long. Applies to strategy \"callback\" only; null means 300."
   type        = number
-  default     = 300
+  default     = null
 
   validation {
-    condition     = var.fallback_seconds >= 1 && var.fallback_seconds <= 86400 && floor(var.fallback_seconds) == var.fallback_seconds
+    condition     = coalesce(var.fallback_seconds, 300) >= 1 && coalesce(var.fallback_seconds, 300) <= 86400 && floor(coalesce(var.fallback_seconds, 300)) == coalesce(var.fallback_seconds, 300)
     error_message = "fallback_seconds must be a whole number between 1 and 86400."
+  }
+
+  validation {
+    condition     = var.fallback_seconds == null || var.strategy == "callback"
+    error_message = "fallback_seconds applies only to strategy \"callback\"; strategy is \"${var.strategy}\", where it would do nothing: remove it."
   }
 }
 
@@ -59,81 +64,101 @@ variable "target_role_arn" {
 }
 
 variable "fairness" {
-  description = "Admission order of blocked executions with strategy dynamodb: \"none\" (waiters race on each retry, the default) or \"fifo\" (ticket order: first to block, first admitted). strategy callback always admits in arrival order."
+  description = "Admission order of blocked executions with strategy \"dynamodb\": \"none\" (waiters race on each retry) or \"fifo\" (ticket order: first to block, first admitted); null means \"none\". Applies to strategy \"dynamodb\" only: callback always admits in arrival order, oldest-first by start date."
   type        = string
-  default     = "none"
+  default     = null
 
   validation {
-    condition     = contains(["none", "fifo"], var.fairness)
+    condition     = contains(["none", "fifo"], coalesce(var.fairness, "none"))
     error_message = "fairness must be \"none\" or \"fifo\"."
-  }
-
-  validation {
-    condition     = var.fairness == "none" || var.strategy == "dynamodb"
-    error_message = "fairness \"fifo\" needs strategy \"dynamodb\" (callback admits in arrival order and oldest-first by start date on their own)."
   }
 
   # A waiter stopped while queued keeps its ticket registered, and the waiters
   # behind it may step over unregistered tickets only: without the sweep, one lost
   # cleanup event blocks the queue for good (README "Why no wake-up is lost").
   validation {
-    condition     = var.fairness == "none" || var.reconciler_enabled
+    condition     = coalesce(var.fairness, "none") == "none" || coalesce(var.reconciler_enabled, true)
     error_message = "fairness \"fifo\" needs reconciler_enabled = true: the ticket of a waiter stopped while queued blocks every execution behind it until the reconciler (or the event cleanup, when its event arrives) removes it. Keep the reconciler, or use strategy \"callback\", whose releases skip dead waiters."
+  }
+
+  validation {
+    condition     = var.fairness == null || var.strategy == "dynamodb"
+    error_message = "fairness applies only to strategy \"dynamodb\"; strategy is \"${var.strategy}\", which admits in its own order (callback: arrival, oldest-first: start date): remove it."
   }
 }
 
-variable "semaphore_limit" {
+variable "max_concurrency" {
   description = "Maximum number of executions inside the critical section at once."
   type        = number
   default     = 1
 
   validation {
-    condition     = var.semaphore_limit >= 1 && floor(var.semaphore_limit) == var.semaphore_limit
-    error_message = "semaphore_limit must be a whole number >= 1."
+    condition     = var.max_concurrency >= 1 && floor(var.max_concurrency) == var.max_concurrency
+    error_message = "max_concurrency must be a whole number >= 1."
   }
 }
 
 variable "lock_key" {
-  description = "Partition key value of the lock item in the table."
+  description = "Partition key value of the lock item in the table. Applies to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none) only; null means \"semaphore\"."
   type        = string
-  default     = "semaphore"
+  default     = null
 
   validation {
-    condition     = can(regex("^[A-Za-z0-9_.:-]{1,128}$", var.lock_key))
+    condition     = can(regex("^[A-Za-z0-9_.:-]{1,128}$", coalesce(var.lock_key, "semaphore")))
     error_message = "lock_key must be 1-128 letters, digits, '_', '.', ':' or '-'."
+  }
+
+  validation {
+    condition     = var.lock_key == null || var.strategy != "oldest-first"
+    error_message = "lock_key applies only to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none); strategy is \"${var.strategy}\", where it would do nothing: remove it."
   }
 }
 
 variable "lease_seconds" {
-  description = "Lease stored with each holder: a holder whose execution can no longer be described is released once acquired_at + lease_seconds has passed."
+  description = "Lease stored with each holder: a holder whose execution can no longer be described is released once acquired_at + lease_seconds has passed. Applies to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none) only; null means 86400."
   type        = number
-  default     = 86400
+  default     = null
 
   validation {
-    condition     = var.lease_seconds >= 60 && floor(var.lease_seconds) == var.lease_seconds
+    condition     = coalesce(var.lease_seconds, 86400) >= 60 && floor(coalesce(var.lease_seconds, 86400)) == coalesce(var.lease_seconds, 86400)
     error_message = "lease_seconds must be a whole number of seconds >= 60."
+  }
+
+  validation {
+    condition     = var.lease_seconds == null || var.strategy != "oldest-first"
+    error_message = "lease_seconds applies only to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none); strategy is \"${var.strategy}\", where it would do nothing: remove it."
   }
 }
 
 variable "wait_min_seconds" {
-  description = "Shortest jittered wait between two acquire attempts of a blocked execution."
+  description = "Shortest jittered wait between two acquire attempts of a blocked execution. Applies to the polling strategies, \"dynamodb\" and \"oldest-first\" (callback parks on a task token; see fallback_seconds) only; null means 5."
   type        = number
-  default     = 5
+  default     = null
 
   validation {
-    condition     = var.wait_min_seconds >= 1 && floor(var.wait_min_seconds) == var.wait_min_seconds
+    condition     = coalesce(var.wait_min_seconds, 5) >= 1 && floor(coalesce(var.wait_min_seconds, 5)) == coalesce(var.wait_min_seconds, 5)
     error_message = "wait_min_seconds must be a whole number >= 1."
+  }
+
+  validation {
+    condition     = var.wait_min_seconds == null || var.strategy != "callback"
+    error_message = "wait_min_seconds applies only to the polling strategies, \"dynamodb\" and \"oldest-first\" (callback parks on a task token; see fallback_seconds); strategy is \"${var.strategy}\", where it would do nothing: remove it."
   }
 }
 
 variable "wait_max_seconds" {
-  description = "Longest jittered wait between two acquire attempts; each wait is drawn uniformly in [wait_min_seconds, wait_max_seconds]."
+  description = "Longest jittered wait between two acquire attempts; each wait is drawn uniformly in [wait_min_seconds, wait_max_seconds]. Applies to the polling strategies, \"dynamodb\" and \"oldest-first\" (callback parks on a task token; see fallback_seconds) only; null means 15."
   type        = number
-  default     = 15
+  default     = null
 
   validation {
-    condition     = var.wait_max_seconds >= var.wait_min_seconds && var.wait_max_seconds <= 3600 && floor(var.wait_max_seconds) == var.wait_max_seconds
+    condition     = coalesce(var.wait_max_seconds, 15) >= coalesce(var.wait_min_seconds, 5) && coalesce(var.wait_max_seconds, 15) <= 3600 && floor(coalesce(var.wait_max_seconds, 15)) == coalesce(var.wait_max_seconds, 15)
     error_message = "wait_max_seconds must be a whole number between wait_min_seconds and 3600."
+  }
+
+  validation {
+    condition     = var.wait_max_seconds == null || var.strategy != "callback"
+    error_message = "wait_max_seconds applies only to the polling strategies, \"dynamodb\" and \"oldest-first\" (callback parks on a task token; see fallback_seconds); strategy is \"${var.strategy}\", where it would do nothing: remove it."
   }
 }
 
@@ -160,19 +185,29 @@ variable "holder_state_machine_arns" {
 }
 
 variable "reconciler_enabled" {
-  description = "Whether to deploy the scheduled reconciler that releases holders whose execution is no longer RUNNING."
+  description = "Whether to deploy the scheduled reconciler that releases holders whose execution is no longer RUNNING. Applies to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none) only; null means true."
   type        = bool
-  default     = true
+  default     = null
+
+  validation {
+    condition     = var.reconciler_enabled == null || var.strategy != "oldest-first"
+    error_message = "reconciler_enabled applies only to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none); strategy is \"${var.strategy}\", where it would do nothing: remove it."
+  }
 }
 
 variable "reconciler_schedule_expression" {
-  description = "EventBridge schedule of the reconciler, for example rate(5 minutes)."
+  description = "EventBridge schedule of the reconciler, for example rate(5 minutes). Applies to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none) only; null means \"rate(5 minutes)\"."
   type        = string
-  default     = "rate(5 minutes)"
+  default     = null
 
   validation {
-    condition     = can(regex("^(rate\\([1-9][0-9]* (minute|minutes|hour|hours|day|days)\\)|cron\\(.+\\))$", var.reconciler_schedule_expression))
+    condition     = can(regex("^(rate\\([1-9][0-9]* (minute|minutes|hour|hours|day|days)\\)|cron\\(.+\\))$", coalesce(var.reconciler_schedule_expression, "rate(5 minutes)")))
     error_message = "reconciler_schedule_expression must be an EventBridge rate(...) or cron(...) expression."
+  }
+
+  validation {
+    condition     = var.reconciler_schedule_expression == null || var.strategy != "oldest-first"
+    error_message = "reconciler_schedule_expression applies only to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none); strategy is \"${var.strategy}\", where it would do nothing: remove it."
   }
 }
 
@@ -228,15 +263,25 @@ variable "fragment_release_next" {
 }
 
 variable "point_in_time_recovery_enabled" {
-  description = "Whether to enable point-in-time recovery on the lock table."
+  description = "Whether to enable point-in-time recovery on the lock table. Applies to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none) only; null means true."
   type        = bool
-  default     = true
+  default     = null
+
+  validation {
+    condition     = var.point_in_time_recovery_enabled == null || var.strategy != "oldest-first"
+    error_message = "point_in_time_recovery_enabled applies only to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none); strategy is \"${var.strategy}\", where it would do nothing: remove it."
+  }
 }
 
 variable "deletion_protection_enabled" {
-  description = "Whether to enable deletion protection on the lock table."
+  description = "Whether to enable deletion protection on the lock table. Applies to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none) only; null means false."
   type        = bool
-  default     = false
+  default     = null
+
+  validation {
+    condition     = var.deletion_protection_enabled == null || var.strategy != "oldest-first"
+    error_message = "deletion_protection_enabled applies only to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none); strategy is \"${var.strategy}\", where it would do nothing: remove it."
+  }
 }
 
 variable "kms_key_arn" {
@@ -262,14 +307,20 @@ variable "cloudwatch_logs_retention_in_days" {
 }
 
 variable "logging_level" {
-  description = "Execution log level of the wrapper state machine (ALL, ERROR or FATAL)."
+  description = "Execution events of the wrapper state machine written to CloudWatch Logs: ALL, ERROR (failed executions only, the default) or FATAL."
   type        = string
-  default     = "ALL"
+  default     = "ERROR"
 
   validation {
     condition     = contains(["ALL", "ERROR", "FATAL"], var.logging_level)
     error_message = "logging_level must be ALL, ERROR or FATAL (logging stays on)."
   }
+}
+
+variable "logging_include_execution_data" {
+  description = "Whether the wrapper's execution logs include state input and output (off by default: payloads may hold data that does not belong in logs)."
+  type        = bool
+  default     = false
 }
 
 variable "build_dir" {
@@ -291,9 +342,11 @@ variable "tags" {
 }
 
 variable "alarms" {
-  description = "CloudWatch alarms on the wrapper, the semaphore's functions, the reconciler's schedule, the tables and the rules: whether to create them, whom they notify, their period, and thresholds (defaults from AWS's recommended alarms)."
+  description = "CloudWatch alarms on the wrapper, the semaphore's functions, the reconciler's schedule, the tables and the rules: whom they notify (they are created once alarm_actions names a target, or with create = true), their period, and thresholds (defaults from AWS's recommended alarms)."
   type = object({
-    create         = optional(bool, true)
+    # null: created when alarm_actions names a target (an alarm nobody hears pages
+    # nobody); true: created anyway (console and dashboard only); false: none.
+    create         = optional(bool)
     alarm_actions  = optional(list(string), [])
     ok_actions     = optional(list(string), [])
     period_seconds = optional(number, 60)
@@ -340,4 +393,17 @@ variable "create_dashboard" {
   description = "Whether to create a CloudWatch dashboard of this module, named after it (3 USD a month beyond the account's first three dashboards)."
   type        = bool
   default     = false
+}
+
+# --- Renamed in 1.0.0 ---------------------------------------------------------------
+
+variable "semaphore_limit" {
+  description = "Renamed max_concurrency in 1.0.0 (UPGRADING.md); setting it fails the plan with what to write instead."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.semaphore_limit == null
+    error_message = "semaphore_limit was renamed max_concurrency in 1.0.0: write max_concurrency = <the same number> (UPGRADING.md)."
+  }
 }

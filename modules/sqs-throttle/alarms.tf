@@ -10,7 +10,7 @@ locals {
 module "alarms" {
   source = "../alarms"
 
-  create         = var.create && var.alarms.create
+  create         = var.create && coalesce(var.alarms.create, length(var.alarms.alarm_actions) > 0)
   name           = var.name
   period_seconds = var.alarms.period_seconds
   alarm_actions  = var.alarms.alarm_actions

@@ -148,7 +148,7 @@ module "starter" {
   environment_variables = merge({
     QUEUE_URL                 = try(aws_sqs_queue.this[0].url, "")
     TARGET_STATE_MACHINE_ARN  = var.target_state_machine_arn
-    MAX_CONCURRENT_EXECUTIONS = tostring(var.max_concurrent_executions)
+    MAX_CONCURRENT_EXECUTIONS = tostring(var.max_concurrency)
     LEDGER_TABLE              = local.ledger_name
     MAX_MESSAGES_PER_RUN      = tostring(var.max_messages_per_run)
     MAX_SECONDS_PER_RUN       = tostring(var.max_seconds_per_run)

@@ -63,9 +63,9 @@ output "ledger_table_arn" {
   value       = one(aws_dynamodb_table.ledger[*].arn)
 }
 
-output "max_concurrent_executions" {
+output "max_concurrency" {
   description = "MAX: the concurrency bound the starter enforces."
-  value       = var.max_concurrent_executions
+  value       = var.max_concurrency
 }
 
 output "producer_policy_json" {
@@ -84,7 +84,7 @@ output "target_role_trust_policy_json" {
 }
 
 output "alarms" {
-  description = "Each watched signal (starter-errors, starter-not-running, dlq-messages, queue-oldest-message, ...) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  description = "Each watched signal (starter-errors, starter-not-running, dlq-messages, queue-oldest-message, ...) mapped to its alarm's name and ARN; empty when none is created (alarms.create false, or null with no alarm_actions)."
   value       = module.alarms.alarms
 }
 

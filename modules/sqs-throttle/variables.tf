@@ -35,14 +35,14 @@ variable "target_role_arn" {
   }
 }
 
-variable "max_concurrent_executions" {
+variable "max_concurrency" {
   description = "MAX: the starter never starts an execution while it counts MAX or more running executions of the target."
   type        = number
   default     = 10
 
   validation {
-    condition     = var.max_concurrent_executions >= 1 && floor(var.max_concurrent_executions) == var.max_concurrent_executions
-    error_message = "max_concurrent_executions must be a whole number, at least 1."
+    condition     = var.max_concurrency >= 1 && floor(var.max_concurrency) == var.max_concurrency
+    error_message = "max_concurrency must be a whole number, at least 1."
   }
 }
 
@@ -220,9 +220,11 @@ variable "visibility_timeout_seconds" {
 }
 
 variable "alarms" {
-  description = "CloudWatch alarms on the starter, its schedule, the queues and the ledger: whether to create them, whom they notify, their period, and thresholds (defaults from AWS's recommended alarms)."
+  description = "CloudWatch alarms on the starter, its schedule, the queues and the ledger: whom they notify (they are created once alarm_actions names a target, or with create = true), their period, and thresholds (defaults from AWS's recommended alarms)."
   type = object({
-    create         = optional(bool, true)
+    # null: created when alarm_actions names a target (an alarm nobody hears pages
+    # nobody); true: created anyway (console and dashboard only); false: none.
+    create         = optional(bool)
     alarm_actions  = optional(list(string), [])
     ok_actions     = optional(list(string), [])
     period_seconds = optional(number, 60)
@@ -267,4 +269,17 @@ variable "create_dashboard" {
   description = "Whether to create a CloudWatch dashboard of this module, named after it (3 USD a month beyond the account's first three dashboards)."
   type        = bool
   default     = false
+}
+
+# --- Renamed in 1.0.0 ---------------------------------------------------------------
+
+variable "max_concurrent_executions" {
+  description = "Renamed max_concurrency in 1.0.0 (UPGRADING.md); setting it fails the plan with what to write instead."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.max_concurrent_executions == null
+    error_message = "max_concurrent_executions was renamed max_concurrency in 1.0.0: write max_concurrency = <the same number> (UPGRADING.md)."
+  }
 }

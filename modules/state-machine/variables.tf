@@ -58,9 +58,9 @@ variable "policy_documents" {
 }
 
 variable "logging_level" {
-  description = "Execution events written to CloudWatch Logs: ALL, ERROR or FATAL."
+  description = "Execution events written to CloudWatch Logs: ALL, ERROR (failed executions only, the default: ALL costs a log event per state) or FATAL."
   type        = string
-  default     = "ALL"
+  default     = "ERROR"
 
   validation {
     condition     = contains(["ALL", "ERROR", "FATAL"], var.logging_level)
@@ -69,9 +69,9 @@ variable "logging_level" {
 }
 
 variable "logging_include_execution_data" {
-  description = "Whether execution logs include state input and output (turn off for sensitive payloads)."
+  description = "Whether execution logs include state input and output (off by default: payloads may hold data that does not belong in logs)."
   type        = bool
-  default     = true
+  default     = false
 }
 
 variable "tracing_enabled" {

@@ -1,8 +1,16 @@
 locals {
-  table_arn   = one(aws_dynamodb_table.this[*].arn)
-  index_arn   = local.table_arn == null ? null : "${local.table_arn}/index/${local.index_name}"
-  read_only   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:DescribeTable", "dynamodb:ConditionCheckItem"]
-  write_extra = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"]
+  table_arn = one(aws_dynamodb_table.this[*].arn)
+  index_arn = local.table_arn == null ? null : "${local.table_arn}/index/${local.index_name}"
+  # What sfn_patterns.status_table.Tracker calls, each action on the ARN AWS decides it
+  # on: item reads and DescribeTable (table_exists) on the table, Query on the status
+  # index only (the tracker never queries the table itself), and the conditional writes
+  # on the table (a TransactWriteItems is decided as its items' UpdateItem/PutItem).
+  item_reads  = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:DescribeTable"]
+  item_writes = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
+  read_statements = local.table_arn == null ? [] : [
+    { Sid = "ReadStatusTable", Effect = "Allow", Action = local.item_reads, Resource = local.table_arn },
+    { Sid = "QueryStatusIndex", Effect = "Allow", Action = ["dynamodb:Query"], Resource = local.index_arn },
+  ]
 }
 
 output "table_name" {
@@ -31,41 +39,25 @@ output "table_stream_arn" {
 }
 
 output "iam_policy_read_only_json" {
-  description = "IAM policy document allowing reads and queries of this table and its index only."
+  description = "IAM policy document for a reader of the tasks (get, the status queries): item reads on this table and Query on its status index, nothing else."
   value = local.table_arn == null ? null : jsonencode({
-    Version = "2012-10-17"
-    Statement = [{
-      Sid      = "ReadStatusTable"
-      Effect   = "Allow"
-      Action   = local.read_only
-      Resource = [local.table_arn, local.index_arn]
-    }]
+    Version   = "2012-10-17"
+    Statement = local.read_statements
   })
 }
 
 output "iam_policy_read_write_json" {
-  description = "IAM policy document allowing everything the tracker does (reads, conditional writes, transactions) on this table and its index only."
+  description = "IAM policy document for a worker running the tracker (create, claim, heartbeat, finish, chain, query): the read-only statements plus PutItem and UpdateItem on this table."
   value = local.table_arn == null ? null : jsonencode({
     Version = "2012-10-17"
-    Statement = [
-      {
-        Sid      = "ReadStatusTable"
-        Effect   = "Allow"
-        Action   = local.read_only
-        Resource = [local.table_arn, local.index_arn]
-      },
-      {
-        Sid      = "WriteStatusTable"
-        Effect   = "Allow"
-        Action   = local.write_extra
-        Resource = [local.table_arn]
-      },
-    ]
+    Statement = concat(local.read_statements, [
+      { Sid = "WriteStatusTable", Effect = "Allow", Action = local.item_writes, Resource = local.table_arn },
+    ])
   })
 }
 
 output "alarms" {
-  description = "Each watched signal (table-read-throttles, table-write-throttles, table-system-errors) mapped to its alarm's name and ARN; empty when alarms.create is false."
+  description = "Each watched signal (table-read-throttles, table-write-throttles, table-system-errors) mapped to its alarm's name and ARN; empty when none is created (alarms.create false, or null with no alarm_actions)."
   value       = module.alarms.alarms
 }
 

@@ -96,9 +96,11 @@ variable "tags" {
 }
 
 variable "alarms" {
-  description = "CloudWatch alarms on the status table: whether to create them, whom they notify, their period, and thresholds (defaults from AWS's recommended alarms)."
+  description = "CloudWatch alarms on the status table: whom they notify (they are created once alarm_actions names a target, or with create = true), their period, and thresholds (defaults from AWS's recommended alarms)."
   type = object({
-    create         = optional(bool, true)
+    # null: created when alarm_actions names a target (an alarm nobody hears pages
+    # nobody); true: created anyway (console and dashboard only); false: none.
+    create         = optional(bool)
     alarm_actions  = optional(list(string), [])
     ok_actions     = optional(list(string), [])
     period_seconds = optional(number, 60)

@@ -85,8 +85,10 @@ class Deployment:
             **workgroup_variables(self.workgroup),
             "max_concurrency": max_concurrency,
             "external_tables": list(external_tables),
-            # Its body is checked against AWS's structure (test_dependency_on_localstack).
+            # Its body is checked against AWS's structure (test_dependency_on_localstack),
+            # with its alarm widget: alarms without a target, created for the dashboard.
             "create_dashboard": True,
+            "alarms": {"create": True},
         }
         if sql_dir is not None:
             self.variables["sql_dir"] = str(sql_dir)

@@ -20,7 +20,7 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 def test_plan_json() -> None:
-    code, out, _ = run("plan", "--sql-dir", str(EXAMPLES))
+    code, out, _ = run("plan", "--sql-dir", str(EXAMPLES), "--json")
     assert code == 0
     doc = json.loads(out)
     assert {"tasks", "edges", "levels", "groups", "stages", "external_sources"} <= set(doc)
@@ -29,6 +29,22 @@ def test_plan_json() -> None:
     assert set(doc["stages"]) == {"simple-level", "parent-level"}
     assert sorted(t for g in doc["groups"].values() for t in g) == doc["tasks"]
     assert "raw.events" in doc["external_sources"]
+
+
+def test_plan_prints_a_summary_a_person_reads_by_default() -> None:
+    """The example's shape, as its README draws it: 12 tasks on 4 levels, one outside table."""
+    code, out, _ = run("plan", "--sql-dir", str(EXAMPLES))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "12 tasks in schema agg, 4 levels, 13 edges after transitive reduction"
+    assert "level 4 (1): kpi_overview" in lines
+    assert "  user_segments       <- user_first_seen, user_purchases" in lines
+    assert "  daily_events        <- (nothing: a root)" in lines
+    assert "  simple-level: 4 stages (5 + 3 + 3 + 1 tasks)" in lines
+    assert any(
+        line.startswith("  raw.events <- daily_active_users, daily_events") for line in lines
+    )
+    assert not out.lstrip().startswith("{")
 
 
 def test_render_writes_file(tmp_path: Path) -> None:

@@ -36,12 +36,19 @@ def test_a_misspelled_task_is_an_error_naming_file_line_table_and_the_closest_ta
     assert "\n" not in message  # Terraform shows it as one line
 
 
+@pytest.mark.parametrize(
+    ("rules", "declaration"),
+    [
+        (None, "--external 'staging.*'"),  # the CLI's flag
+        (Rules(declare_with="external_tables"), 'external_tables = ["staging.*"]'),  # module
+    ],
+)
 def test_an_undeclared_table_of_another_schema_is_an_error_saying_how_to_declare_it(
-    tmp_path: Path,
+    tmp_path: Path, rules: Rules | None, declaration: str
 ) -> None:
     with pytest.raises(UnresolvedTableError) as info:
-        _resolve(tmp_path, {"kpi": "SELECT 1 FROM staging.orders"})
-    assert 'external_tables = ["staging.*"]' in str(info.value)
+        _resolve(tmp_path, {"kpi": "SELECT 1 FROM staging.orders"}, rules)
+    assert declaration in str(info.value)
     assert "-- sfn: external=staging.orders" in str(info.value)
 
 

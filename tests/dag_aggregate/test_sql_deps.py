@@ -200,3 +200,28 @@ def test_example_sql_dir_matches_its_documented_shape() -> None:
     assert ("daily_revenue", "revenue_stats") in edges
     assert plan.tasks["event_batches"].mode == "append"
     assert any(len(list(plan.reduced.predecessors(t))) >= 3 for t in plan.level)
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        (
+            "SELECT a FROM raw.x WHERE",
+            "invalid SQL: incomplete WHERE clause: nothing valid follows 'WHERE'",
+        ),
+        (
+            "SELECT a FROM raw.x WHERE a =",
+            "invalid SQL: incomplete comparison: nothing valid follows '='",
+        ),
+        ("SELEC a FROM raw.x", "invalid SQL: unexpected 'FROM' (a misspelled keyword"),
+        ("SELECT (a FROM raw.x", "invalid SQL: Expecting ) near 'FROM'"),
+    ],
+)
+def test_a_syntax_error_is_said_in_sql_words_not_the_parsers(
+    tmp_path: Path, sql: str, message: str
+) -> None:
+    """sqlglot names what it could not complete by its Python class; the user wrote SQL."""
+    with pytest.raises(SqlParseError) as info:
+        load_tasks(write_sql(tmp_path / "sql", {"bad": sql}))
+    assert message in str(info.value)
+    assert "<class" not in str(info.value) and "sqlglot" not in str(info.value)

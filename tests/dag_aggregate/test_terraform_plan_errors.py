@@ -190,6 +190,9 @@ def test_a_misspelled_table_fails_the_plan_naming_file_line_table_and_closest_ta
     error = _errors(plans, "planner", "misspelled")
     assert "kpi.sql:2: unresolved table agg.daily_revnue" in error
     assert "did you mean agg.daily_revenue?" in error
+    # The fix names the module's variable (the CLI names its --external flag instead).
+    assert 'external_tables = ["agg.daily_revnue"]' in error
+    assert "--external" not in error
     # Declared, the same read is an external source and the plan goes through (in
     # every strategy: the instances of the "ok" plan read these files).
     assert all(PLANS["ok"][case]["sql_dir"] == "kpi" for case in PLANS["ok"])
@@ -210,6 +213,7 @@ def test_terraform_plan_calls_the_planner_once_for_every_strategy(plans: dict) -
 def test_invalid_sql_fails_the_plan_naming_file_and_position(plans: dict) -> None:
     error = _errors(plans, "planner", "invalid_sql")
     assert "broken.sql:1:" in error and "invalid SQL" in error
+    assert "sqlglot" not in error and "<class" not in error  # the user's SQL, not the parser
 
 
 @pytest.mark.parametrize(

@@ -236,9 +236,9 @@ def test_pattern_outputs_cut_the_complete_example_outputs() -> None:
         "sqs_throttle": {
             "queue_url": "q",
             "starter_function_name": "s",
-            "max_concurrent_executions": 3,
+            "max_concurrency": 3,
         },
-        "semaphore": {"wrapper_state_machine_arn": "w", "semaphore_limit": 2},
+        "semaphore": {"wrapper_state_machine_arn": "w", "max_concurrency": 2},
         "dag_aggregate": {"state_machine_arn": "dag"},
         "status_table": {"table_name": "t"},
         "throttled_work_state_machine_arn": "tw",

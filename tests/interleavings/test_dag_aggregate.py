@@ -93,7 +93,7 @@ def test_a_transaction_sent_again_after_its_lost_answer_is_not_applied_twice(
     client.transact_write_items(TransactItems=[put], ClientRequestToken="same")
     with pytest.raises(client.exceptions.TransactionCanceledException):
         client.transact_write_items(TransactItems=[put], ClientRequestToken="another")
-    assert "token once" in explorer.store.snapshot()
+    assert "token/once" in explorer.store.snapshot()
 
 
 # -- what the explorer found in the real runtime ------------------------------------------------
@@ -274,23 +274,23 @@ RUN = {"status": "RUNNING", "active": {"c": 1}, "ready_count": 0}
 
 
 def test_the_checker_sees_a_task_run_twice_or_before_its_parents() -> None:
-    items = {"r1 run": RUN, "r1 task#a": _task("succeeded"), "r1 task#b": _task("pending")}
+    items = {"r1/run": RUN, "r1/task#a": _task("succeeded"), "r1/task#b": _task("pending")}
     checker = _checker()
     broken = checker.after_step(_view([Effect(1, 0, "c", NOW)], items))
     assert broken == ["order: actor 0 started c while its parent b is pending"]
-    items["r1 task#b"] = _task("succeeded")
+    items["r1/task#b"] = _task("succeeded")
     events: list[Event] = [Effect(1, 0, "c", NOW), Effect(2, 1, "c", NOW)]
     assert checker.after_step(_view(events, items)) == ["once: actor 1 started c again (run 2)"]
 
 
 def test_the_checker_sees_a_slot_given_to_a_task_that_ran_and_a_stale_ready_item() -> None:
     items = {
-        "r1 run": RUN,
-        "r1 task#c": _task("succeeded"),
-        "r1 ready#099#a": {"task": "a", "attempt": 1},
-        "r1 task#a": _task("succeeded"),
+        "r1/run": RUN,
+        "r1/task#c": _task("succeeded"),
+        "r1/ready#099#a": {"task": "a", "attempt": 1},
+        "r1/task#a": _task("succeeded"),
     }
-    grant = Write(1, 2, "TransactWriteItems", {"r1 run": {"active": {}}}, {"r1 run": RUN}, NOW)
+    grant = Write(1, 2, "TransactWriteItems", {"r1/run": {"active": {}}}, {"r1/run": RUN}, NOW)
     broken = _checker().after_step(_view([grant], items))
     assert broken == [
         "slot: actor 2 gave c a slot (attempt 1) while its task item is succeeded at "

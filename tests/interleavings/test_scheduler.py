@@ -118,7 +118,7 @@ def test_a_request_names_its_items_by_hash_and_range_key() -> None:
         }
     )
     call = describe("TransactWriteItems", body, "pk", "sk")
-    assert call.keys == {"r1 run", "r1 task#a", "r1 ready#1#a"}
+    assert call.keys == {"r1/run", "r1/task#a", "r1/ready#1#a"}
     assert call.writes
     single = json.dumps({"Key": {"pk": {"S": "r1"}, "sk": {"S": "run"}}})
     assert describe("GetItem", single, "pk").keys == {"r1"}  # a table without a range key
@@ -213,43 +213,6 @@ def test_a_waiting_actor_is_enabled_only_once_the_clock_reaches_its_time() -> No
     assert [e.subject for e in scheduler.events if isinstance(e, Effect)] == ["woke"]
 
 
-def test_a_condition_wait_is_enabled_by_another_actor_and_a_false_one_is_a_deadlock() -> None:
-    flag = {"set": False}
-
-    def setter(ctx: ActorContext) -> None:
-        _pause()
-        flag["set"] = True
-
-    def waiter(ctx: ActorContext) -> None:
-        ctx.wait_for("the flag", lambda: flag["set"])
-        ctx.effect("went on")
-
-    def never(ctx: ActorContext) -> None:
-        ctx.wait_for("nothing", lambda: False)
-
-    scheduler = Scheduler([("setter", setter), ("waiter", waiter)], FakeClock(), TICK)
-    scheduler.start()
-    try:
-        assert {o.step for o in scheduler.options()} >= {Step(Kind.RUN, 0)}
-        assert not any(o.step.actor == 1 for o in scheduler.options())
-        scheduler.perform(Step(Kind.RUN, 0))
-        waiting = [o for o in scheduler.options() if o.step.actor == 1]
-        assert [o.step for o in waiting] == [Step(Kind.RUN, 1)]
-        assert waiting[0].independent(_call(0, Kind.RUN, "k"))  # resuming touches nothing
-        scheduler.perform(Step(Kind.RUN, 1))
-    finally:
-        scheduler.close()
-    assert [e.subject for e in scheduler.events if isinstance(e, Effect)] == ["went on"]
-
-    stuck = Scheduler([("never", never)], FakeClock(), TICK)
-    stuck.start()
-    try:
-        assert stuck.options() == []  # not even a tick: time cannot make it true
-        assert stuck.deadlocked()
-    finally:
-        stuck.close()
-
-
 def test_a_body_that_raises_is_kept_for_the_report() -> None:
     def body(ctx: ActorContext) -> None:
         raise RuntimeError("boom")
@@ -257,6 +220,40 @@ def test_a_body_that_raises_is_kept_for_the_report() -> None:
     scheduler = Scheduler([("a", body)], FakeClock(), TICK)
     _drive(scheduler, [])
     assert isinstance(scheduler.actors[0].error, RuntimeError)
+
+
+def test_an_invocation_past_its_deadline_is_killed_and_its_cleanup_sends_nothing() -> None:
+    log: list[str] = []
+
+    def body(ctx: ActorContext) -> None:
+        with ctx.invocation(2 * TICK):
+            try:
+                _pause("work")
+                log.append("worked")
+                _pause("more work")
+                log.append("worked more")  # never: the deadline passed while paused
+            finally:
+                _pause("cleanup")  # raises before pausing: a killed Lambda sends nothing
+                log.append("cleaned up")
+        ctx.note("next invocation")
+
+    scheduler = Scheduler([("a", body)], FakeClock(), TICK)
+    scheduler.start()
+    try:
+        scheduler.perform(Step(Kind.RUN, 0))
+        scheduler.perform(Step(Kind.TICK))
+        assert len(scheduler.options()) == 8  # alive: every kind of step, and a tick
+        scheduler.perform(Step(Kind.TICK))
+        assert [o.step for o in scheduler.options()] == [Step(Kind.RUN, 0), Step(Kind.TICK)]
+        scheduler.perform(Step(Kind.RUN, 0))
+    finally:
+        scheduler.close()
+    assert log == ["worked"]
+    assert [e.text for e in scheduler.events if isinstance(e, Note)] == [
+        "invocation killed at its timeout (120 s)",
+        "next invocation",
+    ]
+    assert scheduler.actors[0].state is ActorState.FINISHED
 
 
 # -- depth-first search and its reduction ------------------------------------------------------

@@ -85,25 +85,29 @@ def outcomes() -> Iterator[Explorer]:
         yield explorer
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: botocore re-sends a claim whose answer was lost; the re-sent claim "
-    "fails its condition on the worker's own new attempt, and start() raises TaskLockedError "
-    "naming the worker itself, which then waits out its own lease (and the lost attempt is "
-    "later counted as a LeaseExpired failure)",
-)
 def test_a_worker_is_not_locked_out_by_its_own_lost_claim(outcomes: Explorer) -> None:
+    """Found by the explorer: botocore re-sends a claim whose answer was lost.
+
+    The re-sent claim fails its condition on the worker's own new attempt; the tracker
+    used to raise TaskLockedError naming the worker itself, which then waited out its own
+    lease (and the lost attempt was later counted as a LeaseExpired failure).
+    """
     result = outcomes.run(Replay(parse_schedule("0L 0")))
     assert not result.violations, result.violations
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: botocore re-sends a success whose answer was lost; the re-sent write "
-    "fails its fence (the task is already succeeded by this very attempt) and the tracker "
-    'raises StaleAttemptError ("the work may have been done twice") although nobody took '
-    "the task over: Attempt._persist accepts that case only for its own re-sends",
-)
 def test_a_lost_success_answer_is_not_reported_as_a_stale_attempt(outcomes: Explorer) -> None:
+    """Found by the explorer: botocore re-sends a success whose answer was lost.
+
+    The re-sent write fails its fence (the task is already succeeded by this very
+    attempt); the tracker used to raise StaleAttemptError ("the work may have been done
+    twice") although nobody took the task over.
+    """
     result = outcomes.run(Replay(parse_schedule("0 0 0L 0")))
     assert not result.violations, result.violations
+
+
+def test_what_workers_are_told_agrees_with_the_store_on_random_walks(outcomes: Explorer) -> None:
+    """With both findings fixed, lost answers anywhere tell no worker a wrong outcome."""
+    report = outcomes.explore(RandomWalk(53), max_runs=25)
+    _passes(report)

@@ -68,7 +68,7 @@ def deployed(
         "semcb",
         destroy=destroy_deployments,
         strategy="callback",
-        semaphore_limit=LIMIT,
+        max_concurrency=LIMIT,
         fallback_seconds=FALLBACK,
         acquire_timeout_seconds=300,
         execution_timeout_seconds=TIMEOUT,

@@ -123,7 +123,7 @@ def deployed(
         "semx",
         destroy=destroy_deployments,
         strategy="callback",
-        semaphore_limit=1,
+        max_concurrency=1,
         target_role_arn=other_account["role_arn"],
         external_target_state_machine_arn=other_account["target_arn"],
         alarms={

@@ -59,7 +59,7 @@ def deployed(
         tmp_path_factory.mktemp("semaphore-tf"),
         "sem",
         strategy="dynamodb",
-        semaphore_limit=LIMIT,
+        max_concurrency=LIMIT,
         wait_min_seconds=1,
         wait_max_seconds=3,
         acquire_timeout_seconds=300,

@@ -58,7 +58,7 @@ def deployed(
         destroy=destroy_deployments,
         strategy="dynamodb",
         fairness="fifo",
-        semaphore_limit=LIMIT,
+        max_concurrency=LIMIT,
         wait_min_seconds=1,
         wait_max_seconds=2,
         acquire_timeout_seconds=TIMEOUT,

@@ -43,7 +43,7 @@ def deployed(
         "semo",
         destroy=destroy_deployments,
         strategy="oldest-first",
-        semaphore_limit=LIMIT,
+        max_concurrency=LIMIT,
         wait_min_seconds=1,
         wait_max_seconds=2,
         acquire_timeout_seconds=300,

@@ -1,7 +1,8 @@
 """Bad settings of modules/semaphore fail `terraform plan` with a message a user can act on.
 
-The cross-variable rules (fifo fairness needs the dynamodb strategy; the wait
-loop's worst-case history fits the 25,000-event limit) are only checked at plan
+The cross-variable rules (a strategy-specific setting under a strategy it does nothing
+for, such as fairness outside dynamodb; the wait loop's worst-case history fits the
+25,000-event limit) are only checked at plan
 time, with the values known, so they are tested by planning the example.
 
 Cases whose variables do not overlap share one plan (Terraform reports every failed
@@ -31,10 +32,14 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "semaphore"
 CASES: dict[str, tuple[dict[str, object], str]] = {
     "fifo-needs-dynamodb": (
         {"strategy": "oldest-first", "fairness": "fifo"},
-        'fairness "fifo" needs strategy "dynamodb"',
+        'fairness applies only to strategy "dynamodb"; strategy is "oldest-first"',
+    ),
+    "polling-waits-under-callback": (
+        {"wait_min_seconds": 2, "wait_max_seconds": 4},
+        'wait_min_seconds applies only to the polling strategies, "dynamodb" and "oldest-first"',
     ),
     "unknown-fairness": ({"fairness": "random"}, 'fairness must be "none" or "fifo"'),
-    "limit-zero": ({"semaphore_limit": 0}, "semaphore_limit must be a whole number >= 1"),
+    "limit-zero": ({"max_concurrency": 0}, "max_concurrency must be a whole number >= 1"),
     "unknown-strategy": (
         {"strategy": "polling"},
         'strategy must be "callback", "dynamodb" or "oldest-first"',
@@ -54,7 +59,7 @@ PLANS = [
     ("fifo-needs-dynamodb", "limit-zero"),
     ("unknown-fairness", "unknown-strategy"),
     ("dynamodb-history-budget",),
-    ("callback-history-budget",),
+    ("callback-history-budget", "polling-waits-under-callback"),
 ]
 
 

@@ -34,7 +34,7 @@ def example_variables(prefix: str, topic_arn: str) -> dict[str, Any]:
     """The example's variables: MAX at once, the test as the schedule, 10-s alarms."""
     return {
         "name_prefix": prefix,
-        "max_concurrent_executions": MAX,
+        "max_concurrency": MAX,
         # The test drives the starter itself; a daily tick never interferes.
         "schedule_expression": "rate(1 day)",
         "max_seconds_per_run": 20,

@@ -43,7 +43,12 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "status-table"
 def example(
     localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict]:
-    variables = {"name_prefix": f"st-{int(time.time()) % 100000}", "create_dashboard": True}
+    # Alarms without a target (created for the dashboard's alarm widget).
+    variables = {
+        "name_prefix": f"st-{int(time.time()) % 100000}",
+        "create_dashboard": True,
+        "alarms": {"create": True},
+    }
     workspace = Workspace(EXAMPLE, localstack_endpoint, tmp_path_factory.mktemp("status-tf"))
     with workspace.applied(variables) as outputs:
         yield {"workspace": workspace, "variables": variables, **outputs}

@@ -571,3 +571,28 @@ def test_a_success_whose_answer_was_lost_is_not_called_stale(
         pass
     assert attempt.final_status is Status.SUCCEEDED
     assert tracker.get("t").status is Status.SUCCEEDED
+
+
+def test_a_failure_whose_attempt_was_parked_by_another_worker_is_not_called_landed(
+    make_tracker: MakeTracker, clock
+) -> None:
+    """A parked attempt ends ``ignored`` at the same attempt number as its own last failure.
+
+    A's body outlives its lease; B finds the lease expired at max_retry and parks the task
+    ignored with a LeaseExpired record. A's failure would also write ignored at attempt 1,
+    but it was never recorded: A must hear that (``stale_error``), not take B's write for
+    its own.
+    """
+    a = make_tracker(worker_id="A", max_retry=1)
+    b = make_tracker(worker_id="B", max_retry=1)
+    a.create_tasks(["t1"])
+    attempt = a.start("t1")
+    clock.advance(seconds=301)
+    with pytest.raises(TaskIgnoredError):
+        b.start("t1")
+    with pytest.raises(ValueError, match="body failed"), attempt:
+        raise ValueError("body failed")
+    assert attempt.stale_error is not None
+    task = a.get("t1")
+    assert (task.status, task.attempt) == (Status.IGNORED, 1)
+    assert [e.error_type for e in task.errors] == ["LeaseExpired"]

@@ -5,7 +5,8 @@ HCL here, so what is checked is what users see in the README tables. The rule (r
 README, "Input naming"): `create` is a module's switch, `create_<thing>` creates an
 optional resource, every other boolean is `<feature>_enabled`, except a boolean
 named after the provider attribute it sets. One spelling each for the KMS key, point-
-in-time recovery, deletion protection, log level and log retention.
+in-time recovery, deletion protection, log level, log retention and the concurrency
+limit.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ PROVIDER_ATTRIBUTE_BOOLS = {
     "content_based_deduplication",  # aws_sqs_queue.content_based_deduplication
     "logging_include_execution_data",  # aws_sfn_state_machine logging include_execution_data
 }
+# Old names kept only so that setting one fails the plan naming the new one (the
+# modules' native tests plan each); every other input must follow the scheme.
+RENAMED = {"semaphore_limit": "max_concurrency", "max_concurrent_executions": "max_concurrency"}
 DIRS = [REPO_ROOT, *sorted(p.parent for p in (REPO_ROOT / "modules").glob("*/variables.tf"))]
 # `name = optional(bool ...)` or `name = bool` on one line of an object type.
 BOOL_FIELD = re.compile(r"^\s*([a-z0-9_]+)\s*=\s*(?:optional\(\s*)?bool\b", re.MULTILINE)
@@ -134,6 +138,18 @@ def test_one_spelling_each(inputs: dict[str, dict[str, str]], fragment: str, spe
         for module, module_inputs in inputs.items()
         for path, name in _names(module_inputs)
         if fragment in name and name != spelling
+    ]
+    assert bad == []
+
+
+def test_the_concurrency_limit_is_max_concurrency(inputs: dict[str, dict[str, str]]) -> None:
+    """sqs-throttle's MAX, the semaphore's limit and the DAG's Map concurrency: one name."""
+    bad = [
+        f"{module}: {path}"
+        for module, module_inputs in inputs.items()
+        for path, name in _names(module_inputs)
+        if re.search(r"limit|max_concurren", name)
+        if name != "max_concurrency" and name not in RENAMED
     ]
     assert bad == []
 

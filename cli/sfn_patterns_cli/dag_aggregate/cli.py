@@ -126,12 +126,14 @@ def _plan(
     no_cache: bool,
     workers: int | None,
     stats: bool = False,
+    declare_with: str = "--external",
     **_: Any,
 ) -> Plan:
     rules = Rules(
         external=tuple(p.strip().lower() for p in external if p.strip()),
         search_path=tuple(s.strip() for s in search_path.split(",") if s.strip()),
         user=user,
+        declare_with=declare_with,
     )
     for pattern in rules.external:
         if pattern.count(".") not in (1, 2):
@@ -356,19 +358,31 @@ def _check_strategy(strategy: str, allowed: tuple[str, ...]) -> None:
 @group.command("plan")
 @sql_dir_option
 @stats_option
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the plan as JSON (for scripts) instead of the summary.",
+)
 @output_option
 @friendly_errors
-def plan_cmd(output: Path | None, **kwargs: Any) -> None:
-    """Print the plan: tasks, reduced edges, levels, L_ij groups, stages, external sources.
+def plan_cmd(output: Path | None, as_json: bool, **kwargs: Any) -> None:
+    """Print the plan: tasks, levels, what each task waits for, stages, external tables.
 
     \b
-    edges: [parent, child] pairs after transitive reduction (child reads parent).
-    levels: 1 + longest path from a root. groups: "L_ij" = level i, earliest child
-    on level j ("E": no task reads it). stages: per strategy, the task lists run by
-    one Map state each, in order. external_sources: table -> tasks reading it (only
-    tables actually read).
+    With --json: tasks; edges, [parent, child] pairs after transitive reduction
+    (child reads parent); levels, 1 + longest path from a root; groups, "L_ij" =
+    level i, earliest child on level j ("E": no task reads it); stages, per strategy
+    the task lists run by one Map state each, in order; external_sources, table ->
+    tasks reading it (only tables actually read).
     """
-    _emit(json.dumps(_plan(**kwargs).to_json(), indent=2), output)
+    document = _plan(**kwargs).to_json()
+    if as_json:
+        _emit(json.dumps(document, indent=2), output)
+    else:
+        from sfn_patterns_cli.dag_aggregate.summary import plan_summary
+
+        _emit(plan_summary(document), output)
 
 
 @group.command("render")
@@ -443,7 +457,11 @@ def module_data_cmd(
     options = _render_options(**rest)
     if strategy == "dependency" and not task_done_arn:
         raise PlanError("--strategy dependency needs --task-done-arn")
-    plan = _plan(**{**sql, "user": sql.get("user") or rest.get("db_user")})
+    # Called by terraform plan: a fix names the module's variable, not the CLI's flag.
+    plan = _plan(
+        **{**sql, "user": sql.get("user") or rest.get("db_user")},
+        declare_with="external_tables",
+    )
     out: dict[str, Any] = {
         "plan": plan.to_json(),
         "definition": None,

@@ -2,7 +2,8 @@
 
 The planner never guesses. A read of ``<schema>.<name>`` is a dependency on the task
 ``<name>``; any other table must match a declared external pattern (the module's
-``external_tables`` or the file's ``-- sfn: external=...``), otherwise the plan
+``external_tables``, the CLI's ``--external`` or the file's ``-- sfn: external=...``),
+otherwise the plan
 fails naming the file, the line, the table and the closest task. A misspelled
 ``agg.daily_revnue`` therefore stops ``terraform plan`` instead of becoming a silent
 "external source" that makes the DAG run in the wrong order.
@@ -36,6 +37,15 @@ class Rules:
     external: tuple[str, ...] = ()
     search_path: tuple[str, ...] = DEFAULT_SEARCH_PATH
     user: str | None = None
+    #: Where the caller declares external tables, named in the fix an error suggests:
+    #: the CLI's ``--external`` flag, or the module's ``external_tables`` variable.
+    declare_with: str = "--external"
+
+    def declaration(self, pattern: str) -> str:
+        """How the caller declares ``pattern`` external, as it would type it."""
+        if self.declare_with == "external_tables":
+            return f'external_tables = ["{pattern}"]'
+        return f"{self.declare_with} '{pattern}'"
 
     def schemas(self) -> list[str]:
         """The search path with ``$user`` replaced by the user, or left out."""
@@ -102,15 +112,16 @@ class _Resolver:
                 ref,
                 table,
                 f"no task produces {table} ({hint}); if another job writes it, declare it "
-                f"with external_tables or '-- sfn: external={table}'",
+                f"with {self.rules.declaration(table)} or '-- sfn: external={table}'",
             )
         hint = _closest(parts[-1], self.names, self.schema)
         raise self._error(
             task,
             ref,
             table,
-            f"{table} is not a declared external table; declare it (external_tables = "
-            f"[\"{parts[-2]}.*\"] or '-- sfn: external={table}'), or if you meant a task: {hint}",
+            f"{table} is not a declared external table; declare it "
+            f"({self.rules.declaration(parts[-2] + '.*')} or '-- sfn: external={table}'), "
+            f"or if you meant a task: {hint}",
         )
 
     def _unqualified(

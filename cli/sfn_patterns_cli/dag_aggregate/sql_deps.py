@@ -113,7 +113,7 @@ def _parse_query(sql: str) -> exp.Expression:
         raise _ParseFailure(
             int(first.get("line") or 1),
             int(first.get("col") or 1),
-            str(first.get("description") or err),
+            _syntax_message(str(first.get("description") or err), first.get("highlight")),
         ) from None
     except TokenError as err:
         # sqlglot says "Missing ' from <line>:<offset>", the offset counting characters
@@ -130,6 +130,58 @@ def _parse_query(sql: str) -> exp.Expression:
             1, 1, f"expected a SELECT (the planner adds INSERT INTO), found {query.key.upper()}"
         )
     return query
+
+
+# sqlglot names the expression it could not complete by its Python class
+# ("Required keyword: 'this' missing for <class 'sqlglot.expressions.query.Where'>"):
+# the user wrote SQL, so the message says it in SQL's words.
+_MISSING = re.compile(r"Required keyword: '\w+' missing for <class '[\w.]*?(\w+)'>")
+_CLASS = re.compile(r"<class '[\w.]*?(\w+)'>")
+_SQL_WORDS = {
+    "Where": "WHERE clause",
+    "Having": "HAVING clause",
+    "Qualify": "QUALIFY clause",
+    "Join": "JOIN",
+    "Group": "GROUP BY",
+    "Order": "ORDER BY",
+    "Select": "SELECT list",
+    "From": "FROM clause",
+    "Case": "CASE expression",
+    "If": "CASE branch",
+    "Cast": "CAST",
+    "In": "IN list",
+    "Between": "BETWEEN",
+    "Window": "window (OVER)",
+    "EQ": "comparison",
+    "NEQ": "comparison",
+    "GT": "comparison",
+    "GTE": "comparison",
+    "LT": "comparison",
+    "LTE": "comparison",
+    "And": "AND",
+    "Or": "OR",
+    "Not": "NOT",
+    "Like": "LIKE",
+}
+
+
+def _sql_words(class_name: str) -> str:
+    return _SQL_WORDS.get(class_name, class_name.upper())
+
+
+def _syntax_message(description: str, highlight: object) -> str:
+    """The parser's error in the words of the SQL the user wrote."""
+    near = f" {str(highlight)!r}" if highlight else ""
+    missing = _MISSING.fullmatch(description.strip())
+    if missing:
+        return f"incomplete {_sql_words(missing.group(1))}: nothing valid follows{near}"
+    if description.startswith("Invalid expression / Unexpected token"):
+        return (
+            f"unexpected{near or ' token'} "
+            "(a misspelled keyword, or a missing comma or operator before it?)"
+        )
+    description = _CLASS.sub(lambda found: _sql_words(found.group(1)), description)
+    return f"{description} near{near}" if near else description
 
 
 class _ParseFailure(Exception):

@@ -111,14 +111,14 @@ def _exists(sfn: Any, execution_arn: str) -> bool:
 def run_sqs_throttle(outputs: dict[str, Any], aws: Aws, progress: Progress) -> PatternResult:
     """Enqueue requests, let the starter Lambda admit them, check the concurrency bound.
 
-    Outputs: ``queue_url``, ``starter_function_name``, ``max_concurrent_executions`` and
+    Outputs: ``queue_url``, ``starter_function_name``, ``max_concurrency`` and
     ``target_state_machine_arn`` (the workflow the throttle admits). The starter is
     invoked directly rather than waiting for its schedule, as the tests do.
     """
     from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
 
     sfn, sqs, lam = aws("stepfunctions"), aws("sqs"), aws("lambda")
-    limit = int(outputs["max_concurrent_executions"])
+    limit = int(outputs["max_concurrency"])
     count = limit * 2 + 1
     run_id = uuid.uuid4().hex[:6]
     request_ids = [f"demo-{run_id}-{i:02d}" for i in range(count)]
@@ -187,11 +187,11 @@ def run_semaphore(outputs: dict[str, Any], aws: Aws, progress: Progress) -> Patt
     """Start twice the semaphore's limit of wrapper executions; check the target's overlap.
 
     Outputs: ``wrapper_state_machine_arn``, ``target_state_machine_arn`` (the critical
-    work the wrapper runs while it holds a slot) and ``semaphore_limit``. The bound is
+    work the wrapper runs while it holds a slot) and ``max_concurrency``. The bound is
     read from the target executions' own start and stop times.
     """
     sfn = aws("stepfunctions")
-    limit = int(outputs["semaphore_limit"])
+    limit = int(outputs["max_concurrency"])
     count = limit * 2
     run_id = uuid.uuid4().hex[:8]
     started = time.monotonic()

@@ -6,17 +6,17 @@ A failure carries everything needed to see it again: the strategy and seed it ca
 the schedule (every step, the completion included) and the one command that replays it.
 
 Inside :class:`Explorer` (a context manager) the process is set up for exploring: moto's
-``mock_aws`` (fake credentials, empty backends), the runtime's clock pointed at the run's
-fake clock, instant sleeps in actor threads, the runtime's loggers quiet, and the mutant,
-if one was asked for, applied to the real runtime class.
+``mock_aws`` (fake credentials, empty backends), the runtime's clock (and moto's SQS, when
+the protocol reads a queue) pointed at the run's fake clock, instant sleeps in actor
+threads, the runtime's loggers quiet, and the mutant, if one was asked for, applied to the
+real runtime class.
 
 moto parses every condition and update expression several times per request, and copies
 each table a transaction names (and each item it updates) to roll it back: most of a
 run's CPU. The harness's own fixes for those (``emulation/fixes/moto_expression_cache.py``,
 ``moto_transaction_copy.py``, ``moto_update_copy.py``, ``moto_dispatch.py``, each tested
-to answer as moto does,
-and applied wherever the harness runs LocalStack) are applied too unless
-``fast_moto=False``. They patch moto for the rest of the process.
+to answer as moto does, and applied wherever the harness runs LocalStack) are applied too
+unless ``fast_moto=False``. They patch moto for the rest of the process.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ from sfn_patterns_localstack.interleavings.scheduler import (
     Scheduler,
     Write,
 )
+from sfn_patterns_localstack.interleavings.sfn import StepFunctions
+from sfn_patterns_localstack.interleavings.sqs import MotoQueue, queue_time
 from sfn_patterns_localstack.interleavings.steps import Step, format_schedule
 from sfn_patterns_localstack.interleavings.store import MotoStore
 from sfn_patterns_localstack.interleavings.strategies import Chooser
@@ -165,8 +167,19 @@ class Explorer:
         self.quiet = quiet
         self.fast_moto = fast_moto
         self.clock = FakeClock()
-        self.store = MotoStore(protocol.table_name, protocol.region)
-        self.gateway = Gateway(self.store, protocol.hash_key, protocol.range_key)
+        self.store = MotoStore(
+            protocol.table_name, protocol.region, more_tables=protocol.more_tables
+        )
+        self.sfn = StepFunctions(self.clock, protocol.region)
+        queue = protocol.queue_name
+        self.queue = MotoQueue(queue, protocol.region) if queue is not None else None
+        self.gateway = Gateway(
+            self.store,
+            protocol.hash_key,
+            sfn=self.sfn,
+            queue=self.queue,
+            range_key=protocol.range_key,
+        )
         self._stack = contextlib.ExitStack()
         self._saved: Any = None
 
@@ -198,8 +211,13 @@ class Explorer:
             if self.mutant is not None:
                 stack.enter_context(self.protocol.mutants()[self.mutant].apply())
             self.store.drop()  # an outer explorer's table: start from the protocol's setup
+            self.sfn.reset()
+            if self.queue is not None:
+                stack.enter_context(queue_time(self.clock))
+                self.queue.drop()
             self.protocol.setup(self.gateway)
-            self._saved = self.store.save()
+            queue = self.queue.save() if self.queue is not None else None
+            self._saved = (self.store.save(), self.sfn.save(), queue)
         except BaseException:
             stack.close()
             raise
@@ -225,8 +243,11 @@ class Explorer:
 
     def run(self, chooser: Chooser, *, trace: bool = False) -> RunResult:
         """One run from the initial state, steps picked by ``chooser``, checked after each."""
-        self.store.restore(self._saved)
         self.clock.reset()
+        self.store.restore(self._saved[0])
+        self.sfn.restore(self._saved[1])
+        if self.queue is not None:
+            self.queue.restore(self._saved[2])
         sched = Scheduler(self.protocol.actors(self.gateway), self.clock, self.protocol.tick)
         checker = self.protocol.checker()
         result = RunResult([], [], sched.events)
@@ -239,13 +260,6 @@ class Explorer:
                 if sched.quiescent():
                     result.quiescent = True
                     result.violations = checker.at_quiescence(self._view(sched))
-                    break
-                if sched.deadlocked():
-                    result.violations = [
-                        "liveness: deadlock: every live actor waits for something no step "
-                        f"can bring ({sched.describe()})",
-                        *checker.at_quiescence(self._view(sched)),
-                    ]
                     break
                 if len(result.schedule) >= self.max_steps:
                     result.violations = [
@@ -311,7 +325,7 @@ class Explorer:
     # -- checks and traces ---------------------------------------------------------------------
 
     def _view(self, sched: Scheduler) -> RunView:
-        return RunView(sched.events, sched.actors, self.clock, self.store)
+        return RunView(sched.events, sched.actors, self.clock, self.store, self.sfn, self.queue)
 
     def _check(self, sched: Scheduler, checker: Checker) -> list[str]:
         broken = [
@@ -363,7 +377,10 @@ def _python() -> str:
 
 @contextlib.contextmanager
 def _quiet(names: Sequence[str]) -> Iterator[None]:
-    loggers = [logging.getLogger(name) for name in names]
+    """Silence the named loggers and their children (a module's logger may set its own level)."""
+    known = list(logging.Logger.manager.loggerDict)
+    wanted = {n for n in known if any(n == name or n.startswith(f"{name}.") for name in names)}
+    loggers = [logging.getLogger(name) for name in sorted(wanted | set(names))]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.setLevel(logging.CRITICAL + 1)

@@ -22,17 +22,21 @@ from typing import Any, ClassVar
 from sfn_patterns_localstack.interleavings.clock import FakeClock
 from sfn_patterns_localstack.interleavings.gateway import Gateway
 from sfn_patterns_localstack.interleavings.scheduler import Actor, Body, Event
+from sfn_patterns_localstack.interleavings.sfn import StepFunctions
+from sfn_patterns_localstack.interleavings.sqs import MotoQueue
 from sfn_patterns_localstack.interleavings.store import MotoStore
 
 
 @dataclass(frozen=True)
 class RunView:
-    """What a checker may look at: the events so far, the actors, the clock and the store."""
+    """What a checker may look at: the events, actors, clock, store, Step Functions and queue."""
 
     events: Sequence[Event]
     actors: Sequence[Actor]
     clock: FakeClock
     store: MotoStore
+    sfn: StepFunctions | None = None
+    queue: MotoQueue | None = None
 
 
 class Checker(abc.ABC):
@@ -44,7 +48,7 @@ class Checker(abc.ABC):
 
     @abc.abstractmethod
     def at_quiescence(self, view: RunView) -> list[str]:
-        """The invariants broken once no actor has a step left (or none can ever move)."""
+        """The invariants broken once no actor has a step left."""
 
 
 @dataclass(frozen=True)
@@ -61,11 +65,16 @@ class Protocol(abc.ABC):
 
     #: The name on the command line (``--protocol``).
     name: ClassVar[str]
-    #: The table the protocol's runtime uses, its region and key attributes.
+    #: The table the protocol's runtime uses, its region and hash key attribute.
     table_name: ClassVar[str]
     region: ClassVar[str] = "us-east-1"
     hash_key: ClassVar[str]
+    #: The table's range key attribute, if it has one (pauses then name items by both keys).
     range_key: ClassVar[str | None] = None
+    #: Other tables the runtime uses (their items in snapshots as ``<table>:<key>``).
+    more_tables: ClassVar[tuple[str, ...]] = ()
+    #: The SQS queue the runtime reads, if any (moto's SQS on the run's clock, ``gateway.queue``).
+    queue_name: ClassVar[str | None] = None
 
     @property
     @abc.abstractmethod
@@ -74,7 +83,7 @@ class Protocol(abc.ABC):
 
     @abc.abstractmethod
     def setup(self, gateway: Gateway) -> None:
-        """Create the table and the initial items (once; each run restores this state)."""
+        """Create tables, items, executions (``gateway.sfn``) once; each run restores them."""
 
     @abc.abstractmethod
     def actors(self, gateway: Gateway) -> list[tuple[str, Body]]:

@@ -7,21 +7,23 @@ that drives the :class:`Scheduler`) holds it the rest of the time. So every run 
 sequence of atomic steps, chosen by the controller, and the same steps give the same run.
 
 A pause point is every request an actor sends to the store (the gateway, :mod:`.gateway`,
-calls :meth:`Scheduler.pause_at_call` from botocore's ``before-send`` event), a wait for
-the clock (:meth:`ActorContext.wait_until`, for a worker that waits out a lease), and a wait
-for something another actor does (:meth:`ActorContext.wait_for`, for a task execution that
-reports only once it was started). At a call
+calls :meth:`Scheduler.pause_at_call` from botocore's ``before-send`` event), and a wait for
+the clock (:meth:`ActorContext.wait_until`, for a worker that waits out a lease) or for a
+condition (:meth:`ActorContext.wait_for`, for an execution parked on its task token). At a call
 the controller decides what happens to it (:class:`~.steps.Kind`): sent, answer lost,
 throttled, or the actor crashes there. A crashed actor's thread stays parked and is only
 unwound when the run is closed, by raising :class:`ActorStopped` at its pause point; from
 then on every pause point of that thread raises again before the store is reached, so it
-never changes the store or the side-effect log again.
+never changes the store or the side-effect log again. An actor that plays Lambda
+invocations has each killed at its timeout the same way (:meth:`ActorContext.invocation`),
+and goes on to its next one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
@@ -40,6 +42,16 @@ class ActorStopped(BaseException):
 
     A ``BaseException``, so that the runtime's ``except Exception`` handlers (a failure
     being recorded, a throttled write retried) let it through instead of acting on it.
+    """
+
+
+class InvocationKilled(BaseException):
+    """Ends an actor's current invocation: the clock passed its deadline (a Lambda's timeout).
+
+    Raised at the first pause point the invocation reaches (or wakes at) once its deadline
+    has passed, and again at every pause point while it unwinds, before anything is sent:
+    a killed Lambda runs none of its code, so its ``finally`` blocks change nothing. The
+    actor goes on after the invocation (:meth:`ActorContext.invocation`).
     """
 
 
@@ -66,32 +78,36 @@ class CallPause:
 
 @dataclass(frozen=True)
 class WaitPause:
-    """An actor waiting for the clock to reach ``until`` (enabled once it has)."""
+    """An actor waiting for the clock to reach ``until``, or for ``condition`` to hold.
 
-    until: datetime
-
-    def __str__(self) -> str:
-        return f"wait until {self.until.isoformat()}"
-
-
-@dataclass(frozen=True)
-class ConditionPause:
-    """An actor waiting until ``ready()`` holds (enabled once it does).
-
-    ``ready`` must be monotone: once true it stays true whatever other actors do. The
-    reduction relies on it (resuming such an actor commutes with every other step), and
-    so does the explorer's deadlock check (no step can make a false condition true
-    except another actor's).
+    Enabled once either is true (a wait with neither is enabled at once: an actor that
+    yields a step, e.g. a Lambda still running). ``condition`` must stay true once true
+    (a task closed, an execution ended), and ``keys``/``writes`` say what the actor
+    reads (and changes) when it resumes, as for a call: the reduction needs both.
     """
 
-    label: str
-    ready: Callable[[], bool] = field(compare=False)
+    until: datetime | None = None
+    condition: Callable[[], bool] | None = field(default=None, compare=False)
+    what: str = ""
+    keys: frozenset[str] = frozenset()
+    writes: bool = False
+
+    def ready(self, now: datetime) -> bool:
+        """Whether the wait is over at ``now``."""
+        if self.until is None and self.condition is None:
+            return True
+        if self.until is not None and self.until <= now:
+            return True
+        return self.condition is not None and self.condition()
 
     def __str__(self) -> str:
-        return f"wait for {self.label}"
+        parts = [self.what] if self.what else []
+        if self.until is not None:
+            parts.append(f"until {self.until.isoformat()}")
+        return "wait " + " ".join(parts) if parts else "wait"
 
 
-Pause = CallPause | WaitPause | ConditionPause
+Pause = CallPause | WaitPause
 
 
 @dataclass(frozen=True)
@@ -115,14 +131,14 @@ class Option:
         return self._touches_nothing() or other._touches_nothing() or _disjoint(self, other)
 
     def _touches_nothing(self) -> bool:
-        return self.step.kind in (Kind.CRASH, Kind.THROTTLE) or isinstance(
-            self.pause, WaitPause | ConditionPause
-        )
+        if self.step.kind in (Kind.CRASH, Kind.THROTTLE):
+            return True
+        return isinstance(self.pause, WaitPause) and not self.pause.keys
 
 
 def _disjoint(a: Option, b: Option) -> bool:
-    """Two calls that cannot see each other's effect."""
-    assert isinstance(a.pause, CallPause) and isinstance(b.pause, CallPause)
+    """Two calls (or resumed waits) that cannot see each other's effect."""
+    assert a.pause is not None and b.pause is not None
     if not (a.pause.writes or b.pause.writes):
         return True
     if a.pause.keys is None or b.pause.keys is None:
@@ -201,6 +217,10 @@ class Actor:
         self.decision = Step(Kind.RUN, index)
         self.stopping = False
         self.thread: threading.Thread | None = None
+        #: The current invocation's deadline (:meth:`ActorContext.invocation`), and
+        #: whether it was killed there.
+        self.deadline: datetime | None = None
+        self.killed = False
 
     @property
     def live(self) -> bool:
@@ -238,25 +258,57 @@ class ActorContext:
             raise ActorStopped
         self._scheduler.record(Note(self._scheduler.step_count, self.index, text, data))
 
+    @contextlib.contextmanager
+    def invocation(self, timeout: timedelta) -> Iterator[None]:
+        """Run the block as one invocation that is killed once ``timeout`` has passed.
+
+        A Lambda invocation ends at its function's timeout wherever it is, so an actor
+        that plays one must not go on once the clock passed it: the first pause point it
+        reaches or wakes at after that raises :class:`InvocationKilled` (no call is sent),
+        which this context ends, noting it; the actor goes on after the block (its next
+        invocation). Without it, an actor paused across ticks runs on however late.
+        """
+        actor = self._actor
+        actor.deadline, actor.killed = self.now() + timeout, False
+        try:
+            yield
+        except InvocationKilled:
+            actor.killed = False
+            self.note(f"invocation killed at its timeout ({timeout.total_seconds():.0f} s)")
+        finally:
+            actor.deadline, actor.killed = None, False
+
     def wait_until(self, when: datetime) -> None:
         """Pause until the clock reaches ``when`` (returns at once if it has)."""
         if self._scheduler.clock.now < when:
             self._scheduler.pause(self._actor, WaitPause(when))
 
-    def wait_for(self, label: str, ready: Callable[[], bool]) -> None:
-        """Pause until ``ready()`` holds (returns at once if it does).
+    def wait_for(
+        self,
+        condition: Callable[[], bool] | None,
+        what: str,
+        *,
+        until: datetime | None = None,
+        keys: frozenset[str] = frozenset(),
+        writes: bool = False,
+    ) -> None:
+        """Pause until ``condition`` holds or the clock reaches ``until`` (see :class:`WaitPause`).
 
-        ``ready`` must be monotone (see :class:`ConditionPause`).
+        Unlike :meth:`wait_until`, it always pauses, even when the wait is already over:
+        the resumption is a step of its own, which the schedule places among the others
+        (a Step Functions execution moving on after its token was sent, a Lambda that
+        runs for a while). ``condition=None`` and ``until=None``: a step that is always
+        enabled.
         """
-        if not ready():
-            self._scheduler.pause(self._actor, ConditionPause(label, ready))
+        pause = WaitPause(until, condition, what, keys, writes)
+        self._scheduler.pause(self._actor, pause)
 
     def ended(self, index: int) -> bool:
-        """Whether actor ``index`` has finished or crashed (for a retry that follows it)."""
+        """Whether actor ``index`` has finished or crashed (a monotone condition)."""
         return self._scheduler.actors[index].state in (ActorState.FINISHED, ActorState.CRASHED)
 
     def crashed(self, index: int) -> bool:
-        """Whether actor ``index`` crashed."""
+        """Whether actor ``index`` crashed (for a retry that follows it)."""
         return self._scheduler.actors[index].state is ActorState.CRASHED
 
 
@@ -315,34 +367,23 @@ class Scheduler:
             self._hand_turn(actor)
 
     def options(self) -> list[Option]:
-        """Every step possible now (strategies apply their own budgets).
-
-        A tick is possible while an actor can move or waits for the clock; when every
-        live actor waits for a condition that does not hold, time changes nothing.
-        """
+        """Every step possible now (strategies apply their own budgets)."""
         options: list[Option] = []
         for actor in self.actors:
             if not actor.live:
                 continue
             pause = actor.pause
-            if isinstance(pause, CallPause):
+            if actor.deadline is not None and actor.deadline <= self.clock.now:
+                options.append(Option(Step(Kind.RUN, actor.index), pause))  # it learns it died
+            elif isinstance(pause, CallPause):
                 options.extend(
                     Option(Step(kind, actor.index, tick), pause) for kind, tick in _CALL_STEPS
                 )
-            elif _resumable(pause, self.clock.now):
+            elif isinstance(pause, WaitPause) and pause.ready(self.clock.now):
                 options.append(Option(Step(Kind.RUN, actor.index), pause))
-        waiting = any(actor.live and isinstance(actor.pause, WaitPause) for actor in self.actors)
-        if options or waiting:
+        if any(actor.live for actor in self.actors):
             options.append(Option(Step(Kind.TICK)))
         return options
-
-    def deadlocked(self) -> bool:
-        """Live actors remain, and none can ever move: each waits for a false condition.
-
-        A tick cannot help (only another actor's step makes a condition true), so the
-        run can go no further: for a protocol, a liveness failure.
-        """
-        return not self.quiescent() and not self.options()
 
     def quiescent(self) -> bool:
         """No actor has a step left (each finished or crashed)."""
@@ -410,9 +451,15 @@ class Scheduler:
             self.clock.advance(self.tick)
 
     def pause(self, actor: Actor, pause: Pause) -> Step:
-        """Give the turn back and wait for it; raises ActorStopped once the actor must end."""
+        """Give the turn back and wait for it; raises ActorStopped once the actor must end.
+
+        Raises InvocationKilled instead of pausing while a killed invocation unwinds, and
+        instead of returning once the invocation's deadline has passed.
+        """
         if actor.stopping:
             raise ActorStopped
+        if actor.killed:
+            raise InvocationKilled
         with self._cv:
             actor.pause = pause
             if actor.state is not ActorState.CRASHED:
@@ -424,6 +471,9 @@ class Scheduler:
                 raise ActorStopped
             actor.state = ActorState.RUNNING
             actor.pause = None
+            if actor.deadline is not None and actor.deadline <= self.clock.now:
+                actor.killed = True
+                raise InvocationKilled
             return actor.decision
 
     def _main(self, actor: Actor) -> None:
@@ -444,13 +494,6 @@ class Scheduler:
                 actor.pause = None
                 self._turn = None
                 self._cv.notify_all()
-
-
-def _resumable(pause: Pause | None, now: datetime) -> bool:
-    """Whether a waiting actor may go on: its time has come, or its condition holds."""
-    if isinstance(pause, WaitPause):
-        return pause.until <= now
-    return isinstance(pause, ConditionPause) and pause.ready()
 
 
 _CALL_STEPS = (

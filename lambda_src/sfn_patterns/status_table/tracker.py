@@ -346,7 +346,9 @@ class Tracker:
                 payload_hash=wanted_hash,
             )
         except ConditionFailed as lost:
-            return None, lost.item
+            if not self._own_claim(lost.item, expires_at):
+                return None, lost.item
+            item = lost.item  # this very claim landed; only its answer was lost
         log.info(
             "start %s/%s: attempt %d by %s, lease until %s",
             self.use_case_id,
@@ -356,6 +358,22 @@ class Tracker:
             expires_at.isoformat(),
         )
         return Attempt(self, item, lease), item
+
+    def _own_claim(self, item: TaskModel | None, expires_at: datetime) -> bool:
+        """Whether a rejected claim's returned task is this worker's own claim, landed.
+
+        botocore re-sends a request whose answer timed out (standard retry mode), so a
+        claim that took effect is sent a second time, and the second one fails its
+        condition on the first one's result. The task then carries this worker's id and
+        the very lease end it wrote: nobody else writes that pair, so the attempt is ours
+        and is taken as won, instead of a lock held by ourselves.
+        """
+        return (
+            item is not None
+            and item.status == Status.IN_PROGRESS.value
+            and item.lease_owner == self.worker_id
+            and item.lease_expires_at == expires_at
+        )
 
     def _lost_lease_errors(
         self, item: TaskModel, errors: list[ErrorRecord], now: datetime
@@ -482,7 +500,11 @@ class Tracker:
                 payload_hash=wanted_hash,
             )
         except ConditionFailed as lost:
-            return None, lost.item
+            if not (
+                self._own_claim(lost.item, expires_at) and int(lost.item.attempt) == new_attempt
+            ):
+                return None, lost.item
+            item = lost.item  # this very claim landed; only its answer was lost
         if reclaimed_from is not None:
             metrics.emit(PATTERN, {"LeaseExpiries": 1})
             log.warning(
@@ -568,37 +590,62 @@ class Attempt:
             current_attempt=current_attempt,
         )
 
-    def _persist(self, action: str, write: Callable[[], None], status: Status) -> None:
+    def _persist(
+        self,
+        action: str,
+        write: Callable[[], None],
+        status: Status,
+        record: ErrorRecord | None = None,
+    ) -> None:
         """The final write, sent again after a throttle or a 5xx while the lease lasts.
 
         The work is done by now: giving up on a throttled write would leave the task
         in progress until its lease ran out, and then run it a second time (issue 28:
-        8 workers under DynamoDB throttling). A retried write that finds the task
-        already at ``status`` for this attempt had landed the first time (only its
-        answer was lost), so it counts as done, not as a stale attempt.
+        8 workers under DynamoDB throttling). A rejected write that finds its own result
+        in the task had landed before (only its answer was lost, whether this loop or
+        botocore's own retry re-sent it), so it counts as done, not as a stale attempt;
+        :meth:`_landed` says how that result is told from another worker's.
         """
-        delay, retried = _FIRST_BACKOFF, False
+        delay = _FIRST_BACKOFF
         while True:
             try:
                 write()
                 return
             except ConditionFailed as lost:
-                current = lost.item
-                if (
-                    retried
-                    and current is not None
-                    and int(current.attempt) == self.attempt
-                    and current.status == status.value
-                ):
+                if self._landed(lost.item, status, record):
                     return
-                raise self._stale(action, current) from None
+                raise self._stale(action, lost.item) from None
             except Exception as error:
                 left = (self.lease_expires_at - self.tracker.now()).total_seconds()
                 if not is_transient(error) or left <= delay:
                     raise
                 log.warning("%s: could not %s (%s), retrying", self.label, action, error)
                 time.sleep(random.uniform(0, delay))
-                delay, retried = min(delay * 2, _MAX_BACKOFF), True
+                delay = min(delay * 2, _MAX_BACKOFF)
+
+    def _landed(
+        self, current: TaskModel | None, status: Status, record: ErrorRecord | None
+    ) -> bool:
+        """Whether the task as a rejection returned it holds this attempt's final write.
+
+        Only this attempt's owner writes ``succeeded`` or ``failed`` at its attempt
+        number (a reclaim moves the number on), so those two are told by the number
+        alone. ``ignored`` at this number is also written by another worker parking the
+        attempt after its lease expired, with a ``LeaseExpired`` record; ours ends with
+        this failure's own record.
+        """
+        if current is None or int(current.attempt) != self.attempt:
+            return False
+        if current.status != status.value:
+            return False
+        if record is None:
+            return True
+        last = current.errors[-1] if current.errors else None
+        return last is not None and (last.error_type, last.message, last.time) == (
+            record.error_type,
+            record.message,
+            record.time,
+        )
 
     def heartbeat(self, seconds: float | None = None) -> datetime:
         """Extend the lease by ``seconds`` (default: the attempt's lease) from now.
@@ -667,6 +714,7 @@ class Attempt:
                 self._item, self.attempt, status, now, data=data, retry=retry, errors=errors
             ),
             status,
+            record if errors else None,
         )
         self.final_status = status
         if status is Status.IGNORED:

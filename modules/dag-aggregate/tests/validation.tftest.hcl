@@ -213,10 +213,10 @@ run "rejects_a_fractional_task_timeout" {
 run "rejects_task_logging_off" {
   command = plan
   variables {
-    strategy           = "dependency"
-    task_logging_level = "OFF"
+    strategy      = "dependency"
+    logging_level = "OFF"
   }
-  expect_failures = [var.task_logging_level]
+  expect_failures = [var.logging_level]
 }
 
 run "rejects_run_results_kept_under_a_day" {
@@ -242,4 +242,12 @@ run "rejects_an_alias_arn_as_kms_key_arn" {
     kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:alias/data"
   }
   expect_failures = [var.kms_key_arn]
+}
+
+run "rejects_the_old_name_of_logging_level" {
+  command = plan
+  variables {
+    task_logging_level = "ALL"
+  }
+  expect_failures = [var.task_logging_level]
 }

@@ -28,7 +28,7 @@ mock_provider "local" {
 variables {
   name                     = "demo"
   strategy                 = "dynamodb"
-  semaphore_limit          = 3
+  max_concurrency          = 3
   create_wrapper           = true
   target_state_machine_arn = "arn:aws:states:us-east-1:000000000000:stateMachine:target"
 }
@@ -47,7 +47,7 @@ run "dynamodb_acquire_is_one_atomic_conditional_update" {
   }
   assert {
     condition     = output.acquire_states["Semaphore: Acquire"].Parameters.ExpressionAttributeValues[":limit"] == { N = "3" }
-    error_message = "The limit is semaphore_limit."
+    error_message = "The limit is max_concurrency."
   }
   assert {
     condition     = strcontains(output.acquire_states["Semaphore: Acquire"].Parameters.ExpressionAttributeNames["#holder.$"], "States.Hash($$.Execution.Id, 'MD5')")

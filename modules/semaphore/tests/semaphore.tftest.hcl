@@ -306,14 +306,15 @@ run "rejects_a_wrapper_without_a_target" {
 run "rejects_a_zero_limit" {
   command = plan
   variables {
-    semaphore_limit = 0
+    max_concurrency = 0
   }
-  expect_failures = [var.semaphore_limit]
+  expect_failures = [var.max_concurrency]
 }
 
 run "rejects_a_max_wait_below_the_min" {
   command = plan
   variables {
+    strategy         = "dynamodb"
     wait_min_seconds = 10
     wait_max_seconds = 5
   }
@@ -369,4 +370,111 @@ run "rejects_an_alias_arn_as_kms_key_arn" {
     kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:alias/data"
   }
   expect_failures = [var.kms_key_arn]
+}
+
+# --- Strategy-specific inputs: set under a strategy they do nothing for, they fail the plan
+
+run "rejects_fallback_seconds_without_callback" {
+  command = plan
+  variables {
+    strategy         = "dynamodb"
+    fallback_seconds = 60
+  }
+  expect_failures = [var.fallback_seconds]
+}
+
+run "rejects_polling_waits_with_callback" {
+  command = plan
+  variables {
+    strategy         = "callback"
+    wait_min_seconds = 2
+  }
+  expect_failures = [var.wait_min_seconds]
+}
+
+run "rejects_lock_item_settings_with_oldest_first" {
+  command = plan
+  variables {
+    strategy                       = "oldest-first"
+    create_wrapper                 = true
+    target_state_machine_arn       = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+    lock_key                       = "other"
+    lease_seconds                  = 600
+    reconciler_enabled             = false
+    reconciler_schedule_expression = "rate(1 minute)"
+    point_in_time_recovery_enabled = false
+    deletion_protection_enabled    = true
+  }
+  expect_failures = [
+    var.lock_key,
+    var.lease_seconds,
+    var.reconciler_enabled,
+    var.reconciler_schedule_expression,
+    var.point_in_time_recovery_enabled,
+    var.deletion_protection_enabled,
+  ]
+}
+
+run "accepts_each_setting_under_its_strategy" {
+  command = plan
+  variables {
+    strategy         = "dynamodb"
+    fairness         = "fifo"
+    wait_min_seconds = 6
+    wait_max_seconds = 9
+    lock_key         = "jobs"
+    lease_seconds    = 600
+  }
+  assert {
+    condition     = output.fairness == "fifo" && output.lock_key == "jobs"
+    error_message = "fairness, the waits and the lock item settings apply under strategy dynamodb."
+  }
+}
+
+run "defaults_apply_when_unset" {
+  command = plan
+  variables {
+    strategy = "dynamodb"
+  }
+  assert {
+    condition     = output.fairness == "none" && output.lock_key == "semaphore" && length(aws_cloudwatch_event_rule.reconcile) == 1
+    error_message = "Unset, the strategy-specific inputs take their documented defaults (fairness none, lock key semaphore, reconciler on)."
+  }
+}
+
+run "rejects_the_old_name_of_max_concurrency" {
+  command = plan
+  variables {
+    semaphore_limit = 3
+  }
+  expect_failures = [var.semaphore_limit]
+}
+
+run "a_cross_account_target_names_every_role_to_trust" {
+  command = plan
+  variables {
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:eu-west-1:111111111111:stateMachine:work"
+    target_role_arn          = "arn:aws:iam::111111111111:role/run-work"
+  }
+  assert {
+    condition = output.target_role_principal_arns == tolist([
+      "arn:aws:iam::123456789012:role/demo-wrapper",
+      "arn:aws:iam::123456789012:role/demo-reconciler",
+      "arn:aws:iam::123456789012:role/demo-cleanup",
+    ])
+    error_message = "The wrapper, the reconciler and the event cleanup each assume target_role_arn: all three must be trusted."
+  }
+}
+
+run "no_roles_to_trust_without_a_cross_account_target" {
+  command = plan
+  variables {
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+  }
+  assert {
+    condition     = length(output.target_role_principal_arns) == 0
+    error_message = "A target in the same account needs no trust policy."
+  }
 }

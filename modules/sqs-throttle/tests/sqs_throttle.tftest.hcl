@@ -45,7 +45,7 @@ run "creates_fifo_queues_ledger_and_schedule" {
     error_message = "The starter runs every minute by default."
   }
   assert {
-    condition     = output.max_concurrent_executions == 10
+    condition     = output.max_concurrency == 10
     error_message = "The limit is an output."
   }
 }
@@ -249,9 +249,9 @@ run "rejects_a_target_role_that_is_not_a_role_arn" {
 run "rejects_a_zero_limit" {
   command = plan
   variables {
-    max_concurrent_executions = 0
+    max_concurrency = 0
   }
-  expect_failures = [var.max_concurrent_executions]
+  expect_failures = [var.max_concurrency]
 }
 
 run "rejects_a_cron_schedule" {
@@ -292,4 +292,12 @@ run "rejects_a_bad_name" {
     name = "Throttle"
   }
   expect_failures = [var.name]
+}
+
+run "rejects_the_old_name_of_max_concurrency" {
+  command = plan
+  variables {
+    max_concurrent_executions = 3
+  }
+  expect_failures = [var.max_concurrent_executions]
 }

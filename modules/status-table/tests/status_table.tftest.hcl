@@ -117,15 +117,23 @@ run "outputs_name_the_table_and_scope_the_policies_to_it" {
     error_message = "With stream_enabled the stream ARN is an output."
   }
   assert {
-    condition     = jsondecode(output.iam_policy_read_only_json).Statement[0].Resource == [output.table_arn, output.table_index_arn]
-    error_message = "The read-only policy names this table and its index only."
+    condition = [for s in jsondecode(output.iam_policy_read_only_json).Statement : { sid = s.Sid, resource = s.Resource, action = s.Action }] == [
+      { sid = "ReadStatusTable", resource = output.table_arn, action = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:DescribeTable"] },
+      { sid = "QueryStatusIndex", resource = output.table_index_arn, action = ["dynamodb:Query"] },
+    ]
+    error_message = "The read-only policy: item reads on the table, Query on the index (an item action on an index ARN, or Query on the table ARN, could never match)."
   }
   assert {
     condition = [for s in jsondecode(output.iam_policy_read_write_json).Statement : { sid = s.Sid, resource = s.Resource }] == [
-      { sid = "ReadStatusTable", resource = [output.table_arn, output.table_index_arn] },
-      { sid = "WriteStatusTable", resource = [output.table_arn] },
+      { sid = "ReadStatusTable", resource = output.table_arn },
+      { sid = "QueryStatusIndex", resource = output.table_index_arn },
+      { sid = "WriteStatusTable", resource = output.table_arn },
     ]
-    error_message = "The read-write policy reads table and index and writes the table only."
+    error_message = "The read-write policy adds writes on the table only."
+  }
+  assert {
+    condition     = jsondecode(output.iam_policy_read_write_json).Statement[2].Action == ["dynamodb:PutItem", "dynamodb:UpdateItem"]
+    error_message = "The tracker writes with PutItem and UpdateItem only (no DeleteItem, BatchWriteItem or ConditionCheckItem)."
   }
   assert {
     condition     = !contains(flatten([for s in jsondecode(output.iam_policy_read_write_json).Statement : s.Action]), "dynamodb:*")
@@ -205,4 +213,47 @@ run "rejects_an_unknown_stream_view_type" {
     stream_view_type = "ALL"
   }
   expect_failures = [var.stream_view_type]
+}
+
+# --- Alarms: created once they have somebody to notify (or when asked for) -------------
+
+run "no_alarms_without_a_target" {
+  command = plan
+  assert {
+    condition     = length(output.alarms) == 0
+    error_message = "alarms = {} creates no alarm: one with no alarm_actions would page nobody."
+  }
+}
+
+run "alarms_with_a_target" {
+  command = plan
+  variables {
+    alarms = { alarm_actions = ["arn:aws-us-gov:sns:us-gov-west-1:123456789012:ops"] }
+  }
+  assert {
+    condition     = toset(keys(output.alarms)) == toset(["table-read-throttles", "table-write-throttles", "table-system-errors"])
+    error_message = "alarm_actions creates every alarm of the table."
+  }
+}
+
+run "alarms_asked_for_without_a_target" {
+  command = plan
+  variables {
+    alarms = { create = true }
+  }
+  assert {
+    condition     = length(output.alarms) == 3
+    error_message = "create = true creates the alarms even without a target (console and dashboard)."
+  }
+}
+
+run "alarms_switched_off_despite_a_target" {
+  command = plan
+  variables {
+    alarms = { create = false, alarm_actions = ["arn:aws-us-gov:sns:us-gov-west-1:123456789012:ops"] }
+  }
+  assert {
+    condition     = length(output.alarms) == 0
+    error_message = "create = false wins over alarm_actions."
+  }
 }

@@ -91,7 +91,7 @@ module "warehouse_slot" {
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
   name                     = "${var.name_prefix}-wh"
-  semaphore_limit          = 1
+  max_concurrency          = 1
   create_wrapper           = true
   target_state_machine_arn = aws_sfn_state_machine.load.arn
   python_executable        = var.python_executable
@@ -140,14 +140,14 @@ module "report_throttle" {
   source = "git::https://example.com/sfn-patterns.git//modules/sqs-throttle?ref=v0.2.0"
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
-  name                      = "${var.name_prefix}-reports"
-  target_state_machine_arn  = "arn:${local.partition}:states:us-east-1:${data.aws_caller_identity.analytics.account_id}:stateMachine:${var.name_prefix}-report"
-  target_role_arn           = "arn:${local.partition}:iam::${data.aws_caller_identity.analytics.account_id}:role/${var.name_prefix}-throttle-target"
-  max_concurrent_executions = 2
-  schedule_expression       = "rate(1 day)"
-  max_seconds_per_run       = 10
-  recheck_seconds           = 1
-  python_executable         = var.python_executable
+  name                     = "${var.name_prefix}-reports"
+  target_state_machine_arn = "arn:${local.partition}:states:us-east-1:${data.aws_caller_identity.analytics.account_id}:stateMachine:${var.name_prefix}-report"
+  target_role_arn          = "arn:${local.partition}:iam::${data.aws_caller_identity.analytics.account_id}:role/${var.name_prefix}-throttle-target"
+  max_concurrency          = 2
+  schedule_expression      = "rate(1 day)"
+  max_seconds_per_run      = 10
+  recheck_seconds          = 1
+  python_executable        = var.python_executable
 }
 
 # --- dag-aggregate on our own SQL -------------------------------------------------------

@@ -64,11 +64,11 @@ locals {
 
   # semaphore: every strategy with the wrapper, fifo fairness, a target in another account.
   semaphores = {
-    callback     = { strategy = "callback", fairness = "none", target_role_arn = null }
-    dynamodb     = { strategy = "dynamodb", fairness = "none", target_role_arn = null }
+    callback     = { strategy = "callback", fairness = null, target_role_arn = null }
+    dynamodb     = { strategy = "dynamodb", fairness = null, target_role_arn = null }
     fifo         = { strategy = "dynamodb", fairness = "fifo", target_role_arn = null }
-    oldest-first = { strategy = "oldest-first", fairness = "none", target_role_arn = null }
-    cross        = { strategy = "callback", fairness = "none", target_role_arn = local.target_role }
+    oldest-first = { strategy = "oldest-first", fairness = null, target_role_arn = null }
+    cross        = { strategy = "callback", fairness = null, target_role_arn = local.target_role }
   }
 
   # dag-aggregate: every strategy; both completions; each kind of Redshift target.

@@ -256,3 +256,25 @@ run "rejects_an_alias_arn_as_kms_key_arn" {
   }
   expect_failures = [var.kms_key_arn]
 }
+
+# --- Names renamed in 1.0.0: the old one fails the plan instead of being dropped ------
+
+run "rejects_semaphore_limit_renamed_max_concurrency" {
+  command = plan
+  variables {
+    semaphore = { create = true, semaphore_limit = 3 }
+  }
+  expect_failures = [var.semaphore]
+}
+
+run "rejects_max_concurrent_executions_renamed_max_concurrency" {
+  command = plan
+  variables {
+    sqs_throttle = {
+      create                    = true
+      target_state_machine_arn  = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+      max_concurrent_executions = 3
+    }
+  }
+  expect_failures = [var.sqs_throttle]
+}

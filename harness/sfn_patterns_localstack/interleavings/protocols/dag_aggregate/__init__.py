@@ -322,7 +322,7 @@ class DagAggregate(Protocol):
         parts = []
         for key, old in event.before.items():
             new = event.after.get(key)
-            sk = key.split(" ", 1)[-1]
+            sk = key.split("/", 1)[-1]
             if sk == RUN_SK:
                 parts.append(_run_change(old, new))
             elif sk.startswith(READY_PREFIX):

@@ -174,10 +174,12 @@ class Report:
     def __call__(self, ctx: ActorContext) -> None:
         """The actor's body: wait for the execution, report (retried if the call fails)."""
         sfn = self.sfn
-        ctx.wait_for(
-            f"{self.task} started or the run answered",
-            lambda: sfn.started(self.task) is not None or sfn.answered,
-        )
+
+        def started() -> bool:
+            return sfn.started(self.task) is not None or sfn.answered
+
+        if not started():  # a task already running reports from the first step
+            ctx.wait_for(started, f"until {self.task} started or the run answered")
         self.deliver(ctx)
 
     def deliver(self, ctx: ActorContext) -> None:
@@ -212,6 +214,6 @@ class Redelivery:
 
     def __call__(self, ctx: ActorContext) -> None:
         """The actor's body: nothing once the first ended without crashing."""
-        ctx.wait_for(f"actor {self.follows} ended", lambda: ctx.ended(self.follows))
+        ctx.wait_for(lambda: ctx.ended(self.follows), f"until actor {self.follows} ended")
         if ctx.crashed(self.follows):
             self.again(ctx)

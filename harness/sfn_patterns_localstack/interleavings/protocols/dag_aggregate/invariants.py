@@ -47,7 +47,7 @@ from sfn_patterns.dag_aggregate.runtime.store import (
 )
 from sfn_patterns_localstack.interleavings.protocol import Checker, RunView
 from sfn_patterns_localstack.interleavings.scheduler import ActorState, Effect, Note, Write
-from sfn_patterns_localstack.interleavings.store import Snapshot, item_name
+from sfn_patterns_localstack.interleavings.store import Snapshot
 
 
 class DagChecker(Checker):
@@ -89,7 +89,7 @@ class DagChecker(Checker):
 
     def key(self, sk: str) -> str:
         """The snapshot name of one of the run's items."""
-        return item_name(self.run_id, sk)
+        return _item(self.run_id, sk)
 
     # -- after every step ---------------------------------------------------------------------
 
@@ -252,13 +252,18 @@ class DagChecker(Checker):
         return f"{item.get('status')} at attempt {item.get('attempt')}"
 
 
+def _item(run_id: str, sk: str) -> str:
+    """How a snapshot names an item of the runs table (``<pk>/<sk>``)."""
+    return f"{run_id}/{sk}"
+
+
 def _active(run: Mapping[str, Any] | None) -> dict[str, int]:
     return {task: int(attempt) for task, attempt in ((run or {}).get("active") or {}).items()}
 
 
 def _ready(items: Snapshot, run_id: str) -> dict[str, int]:
     """Task -> attempt of the run's ready items."""
-    prefix = item_name(run_id, READY_PREFIX)
+    prefix = _item(run_id, READY_PREFIX)
     return {
         str(item["task"]): int(item.get("attempt") or 0)
         for name, item in items.items()

@@ -1,0 +1,169 @@
+"""Realistic mistakes in the throttle's runtime, to show the explorer would catch them.
+
+Each mutant replaces one method of the real class (``Ledger``, ``Starter``) for the
+duration of a context with a copy that differs by the one mistake its name says, keeping
+everything else as the Lambda runs it. They are named so that a failure's replay command
+can apply them again (``--mutant NAME``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from sfn_patterns.sqs_throttle import starter as starter_module
+from sfn_patterns.sqs_throttle.ledger import LEDGER_KEY, LeaseLost, Ledger
+from sfn_patterns.sqs_throttle.naming import execution_name
+from sfn_patterns.sqs_throttle.starter import (
+    LOG,
+    PERMANENT_ERRORS,
+    REFUSALS,
+    STOPPING_OUTCOMES,
+    RunReport,
+    Starter,
+    _error_code,
+    request_id_of,
+)
+from sfn_patterns_localstack.interleavings.clock import patched
+from sfn_patterns_localstack.interleavings.protocol import Mutant
+
+
+def _record_unfenced(self: Ledger, name: str, now: float, owner: str, lease_seconds: float) -> None:
+    """The record renews the lease "as it is ours anyway": no ``#owner = :me`` condition."""
+    self.dynamodb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": self.table, "Item": self._lease_item(owner, now, lease_seconds)}},
+            {
+                "Put": {
+                    "TableName": self.table,
+                    "Item": {
+                        LEDGER_KEY: {"S": name},
+                        "recorded_at": {"N": repr(now)},
+                        "expires_at": {"N": str(int(now) + self.ttl_seconds)},
+                    },
+                }
+            },
+        ]
+    )
+
+
+def _admit_until_on_stale_count(
+    self: Starter, deadline: float, budget: int, report: RunReport
+) -> None:
+    """Admissions are not added to the count read at the last recount."""
+    running = self._recount(report)
+    report.running_at_start = running
+    while not report.stopped:
+        if report.receives >= budget:
+            report.stopped = "max_messages"
+        elif self.clock() >= deadline:
+            report.stopped = "max_seconds"
+        elif running >= self.config.max_concurrent:
+            report.stopped = self._wait_for_a_slot(deadline)
+            if not report.stopped:
+                running = self._recount(report)
+        else:
+            message = self._receive_one()
+            if message is None:
+                report.stopped = "queue_empty"
+                continue
+            report.receives += 1
+            outcome = self.admit(message, report)
+            report.stopped = STOPPING_OUTCOMES.get(outcome, "")
+
+
+def _admit_deleting_first(self: Starter, message: dict, report: RunReport) -> str:
+    """The message is deleted as soon as it is recorded, before its execution is started."""
+    try:
+        name = execution_name(request_id_of(message))
+        body = message["Body"]
+        json.loads(body)
+    except ValueError:
+        report.poison.append(message.get("MessageId", "?"))
+        self._release_now(message)
+        return "poison"
+    try:
+        self.store.record(name, self.clock(), self.owner, self.lease_seconds)
+    except LeaseLost:
+        self._release_now(message)
+        return "lease_lost"
+    self.sqs.delete_message(QueueUrl=self.config.queue_url, ReceiptHandle=message["ReceiptHandle"])
+    try:
+        self.sfn.start_execution(
+            stateMachineArn=self.config.state_machine_arn, name=name, input=body
+        )
+    except Exception as error:
+        code = _error_code(error)
+        if code == "ExecutionAlreadyExists":
+            report.already_existed.append(name)
+            return "existed"
+        LOG.warning("start of %s failed: %s", name, error)
+        if code in REFUSALS:
+            self.store.forget(name)
+        if code in PERMANENT_ERRORS:
+            report.poison.append(name)
+            return "poison"
+        report.failed.append(name)
+        return "failed"
+    report.started.append(name)
+    return "started"
+
+
+def _count_trusting_the_list(self: Starter) -> int:
+    """A ledger entry the list does not show is taken as finished: no DescribeExecution."""
+    listed = self.listed_running()
+    for name, _recorded_at in self.ledger():
+        if name not in listed:
+            self.store.forget(name)
+    return len(listed)
+
+
+def _request_id_from_dedup_id(message: dict) -> str:
+    """The SQS deduplication id is taken as the request's idempotency key."""
+    dedup = (message.get("Attributes") or {}).get("MessageDeduplicationId")
+    return str(dedup) if dedup else request_id_of(message)
+
+
+@contextlib.contextmanager
+def _replace(owner: type, name: str, function: Any) -> Iterator[None]:
+    with patched(owner, name, function):
+        yield
+
+
+MUTANTS: dict[str, Mutant] = {
+    mutant.name: mutant
+    for mutant in (
+        Mutant(
+            "record-unfenced",
+            "Ledger.record renews the run lease without `#owner = :me`: a run taken over "
+            "after it counted still records and starts, on its stale count",
+            lambda: _replace(Ledger, "record", _record_unfenced),
+        ),
+        Mutant(
+            "admit-on-stale-count",
+            "Starter._admit_until does not add its admissions to the count it read: it "
+            "admits against a count taken before its own starts",
+            lambda: _replace(Starter, "_admit_until", _admit_until_on_stale_count),
+        ),
+        Mutant(
+            "delete-before-start",
+            "Starter.admit deletes the message right after recording it, before "
+            "StartExecution (a step moved before another): a crash in between loses it",
+            lambda: _replace(Starter, "admit", _admit_deleting_first),
+        ),
+        Mutant(
+            "name-from-dedup-id",
+            "starter.request_id_of prefers the message's deduplication id to its request_id "
+            "attribute: a request sent twice with two deduplication ids starts twice",
+            lambda: _replace(starter_module, "request_id_of", _request_id_from_dedup_id),
+        ),
+        Mutant(
+            "trust-the-list",
+            "Starter.count_running takes a ledger entry missing from ListExecutions as "
+            "finished, without DescribeExecution: a check on an eventually consistent read",
+            lambda: _replace(Starter, "count_running", _count_trusting_the_list),
+        ),
+    )
+}

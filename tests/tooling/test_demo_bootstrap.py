@@ -1,0 +1,152 @@
+"""`make demo` installs only what the demo uses, and takes providers from where they are.
+
+``scripts/provider-source.sh`` decides where the demo's providers come from: the mirror
+when an earlier bootstrap built it, the registry when it answers, else a build from
+source. Each answer is checked against a mirror and a registry this test makes (a local
+HTTP server answering the registry's discovery document). ``bootstrap.sh --demo`` is
+checked for what it must not need: npm, root, checkov, tflint, terraform-docs, a browser.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import re
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCE = REPO / "scripts" / "provider-source.sh"
+BOOTSTRAP = REPO / "scripts" / "bootstrap.sh"
+
+
+def providers() -> list[tuple[str, str]]:
+    """The (name, version) pairs scripts/build-providers.sh builds, read independently."""
+    text = (REPO / "scripts" / "build-providers.sh").read_text()
+    return re.findall(r'^  "([a-z]+) ([0-9.]+) github\.com/', text, re.MULTILINE)
+
+
+def source(mirror: Path, registry: str) -> str:
+    result = subprocess.run(
+        [str(SOURCE), str(mirror)],
+        env={**os.environ, "SFNP_REGISTRY_URL": registry},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return result.stdout.strip()
+
+
+def build_mirror(mirror: Path, leave_out: str | None = None) -> None:
+    for name, version in providers():
+        if name == leave_out:
+            continue
+        target = mirror / f"registry.terraform.io/hashicorp/{name}/{version}/linux_amd64"
+        target.mkdir(parents=True)
+        binary = target / f"terraform-provider-{name}_v{version}_x5"
+        binary.write_text("#!/bin/sh\n")
+        binary.chmod(0o755)
+
+
+@pytest.fixture(scope="module")
+def registry() -> Iterator[str]:
+    """A server answering the registry's service discovery, as registry.terraform.io does."""
+
+    class Discovery(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path != "/.well-known/terraform.json":
+                self.send_error(404)
+                return
+            body = json.dumps({"modules.v1": "/v1/modules/", "providers.v1": "/v1/providers/"})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            del args
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Discovery)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing answers
+
+
+def test_the_build_list_is_read() -> None:
+    assert {name for name, _ in providers()} == {"aws", "local"}
+
+
+def test_a_built_mirror_is_used_even_when_the_registry_answers(
+    tmp_path: Path, registry: str
+) -> None:
+    build_mirror(tmp_path)
+    assert source(tmp_path, registry) == "mirror"
+
+
+def test_without_the_mirror_the_registry_is_used_when_it_answers(
+    tmp_path: Path, registry: str
+) -> None:
+    assert source(tmp_path, registry) == "registry"
+
+
+def test_a_mirror_missing_one_provider_is_not_used(tmp_path: Path, registry: str) -> None:
+    build_mirror(tmp_path, leave_out="local")
+    assert source(tmp_path, registry) == "registry"
+
+
+def test_without_mirror_and_registry_the_providers_are_built(tmp_path: Path) -> None:
+    assert source(tmp_path, UNREACHABLE) == "build"
+
+
+def test_a_registry_that_answers_something_else_is_not_used(tmp_path: Path, registry: str) -> None:
+    assert source(tmp_path, registry + "/elsewhere") == "build"
+
+
+def demo_part(script: str) -> str:
+    """What ``bootstrap.sh --demo`` runs: the script up to the demo's exit, full-only
+    blocks (``if [[ "$profile" == all ]]; then`` ... ``fi  # the full profile's``) cut."""
+    head = script.split(
+        'if [[ "$profile" == demo ]]; then\n  echo "==> ready for the demo', maxsplit=1
+    )[0]
+    return re.sub(
+        r'if \[\[ "\$profile" == all \]\]; then\n.*?\nfi  # the full profile\'s[^\n]*\n',
+        "",
+        head,
+        flags=re.DOTALL,
+    )
+
+
+NOT_FOR_THE_DEMO = ["npm", "apt-get", "sudo", "checkov", "tflint", "terraform-docs", "chromium"]
+
+
+def test_the_demo_bootstrap_needs_no_npm_root_checkers_or_browser() -> None:
+    script = BOOTSTRAP.read_text()
+    demo = demo_part(script)
+    assert "step 4" in demo and "lambda runtimes" in demo  # the cut kept what the demo uses
+    for tool in NOT_FOR_THE_DEMO:
+        assert tool in script, f"{tool} is no longer in bootstrap.sh: update this test"
+        assert not re.search(rf"^[^#\n]*\b{re.escape(tool)}\b", demo, re.MULTILINE), tool
+
+
+@pytest.mark.parametrize("tool", ["npm", "checkov", "tflint"])
+def test_the_check_fails_on_a_planted_use(tool: str) -> None:
+    planted = BOOTSTRAP.read_text().replace(
+        'step 4 "Terraform wrapper', f'{tool} --version >/dev/null\nstep 4 "Terraform wrapper', 1
+    )
+    assert re.search(rf"^[^#\n]*\b{tool}\b", demo_part(planted), re.MULTILINE)
+
+
+def test_make_demo_runs_the_demo_bootstrap() -> None:
+    makefile = (REPO / "Makefile").read_text()
+    recipe = re.search(r"^demo:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert recipe and "scripts/bootstrap.sh --demo" in recipe[1]
+    assert not re.match(r"^demo:[^#\n]*\bbootstrap\b", makefile[recipe.start() :])
