@@ -18,7 +18,8 @@ A replayed report (the task machine's retry after a lost answer, or the ended-ex
 rule's report of an execution that had reported) is a second :class:`Report` actor for
 the same task, concurrent with the first.
 
-Why Step Functions is a stand-in here and not a paused service (:class:`StepFunctions`):
+Why the runtime's ``Launcher`` is a recording stand-in (:class:`StepFunctions`) rather
+than a boto3 client paused at the explorer's Step Functions stand-in (:mod:`...sfn`):
 the runtime's Step Functions calls touch nothing the table's invariants depend on, and
 none of their answers depends on the order of other actors' steps. StartExecution is
 idempotent by execution name (the stand-in keeps the names: a second start of one name
