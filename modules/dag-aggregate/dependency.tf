@@ -43,10 +43,11 @@ locals {
         Parameters = {
           FunctionName = local.runtime_function_arn
           Payload = {
-            action        = "start"
-            "input.$"     = "$"
-            "execution.$" = "$$.Execution.Id"
-            "token.$"     = "$$.Task.Token"
+            action          = "start"
+            "input.$"       = "$"
+            "execution.$"   = "$$.Execution.Id"
+            "token.$"       = "$$.Task.Token"
+            "retry_count.$" = "$$.State.RetryCount"
           }
         }
         TimeoutSeconds = var.run_timeout_seconds

@@ -120,7 +120,7 @@ def make_plan(
 
 def scheduler(ddb: Any, plan: Plan, n: int, launcher: FakeLauncher, **kwargs: Any) -> Scheduler:
     return Scheduler(
-        store=RunStore(ddb, TABLE, sleep=lambda s: None),
+        store=RunStore(ddb, TABLE),
         plan=plan,
         max_concurrency=n,
         launcher=launcher,

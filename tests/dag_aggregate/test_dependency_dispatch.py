@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from sfn_patterns.dag_aggregate.runtime.dispatch import (
+    InvalidRunInputError,
     RunAlreadyRunningError,
+    StartRequest,
     execution_name,
     ready_sort_key,
 )
@@ -242,9 +244,9 @@ def _overlapping_starts(ddb: Any, pause: str) -> tuple[Any, FakeLauncher, list[s
         resume.set()
         first.join(10)
 
-    def put_tasks_spy(run_id: str, tasks: Any) -> None:
+    def put_tasks_spy(run_id: str, tasks: Any, **owner: str) -> None:
         writers.append(threading.current_thread().name)
-        put_tasks(run_id, tasks)
+        put_tasks(run_id, tasks, **owner)
         if threading.current_thread() is first:
             first_wrote.set()
             resume.wait(10)  # still writing when the retry starts
@@ -289,6 +291,49 @@ def test_a_retry_continues_a_run_its_earlier_attempt_opened_meanwhile(ddb: Any) 
     assert errors == []
     assert len(writers) == 1  # only the first attempt wrote task items
     assert_the_retry_runs_it(ddb, sched, launcher)
+
+
+def _attempt(retry_count: int) -> StartRequest:
+    """Attempt ``retry_count`` of the Run state of execution "e" (its own token)."""
+    return StartRequest.from_event(
+        {
+            "execution": "e",
+            "token": f"t{retry_count + 1}",
+            "retry_count": retry_count,
+            "input": {"run_id": "late"},
+        }
+    )
+
+
+@pytest.mark.parametrize("opened", [True, False])
+def test_a_start_attempt_arriving_after_its_retry_cannot_take_the_run_back(
+    ddb: Any, opened: bool
+) -> None:
+    launcher = FakeLauncher()
+    sched = scheduler(ddb, make_plan({"a": set(), "b": {"a"}}), 1, launcher)
+    if opened:
+        sched.start(_attempt(1))  # the retry opened the run
+    else:
+        sched.store.create_run(  # the retry created the run item and is writing its tasks
+            "late",
+            "e",
+            "t2",
+            invocation=1,
+            max_concurrency=1,
+            previous_execution=None,
+            now="2026-01-01T00:00:00.000+00:00",
+            retry=1,
+        )
+    with pytest.raises(RunAlreadyRunningError, match="a later attempt of this start"):
+        sched.start(_attempt(0))
+    assert item(ddb, "late", "run")["token"]["S"] == "t2"
+
+
+@pytest.mark.parametrize("count", ["1", -1, True])
+def test_a_retry_count_that_is_no_count_is_refused(count: Any) -> None:
+    event = {"execution": "e", "token": "t", "retry_count": count}
+    with pytest.raises(InvalidRunInputError, match="retry_count must be a count"):
+        StartRequest.from_event(event)
 
 
 def test_a_second_coordinator_cannot_take_a_running_run(ddb: Any) -> None:

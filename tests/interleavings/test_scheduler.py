@@ -7,6 +7,7 @@ search); the determinism and replay tests run the status table on moto, a few ru
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -16,6 +17,7 @@ import pytest
 from sfn_patterns_localstack.interleavings import cli
 from sfn_patterns_localstack.interleavings.clock import FakeClock
 from sfn_patterns_localstack.interleavings.explorer import Explorer, RunResult
+from sfn_patterns_localstack.interleavings.gateway import describe
 from sfn_patterns_localstack.interleavings.scheduler import (
     ActorContext,
     ActorState,
@@ -103,6 +105,24 @@ def test_independence_is_about_items_actors_and_the_clock() -> None:
     assert not scan.independent(_call(1, Kind.RUN, "a"))
     waiting = Option(Step(Kind.RUN, 0), WaitPause(FakeClock().now))
     assert waiting.independent(_call(1, Kind.RUN, "a"))
+
+
+def test_a_request_names_its_items_by_hash_and_range_key() -> None:
+    body = json.dumps(
+        {
+            "TransactItems": [
+                {"Update": {"Key": {"pk": {"S": "r1"}, "sk": {"S": "run"}}}},
+                {"ConditionCheck": {"Key": {"pk": {"S": "r1"}, "sk": {"S": "task#a"}}}},
+                {"Put": {"Item": {"pk": {"S": "r1"}, "sk": {"S": "ready#1#a"}, "n": {"N": "1"}}}},
+            ]
+        }
+    )
+    call = describe("TransactWriteItems", body, "pk", "sk")
+    assert call.keys == {"r1/run", "r1/task#a", "r1/ready#1#a"}
+    assert call.writes
+    single = json.dumps({"Key": {"pk": {"S": "r1"}, "sk": {"S": "run"}}})
+    assert describe("GetItem", single, "pk").keys == {"r1"}  # a table without a range key
+    assert describe("Query", single, "pk", "sk").keys is None
 
 
 # -- the scheduler's threads -------------------------------------------------------------------

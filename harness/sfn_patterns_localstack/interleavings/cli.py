@@ -131,7 +131,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _protocol(args: argparse.Namespace) -> Protocol:
-    return PROTOCOLS[args.protocol].from_arguments(args)
+    try:
+        return PROTOCOLS[args.protocol].from_arguments(args)
+    except ValueError as error:  # a scenario option out of range: say which, and stop
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _explore(args: argparse.Namespace) -> int:

@@ -11,10 +11,12 @@ the protocol reads a queue) pointed at the run's fake clock, instant sleeps in a
 threads, the runtime's loggers quiet, and the mutant, if one was asked for, applied to the
 real runtime class.
 
-moto parses every condition and update expression several times per request, most of
-a run's CPU; the harness's own fix for that (``emulation/fixes/moto_expression_cache.py``,
-tested to answer exactly as moto does, and applied wherever the harness runs LocalStack)
-is applied too unless ``fast_moto=False``. It patches moto for the rest of the process.
+moto parses every condition and update expression several times per request, and copies
+each table a transaction names (and each item it updates) to roll it back: most of a
+run's CPU. The harness's own fixes for those (``emulation/fixes/moto_expression_cache.py``,
+``moto_transaction_copy.py``, ``moto_update_copy.py``, ``moto_dispatch.py``, each tested
+to answer as moto does, and applied wherever the harness runs LocalStack) are applied too
+unless ``fast_moto=False``. They patch moto for the rest of the process.
 """
 
 from __future__ import annotations
@@ -141,7 +143,7 @@ class Explorer:
         mutant: The name of one of ``protocol.mutants()`` to apply, or None.
         max_steps: Steps after which a run that is still going is reported as a livelock.
         quiet: Silence the runtime's loggers (exploring); replay may keep them.
-        fast_moto: Apply the harness's moto expression cache (see the module docstring).
+        fast_moto: Apply the harness's moto speed-ups (see the module docstring).
 
     """
 
@@ -171,7 +173,13 @@ class Explorer:
         self.sfn = StepFunctions(self.clock, protocol.region)
         queue = protocol.queue_name
         self.queue = MotoQueue(queue, protocol.region) if queue is not None else None
-        self.gateway = Gateway(self.store, protocol.hash_key, sfn=self.sfn, queue=self.queue)
+        self.gateway = Gateway(
+            self.store,
+            protocol.hash_key,
+            sfn=self.sfn,
+            queue=self.queue,
+            range_key=protocol.range_key,
+        )
         self._stack = contextlib.ExitStack()
         self._saved: Any = None
 
@@ -180,9 +188,17 @@ class Explorer:
 
         stack = self._stack
         if self.fast_moto:
-            from sfn_patterns_localstack.emulation.fixes import moto_expression_cache
+            from sfn_patterns_localstack.emulation.fixes import (
+                moto_dispatch,
+                moto_expression_cache,
+                moto_transaction_copy,
+                moto_update_copy,
+            )
 
             moto_expression_cache.apply()
+            moto_update_copy.apply()
+            moto_transaction_copy.apply()
+            moto_dispatch.apply()
         try:
             for name in _ENV_CLEARED:
                 if name in os.environ:

@@ -55,6 +55,8 @@ class Gateway:
     Args:
         store: The store DynamoDB requests are applied to.
         hash_key: The table's hash key attribute (a request's items are named by it).
+        range_key: The table's range key attribute, if it has one (items named by both,
+            ``<hash>/<range>`` as in snapshots).
         sfn: The Step Functions stand-in (None: a Step Functions client cannot be attached).
         queue: The SQS queue (None: an SQS client cannot be attached).
 
@@ -66,9 +68,11 @@ class Gateway:
         hash_key: str,
         sfn: StepFunctions | None = None,
         queue: MotoQueue | None = None,
+        range_key: str | None = None,
     ) -> None:
         self.store = store
         self.hash_key = hash_key
+        self.range_key = range_key
         self.sfn = sfn
         self.queue = queue
 
@@ -96,7 +100,7 @@ class Gateway:
             assert self.queue is not None  # attach() refuses an sqs client otherwise
             call = self.queue.describe(operation, request.body)
             return self._snapshotted(request, self.queue, call, self.queue.throttled)
-        call = describe(operation, request.body, self.hash_key)
+        call = describe(operation, request.body, self.hash_key, self.range_key)
         return self._snapshotted(request, self.store, call, throttled)
 
     def _snapshotted(
@@ -146,14 +150,24 @@ class Gateway:
         return response
 
 
-def describe(operation: str, body: bytes | str | None, hash_key: str) -> CallPause:
-    """What a request touches: its operation, the hash keys of its items, whether it writes."""
+def describe(
+    operation: str, body: bytes | str | None, hash_key: str, range_key: str | None = None
+) -> CallPause:
+    """What a request touches: its operation, its items' keys, whether it writes.
+
+    An item is named by its hash key, or ``<hash>/<range>`` when the table has a range key
+    (as snapshots name it), so that calls on different items of one partition commute.
+    """
     data = json.loads(body or b"{}")
     keys: set[str] | None = set()
 
     def add(key: dict[str, Any] | None) -> None:
-        if key is not None and hash_key in key and keys is not None:
-            keys.add(str(next(iter(key[hash_key].values()))))
+        if key is None or hash_key not in key or keys is None:
+            return
+        name = str(next(iter(key[hash_key].values())))
+        if range_key is not None and range_key in key:
+            name += f"/{next(iter(key[range_key].values()))}"
+        keys.add(name)
 
     if operation in ("Query", "Scan"):
         keys = None

@@ -69,6 +69,8 @@ class Protocol(abc.ABC):
     table_name: ClassVar[str]
     region: ClassVar[str] = "us-east-1"
     hash_key: ClassVar[str]
+    #: The table's range key attribute, if it has one (pauses then name items by both keys).
+    range_key: ClassVar[str | None] = None
     #: Other tables the runtime uses (their items in snapshots as ``<table>:<key>``).
     more_tables: ClassVar[tuple[str, ...]] = ()
     #: The SQS queue the runtime reads, if any (moto's SQS on the run's clock, ``gateway.queue``).

@@ -303,6 +303,14 @@ class ActorContext:
         pause = WaitPause(until, condition, what, keys, writes)
         self._scheduler.pause(self._actor, pause)
 
+    def ended(self, index: int) -> bool:
+        """Whether actor ``index`` has finished or crashed (a monotone condition)."""
+        return self._scheduler.actors[index].state in (ActorState.FINISHED, ActorState.CRASHED)
+
+    def crashed(self, index: int) -> bool:
+        """Whether actor ``index`` crashed (for a retry that follows it)."""
+        return self._scheduler.actors[index].state is ActorState.CRASHED
+
 
 _local = threading.local()
 

@@ -18,6 +18,7 @@ queue) names the others in ``more_tables``; their items appear in snapshots as
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -48,10 +49,27 @@ class MotoStore:
         self.table_names = (table_name, *more_tables)
         self.region = region
         self._url = f"https://dynamodb.{region}.amazonaws.com/"
+        #: The answers of the transactions that succeeded, by ClientRequestToken.
+        self._transactions: dict[str, AWSResponse] = {}
 
     def send(self, request: AWSPreparedRequest) -> AWSResponse:
-        """Apply one signed request through moto's dispatcher and return its HTTP answer."""
-        return moto_send(request, self._url)
+        """Apply one signed request through moto's dispatcher and return its HTTP answer.
+
+        A TransactWriteItems sent again with the ClientRequestToken of one that succeeded
+        (botocore fills the token in, and re-sends the same body after a lost answer)
+        succeeds again without being applied twice, as on DynamoDB (moto applies it
+        again, and its conditions then fail on its own first writes).
+        """
+        from moto.core.botocore_stubber import MockRawResponse
+
+        token = _transaction_token(request)
+        if token is not None and token in self._transactions:
+            first = self._transactions[token]
+            return AWSResponse(request.url, 200, first.headers, MockRawResponse(first.content))
+        answer = moto_send(request, self._url)
+        if token is not None and answer.status_code == 200:
+            self._transactions[token] = answer
+        return answer
 
     def _backend(self) -> Any:
         from moto.core.models import DEFAULT_ACCOUNT_ID
@@ -90,6 +108,18 @@ class MotoStore:
         """Put the tables' items back as :meth:`save` found them (each run starts equal)."""
         for name, table in self._tables().items():
             table.items = copy.deepcopy(saved[name])
+        self._transactions.clear()
+
+
+def _transaction_token(request: AWSPreparedRequest) -> str | None:
+    """The ClientRequestToken of a TransactWriteItems request (None for any other)."""
+    target = request.headers.get("X-Amz-Target", b"")
+    if isinstance(target, bytes):
+        target = target.decode()
+    if not target.endswith(".TransactWriteItems"):
+        return None
+    token = json.loads(request.body or b"{}").get("ClientRequestToken")
+    return str(token) if token else None
 
 
 def moto_send(request: AWSPreparedRequest, url: str) -> AWSResponse:

@@ -22,10 +22,12 @@ module decides what to write when. The protocol, and why it is safe:
   item of that attempt takes it; a loser gets the recorded item back in the same
   call and replays the follow-up steps, so a redelivered report is harmless). On
   success each child loses the task from ``waiting_on`` (conditional on it being
-  there, so exactly one caller sees the set become empty). Then **one** write
-  frees the slot *and* queues the children that became ready (a transaction of the
-  run item and their ready items; a plain update when none became ready); the run
-  item after it says what to dispatch.
+  there, so exactly one first delivery sees the set become empty; a replayed report
+  of another parent may find the child ready too). Then **one** write frees the
+  slot *and* queues the children that became ready, each only if it is still
+  unqueued: no ready item, no slot, pending at that attempt (a transaction of the
+  run item, their ready items and checks of their task items; a plain update when
+  none became ready); the run item after it says what to dispatch.
 * **finish**: when nothing is active or ready, a consistent read of the task items
   re-queues a ready task lost by a crash (defensive: the protocol above cannot lose
   one), else one conditional update (RUNNING, nothing active or ready) ends the
@@ -201,6 +203,7 @@ class StartRequest:
     token: str
     selection: Selection | None = None  # None: not given (a resume keeps the run's own)
     retry: bool = False
+    attempt: int = 0  # the Run state's retry count ($$.State.RetryCount): 0, 1, ...
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> StartRequest:
@@ -208,6 +211,8 @@ class StartRequest:
 
         The run id defaults to the execution's name. ``select``/``exclude`` take dbt
         style selectors; ``retry: true`` re-runs what failed or was skipped.
+        ``retry_count`` (the Run state's ``$$.State.RetryCount``; 0 when absent) orders
+        two attempts of one start that overlap: the later one keeps the run.
         """
         execution = str(event["execution"])
         given = event.get("input")
@@ -244,12 +249,16 @@ class StartRequest:
                 "retry re-runs the failed and skipped tasks of the run's own selection; "
                 "drop select/exclude, or start a new run id with them"
             )
+        attempt = event.get("retry_count", 0)
+        if not isinstance(attempt, int) or isinstance(attempt, bool) or attempt < 0:
+            raise InvalidRunInputError(f"retry_count must be a count, got {attempt!r}")
         return cls(
             run_id=run_id,
             execution=execution,
             token=str(event["token"]),
             selection=Selection(select, exclude) if given_selection else None,
             retry=retry,
+            attempt=attempt,
         )
 
     @property
@@ -309,19 +318,35 @@ class Scheduler:
             )
         try:
             if own:
-                run = self.store.refresh_token(request.run_id, request.execution, request.token)
+                run = self.store.refresh_token(
+                    request.run_id, request.execution, request.token, request.attempt
+                )
             else:
                 log.warning(
                     "run %s: adopting it from ended coordinator %s", request.run_id, run.execution
                 )
                 run = self.store.adopt_run(
-                    request.run_id, request.execution, request.token, run.execution
+                    request.run_id,
+                    request.execution,
+                    request.token,
+                    run.execution,
+                    request.attempt,
                 )
         except ConditionFailed as lost:
-            winner = decode_run(request.run_id, lost.item or {}).execution or "another execution"
+            now = decode_run(request.run_id, lost.item or {})
+            if not own and now.ended:
+                # The adopted run ended since it was read (its outcome went to the
+                # ended coordinator): start it as an ended run id is started.
+                self.start(request)
+                return
             raise RunAlreadyRunningError(
-                f"run {request.run_id!r} was taken over by {winner}"
+                f"run {request.run_id!r} was taken over by {_winner(request, now)}"
             ) from None
+        if run.ended:
+            # It ended since it was read, and its outcome went to the token of an
+            # attempt Step Functions no longer waits on: answer this attempt's too.
+            self._conclude(run)
+            return
         self.dispatch(run, request.claimer)
 
     def _begin(
@@ -346,6 +371,7 @@ class Scheduler:
                 max_concurrency=self.max_concurrency,
                 previous_execution=previous,
                 now=self.clock(),
+                retry=request.attempt,
             )
         except ConditionFailed as lost:
             now = decode_run(request.run_id, lost.item or {})
@@ -354,9 +380,8 @@ class Scheduler:
                 # continue it as a redelivered start (keep this attempt's token).
                 self._restart_unfinished(request, now)
                 return
-            winner = now.execution or "another execution"
             raise RunAlreadyRunningError(
-                f"run {request.run_id!r} was claimed by {winner}"
+                f"run {request.run_id!r} was claimed by {_winner(request, now)}"
             ) from None
         existing = self.store.tasks(request.run_id)
         done = {n for n in chosen if n in existing and existing[n].status == SUCCEEDED}
@@ -382,8 +407,10 @@ class Scheduler:
             reset.append(task)
             if not task.waiting_on:
                 ready[name] = self._ready_entry(name, attempt)
-        self.store.put_tasks(request.run_id, reset)
         try:
+            self.store.put_tasks(
+                request.run_id, reset, execution=request.execution, token=request.token
+            )
             run = self.store.open_run(
                 request.run_id,
                 request.execution,
@@ -392,12 +419,17 @@ class Scheduler:
                 selection=selection,
                 task_count=len(chosen),
             )
-        except ConditionFailed:
-            # A later attempt of this start (or another coordinator) took the run over
-            # while this one wrote the task items; that one opens it.
-            raise RunAlreadyRunningError(
-                f"run {request.run_id!r} was taken over while starting"
-            ) from None
+        except ConditionFailed as lost:
+            run = decode_run(request.run_id, lost.item or {})
+            opened = (run.status, run.execution, run.token)
+            if opened != (RUNNING, request.execution, request.token):
+                # A later attempt of this start (or another coordinator) took the run
+                # over while this one wrote its items; that one writes them and opens it.
+                raise RunAlreadyRunningError(
+                    f"run {request.run_id!r} was taken over while starting"
+                ) from None
+            # This attempt's own opening, whose answer was lost: the client's re-sent
+            # request found the run already open under this token.
         log.info(
             "run %s invocation %s: %s tasks selected, %s already succeeded, %s ready",
             request.run_id,
@@ -440,7 +472,7 @@ class Scheduler:
                 )
                 return
             replaying = True  # the outcome that counts is the recorded one
-        ready, recheck = self._unblock_children(run_id, recorded, replaying=replaying)
+        ready = self._unblock_children(run_id, recorded, replaying=replaying)
         failure = None
         if recorded.status == FAILED:
             failure = Failure(
@@ -452,22 +484,23 @@ class Scheduler:
                     {"TaskFailures": 1},
                     properties={"Task": task, "RunId": run_id, "Error": failure.error},
                 )
-        run = self._release(run_id, task, attempt, ready=ready, recheck=recheck, failure=failure)
+        run = self._release(run_id, task, attempt, ready=ready, failure=failure)
         if run is not None:
             self.dispatch(run, f"{task}#{attempt}", want=REPORT_CLAIMS)
 
     def _unblock_children(
         self, run_id: str, recorded: TaskState, *, replaying: bool
-    ) -> tuple[dict[str, ReadyEntry], set[str]]:
+    ) -> dict[str, ReadyEntry]:
         """Remove a succeeded task from its children's ``waiting_on``; return the ready ones.
 
-        ``recheck``: children found ready while replaying a report (our first delivery
-        may have crashed before queueing them); they are queued only if not running.
+        A replayed report also returns the children it finds ready without having
+        unblocked them (its first delivery may have crashed before queueing them). A
+        child may so be returned to two callers, the replay and the parent whose unblock
+        emptied the set: :meth:`RunStore.release` queues it only if it is still unqueued.
         """
         ready: dict[str, ReadyEntry] = {}
-        recheck: set[str] = set()
         if recorded.status != SUCCEEDED:
-            return ready, recheck
+            return ready
         for child in recorded.children:
             try:
                 unblocked = self.store.unblock(run_id, child, recorded.name)
@@ -475,12 +508,11 @@ class Scheduler:
                 if not replaying or lost.item is None:
                     continue
                 unblocked = decode_task(lost.item)
-                if unblocked.status != PENDING or unblocked.waiting_on:
+                if unblocked.status != PENDING:
                     continue
-                recheck.add(child)
             if not unblocked.waiting_on:
                 ready[child] = self._ready_entry(child, unblocked.attempt)
-        return ready, recheck
+        return ready
 
     def _release(
         self,
@@ -489,7 +521,6 @@ class Scheduler:
         attempt: int,
         *,
         ready: dict[str, ReadyEntry],
-        recheck: set[str],
         failure: Failure | None,
     ) -> RunState | None:
         """Queue the ready children (in batches) and free the slot, each write once.
@@ -512,7 +543,6 @@ class Scheduler:
                         attempt,
                         ready=batch,
                         failure=failure,
-                        recheck=recheck & batch.keys(),
                         keep_slot=not last,
                     )
                     break
@@ -523,7 +553,7 @@ class Scheduler:
                     slot = run.active.get(task)
                     if slot is None or slot.attempt != attempt:
                         return run  # released by an earlier delivery
-                    busy = {c for c in recheck & batch.keys() if c in run.active}
+                    busy = {c for c in batch if c in run.active}
                     if not busy:
                         raise
                     for child in busy:  # already claimed: queueing it again would run it twice
@@ -667,16 +697,26 @@ class Scheduler:
                 f"nothing runs or can start, but only {counts[SUCCEEDED]} of {len(chosen)} "
                 f"tasks succeeded: {counts}",
             )
+        now = self.clock()
         try:
             final = self.store.finish(
                 run.run_id,
                 RUN_FAILED if failure else RUN_SUCCEEDED,
                 counts=counts,
                 failure=failure,
-                now=self.clock(),
+                now=now,
             )
-        except ConditionFailed:
-            return None  # another caller ended it, or something became ready
+        except ConditionFailed as lost:
+            # Something became ready, or another caller ended the run (it answers), or
+            # this very write landed and its answer was lost: the client's re-sent
+            # request then finds the run ended, and nobody else would answer the token.
+            ended = decode_run(run.run_id, lost.item) if lost.item else None
+            if ended is None or not ended.ended or ended.notified:
+                return None
+            if ended.finished_at != now:
+                self._conclude(ended, tasks)  # a second answer to a token is ignored
+                return None
+            final = ended
         emit_run_metrics(final, counts)
         self._conclude(final, tasks)
         return None
@@ -720,6 +760,13 @@ class Scheduler:
         )
         key = self.artifacts.write(doc)
         return f"s3://{self.artifacts.bucket}/{key}"
+
+
+def _winner(request: StartRequest, run: RunState) -> str:
+    """Who holds a run a start lost: another execution, or a later attempt of this start."""
+    if run.execution == request.execution:
+        return "a later attempt of this start"
+    return run.execution or "another execution"
 
 
 def emit_run_metrics(run: RunState, counts: Mapping[str, int]) -> None:

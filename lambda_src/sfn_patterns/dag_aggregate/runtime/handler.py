@@ -4,8 +4,9 @@ One function serves three callers, because they need the same table, plan and
 permissions:
 
 * the coordinator state machine (``lambda:invoke.waitForTaskToken``):
-  ``{"action": "start", "input": <execution input>, "execution", "token"}``, where the
-  input may hold ``run_id``, ``select``, ``exclude`` and ``retry``;
+  ``{"action": "start", "input": <execution input>, "execution", "token",
+  "retry_count"}``, where the input may hold ``run_id``, ``select``, ``exclude`` and
+  ``retry``, and ``retry_count`` is the Run state's (which of its attempts this is);
 * the task state machine: ``{"action": "task_done", "run_id", "task_id", "attempt",
   "ok", "error"?, "cause"?, "statement_id"?, "rows"?, "started_at"?, "finished_at"?}``
   (the last four feed the run artifact; reports without them still count);

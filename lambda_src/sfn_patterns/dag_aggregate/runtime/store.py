@@ -57,7 +57,12 @@ RUN_SUCCEEDED, RUN_FAILED = "SUCCEEDED", "FAILED"
 ENDED = (RUN_SUCCEEDED, RUN_FAILED)
 MAX_ERROR = 256
 MAX_CAUSE = 30_000  # SendTaskFailure allows 32,768 characters
-_BATCH = 25  # BatchWriteItem's limit
+# A start attempt may take over its own execution's run only if no later attempt of the
+# Run state (by its retry count) holds it.
+_NOT_LATER = "(attribute_not_exists(start_retry) OR start_retry <= :retry)"
+# Writes per transaction of a start (TransactWriteItems takes 100 items, one of them
+# the check that the start still owns the run).
+_STARTING_WRITES = 99
 # Map entries (and ready items) one request touches: a DynamoDB expression may be at
 # most 4 KB, and each entry costs about 60 characters of UpdateExpression and
 # ConditionExpression; a transaction holds at most 100 items.
@@ -342,12 +347,9 @@ class _Names:
 class RunStore:
     """Reads and conditional writes of the runs table (boto3 low-level DynamoDB client)."""
 
-    def __init__(
-        self, client: Any, table: str, sleep: Callable[[float], None] = time.sleep
-    ) -> None:
+    def __init__(self, client: Any, table: str) -> None:
         self.client = client
         self.table = table
-        self.sleep = sleep
         # DynamoDB requests by operation (the handler logs them per invocation).
         self.requests: Counter[str] = Counter()
 
@@ -454,25 +456,28 @@ class RunStore:
         max_concurrency: int,
         previous_execution: str | None,
         now: str,
+        retry: int = 0,
     ) -> None:
         """Put the run item as STARTING for this execution, with this attempt's ``token``.
 
         Allowed when the run id is new, has ended, is still STARTING for this execution
-        (an earlier attempt of its start died, or is still writing: this attempt takes
-        over, and :meth:`open_run` fences the earlier one by token), or is still owned
-        by ``previous_execution`` (the ended coordinator being taken over). A run this
+        under the same or an earlier attempt (``retry``: the Run state's retry count; an
+        earlier attempt died, or is still writing: this attempt takes over, and every
+        write of the earlier one is fenced by token), or is still owned by
+        ``previous_execution`` (the ended coordinator being taken over). A run this
         execution has already opened is not reset. A loser gets
         :class:`ConditionFailed` with the winner's run item.
         """
         condition = (
             "attribute_not_exists(pk) OR #s IN (:ok, :failed) "
-            "OR (execution = :e AND #s = :starting)"
+            f"OR (execution = :e AND #s = :starting AND {_NOT_LATER})"
         )
         values: dict[str, Any] = {
             ":ok": _s(RUN_SUCCEEDED),
             ":failed": _s(RUN_FAILED),
             ":e": _s(execution),
             ":starting": _s(STARTING),
+            ":retry": _n(retry),
         }
         if previous_execution:
             condition += " OR execution = :old"
@@ -488,6 +493,7 @@ class RunStore:
             "unlaunched": {"M": {}},
             "max_concurrency": _n(max_concurrency),
             "started_at": _s(now),
+            "start_retry": _n(retry),
         }
         try:
             self._call(
@@ -504,14 +510,16 @@ class RunStore:
                 raise ConditionFailed(err.response.get("Item")) from None
             raise
 
-    def adopt_run(self, run_id: str, execution: str, token: str, previous: str) -> RunState:
+    def adopt_run(
+        self, run_id: str, execution: str, token: str, previous: str, retry: int = 0
+    ) -> RunState:
         """Take over a RUNNING run from an ended coordinator, keeping its slots and queue."""
         return decode_run(
             run_id,
             self._update(
                 run_id,
                 RUN_SK,
-                UpdateExpression="SET execution = :e, #t = :t",
+                UpdateExpression="SET execution = :e, #t = :t, start_retry = :retry",
                 ConditionExpression="#s = :running AND execution = :old",
                 ExpressionAttributeNames={"#s": "status", "#t": "token"},
                 ExpressionAttributeValues={
@@ -519,21 +527,30 @@ class RunStore:
                     ":t": _s(token),
                     ":running": _s(RUNNING),
                     ":old": _s(previous),
+                    ":retry": _n(retry),
                 },
             ),
         )
 
-    def refresh_token(self, run_id: str, execution: str, token: str) -> RunState:
-        """A redelivered start of the owning execution: keep its newest token."""
+    def refresh_token(self, run_id: str, execution: str, token: str, retry: int = 0) -> RunState:
+        """A redelivered start of the owning execution: keep the newest attempt's token.
+
+        Newest by the Run state's retry count: an attempt Step Functions has given up on
+        that arrives after its retry does not take the token back (ConditionFailed).
+        """
         return decode_run(
             run_id,
             self._update(
                 run_id,
                 RUN_SK,
-                UpdateExpression="SET #t = :t",
-                ConditionExpression="execution = :e",
+                UpdateExpression="SET #t = :t, start_retry = :retry",
+                ConditionExpression=f"execution = :e AND {_NOT_LATER}",
                 ExpressionAttributeNames={"#t": "token"},
-                ExpressionAttributeValues={":t": _s(token), ":e": _s(execution)},
+                ExpressionAttributeValues={
+                    ":t": _s(token),
+                    ":e": _s(execution),
+                    ":retry": _n(retry),
+                },
             ),
         )
 
@@ -557,21 +574,24 @@ class RunStore:
         found the run opened and failed the coordinator).
 
         The ready items are written first, and any other ready item of the run deleted
-        (a start that died before this step may have queued another selection); no one
+        (a start that died before this step may have queued another selection), each
+        write only while this attempt owns the run (:meth:`_starting_writes`); no one
         claims while the run is STARTING. Then one write opens the run with their count.
         """
         wanted = {entry.sort_key(task): (task, entry) for task, entry in ready.items()}
         queued = self._items(run_id, READY_PREFIX)
         existing = {item["sk"]["S"]: _decode_ready(item) for item in queued}
         stale = [
-            {"DeleteRequest": {"Key": self._key(run_id, sk)}} for sk in existing if sk not in wanted
+            {"Delete": {"TableName": self.table, "Key": self._key(run_id, sk)}}
+            for sk in existing
+            if sk not in wanted
         ]
         puts = [
-            {"PutRequest": {"Item": _ready_item(run_id, task, entry)}}
+            {"Put": {"TableName": self.table, "Item": _ready_item(run_id, task, entry)}}
             for sk, (task, entry) in wanted.items()
             if existing.get(sk) != (task, entry)
         ]
-        self._batch_write(stale + puts)
+        self._starting_writes(run_id, execution, token, stale + puts)
         return decode_run(
             run_id,
             self._update(
@@ -603,33 +623,30 @@ class RunStore:
         *,
         ready: Mapping[str, ReadyEntry],
         failure: Failure | None,
-        recheck: Iterable[str] = (),
         keep_slot: bool = False,
     ) -> RunState:
         """Free a task's slot and queue the children it made ready, in one atomic write.
 
         Conditional on the slot still being this attempt's, so a redelivered report
-        changes nothing. A child this task unblocked (its last parent) cannot have
-        been queued by anyone else; a child in ``recheck`` (found ready while replaying
-        a report) is queued only if it does not hold a slot and its task item is still
-        pending at that attempt, checked in the same transaction: the replay read the
-        child pending, but the child may have been claimed, run and released since, and
-        queueing it then ran it again (its start a no-op on the existing execution, its
-        slot never released: the 5,000-task scale run stalled on such slots). Each
-        child's ready item is written only if absent, in one transaction with the
-        slot's release and ``ready_count``; without children the release is one plain
-        update. At most
-        EXPRESSION_BATCH children per call: with ``keep_slot`` the call only queues them
-        (still conditional on the slot), so a wide fan-out is queued in several writes
-        before the last one frees the slot.
+        changes nothing. Each child is queued only if it is still unqueued, checked in
+        the same transaction: its ready item absent, no slot held by it, and its task
+        item pending at that attempt with no parent left. One child can be handed to two
+        callers (the parent whose unblock emptied its ``waiting_on``, and a replayed
+        report of another parent, which cannot tell whether its first delivery queued
+        it), and by the time the second writes, the first's queueing may have been
+        claimed, or claimed and run: queued again, the child ran twice, or held a slot
+        no report frees (its start a no-op on the existing execution). The 5,000-task
+        scale run stalled on such slots. Without children the release is one plain
+        update. At most EXPRESSION_BATCH children per call: with ``keep_slot`` the call
+        only queues them (still conditional on the slot), so a wide fan-out is queued
+        in several writes before the last one frees the slot.
         """
         if len(ready) > EXPRESSION_BATCH:
             raise ValueError(f"queue at most {EXPRESSION_BATCH} children per request")
-        rechecked = set(recheck)
 
         def run_part(queued: Mapping[str, ReadyEntry]) -> dict[str, Any]:
             names = _Names()
-            guards = [f"attribute_not_exists(active.{names(c)})" for c in queued if c in rechecked]
+            guards = [f"attribute_not_exists(active.{names(c)})" for c in queued]
             sets = ["ready_count = if_not_exists(ready_count, :zero) + :k"] if queued else []
             values: dict[str, Any] = {":a": _n(attempt)}
             if queued:
@@ -648,7 +665,7 @@ class RunStore:
                 "ExpressionAttributeValues": values,
             }
 
-        if self._queue_ready(run_id, ready, run_part, check=rechecked):
+        if self._queue_ready(run_id, ready, run_part):
             return self._run_after_write(run_id)
         return decode_run(run_id, self._update(run_id, RUN_SK, **run_part({})))
 
@@ -657,29 +674,26 @@ class RunStore:
         run_id: str,
         ready: Mapping[str, ReadyEntry],
         run_part: Callable[[Mapping[str, ReadyEntry]], dict[str, Any]],
-        *,
-        check: Iterable[str] = (),
     ) -> bool:
         """Write ready items with the run item's update, in one transaction; False: none left.
 
         ``run_part(queued)`` is the run item's update for the items still to queue (it
-        adds their count to ``ready_count``, under its own condition); a task in
-        ``check`` is queued only if its task item is still pending at that attempt. A
+        adds their count to ``ready_count``, under its own condition, which also checks
+        that none of them holds a slot). Each task is queued only if its ready item is
+        absent and its task item still pending at that attempt with no parent left. A
         task already queued, or no longer pending, is left out and the rest written
         again, so no item is ever counted twice; the run item's condition failing
         raises :class:`ConditionFailed` with its image.
         """
         pending = dict(ready)
-        checked_names = set(check)
         while pending:
             children = list(pending.items())
-            checked = [(t, e) for t, e in children if t in checked_names]
             try:
                 self._transact(
                     [
                         self._run_update(run_id, **run_part(pending)),
                         *(self._put_ready(run_id, t, e) for t, e in children),
-                        *(self._still_pending(run_id, t, e) for t, e in checked),
+                        *(self._still_pending(run_id, t, e) for t, e in children),
                     ]
                 )
                 return True
@@ -687,7 +701,7 @@ class RunStore:
                 if cancelled.failed(0):
                     raise ConditionFailed(cancelled.item(0)) from None
                 dropped = {
-                    t for i, (t, _) in enumerate([*children, *checked], 1) if cancelled.failed(i)
+                    t for i, (t, _) in enumerate([*children, *children], 1) if cancelled.failed(i)
                 }
                 if not dropped:
                     raise
@@ -856,7 +870,8 @@ class RunStore:
     def requeue(self, run_id: str, ready: Mapping[str, ReadyEntry]) -> RunState:
         """Put ready tasks lost by a crash back in the queue (only while the run runs).
 
-        A task that holds a slot, or whose ready item is there, is not queued again.
+        A task that holds a slot, whose ready item is there, or that is no longer pending
+        at that attempt, is not queued again.
         """
 
         def run_part(queued: Mapping[str, ReadyEntry]) -> dict[str, Any]:
@@ -930,22 +945,54 @@ class RunStore:
         """Every task item of the run, strongly consistent (the final census relies on it)."""
         return {t.name: t for t in map(decode_task, self._items(run_id, TASK_PREFIX))}
 
-    def put_tasks(self, run_id: str, tasks: Iterable[TaskState]) -> None:
-        """Write task items (new or reset), 25 per BatchWriteItem."""
-        self._batch_write([{"PutRequest": {"Item": _encode_task(run_id, t)}} for t in tasks])
+    def put_tasks(
+        self, run_id: str, tasks: Iterable[TaskState], *, execution: str, token: str
+    ) -> None:
+        """Write task items (new or reset) while this start attempt owns the run.
 
-    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
-        """BatchWriteItem, 25 requests each, until nothing is left unprocessed."""
-        for i in range(0, len(requests), _BATCH):
-            pending: Mapping[str, Any] = {self.table: requests[i : i + _BATCH]}
-            for attempt in range(10):
-                response = self._call("batch_write_item", RequestItems=pending)
-                pending = response.get("UnprocessedItems") or {}
-                if not pending:
-                    break
-                self.sleep(min(0.05 * 2**attempt, 2))
-            else:
-                raise RuntimeError("BatchWriteItem kept returning unprocessed items")
+        See :meth:`_starting_writes`: an attempt that was taken over writes nothing.
+        """
+        self._starting_writes(
+            run_id,
+            execution,
+            token,
+            [{"Put": {"TableName": self.table, "Item": _encode_task(run_id, t)}} for t in tasks],
+        )
+
+    def _starting_writes(
+        self, run_id: str, execution: str, token: str, writes: list[dict[str, Any]]
+    ) -> None:
+        """Transactions of up to 99 writes, each with a check that this attempt owns the run.
+
+        Owned: STARTING for this execution with this attempt's token, as
+        :meth:`open_run` requires. Two attempts of one start overlap when Step Functions
+        retries the first while it still runs; once the retry's :meth:`create_run` took
+        the token, the first must not write: its task items would reset tasks the retry
+        has run since, and its ready items queue tasks already claimed or run (the
+        stale ready items of the 5,000-task scale run, whose start took minutes).
+        A lost ownership raises :class:`ConditionFailed` with the run item.
+        """
+        check = {
+            "ConditionCheck": {
+                "TableName": self.table,
+                "Key": self._key(run_id, RUN_SK),
+                "ConditionExpression": "#s = :starting AND execution = :e AND #t = :t",
+                "ExpressionAttributeNames": {"#s": "status", "#t": "token"},
+                "ExpressionAttributeValues": {
+                    ":starting": _s(STARTING),
+                    ":e": _s(execution),
+                    ":t": _s(token),
+                },
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }
+        for i in range(0, len(writes), _STARTING_WRITES):
+            try:
+                self._transact([check, *writes[i : i + _STARTING_WRITES]])
+            except _Cancelled as cancelled:
+                if cancelled.failed(0):
+                    raise ConditionFailed(cancelled.item(0)) from None
+                raise
 
     def record(self, run_id: str, task: str, attempt: int, outcome: Outcome) -> TaskState:
         """Write a task's outcome, once: only a pending task of this attempt takes it.
