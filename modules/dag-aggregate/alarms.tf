@@ -26,7 +26,7 @@ module "alarms" {
     local.event_completion ? { completion = { name = "${var.name}-completion", timeout_seconds = 30 } } : {},
   )
   tables = merge(
-    local.dependency ? { runs = { name = "${var.name}-runs", operations = ["GetItem", "PutItem", "UpdateItem", "Query", "TransactWriteItems", "BatchWriteItem"] } } : {},
+    local.dependency ? { runs = { name = "${var.name}-runs", operations = ["GetItem", "PutItem", "UpdateItem", "Query", "TransactWriteItems"] } } : {},
     local.event_completion ? { tokens = { name = "${var.name}-tokens", operations = ["PutItem", "UpdateItem"] } } : {},
   )
   rules = merge(

@@ -211,7 +211,7 @@ locals {
         # DeleteItem and ConditionCheckItem: a claim deletes its ready items and checks
         # their tasks are pending, inside a transaction, which needs each item's own
         # action (there is no TransactWriteItems action to grant).
-        actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query", "dynamodb:BatchWriteItem"]
+        actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query"]
         resources = [local.runs_table_arn]
       },
       {
