@@ -126,7 +126,7 @@ if ! command -v go >/dev/null; then
   exit 1
 fi
 "$root/scripts/build-providers.sh" "$mirror"
-# terraform-docs generates the README tables (make docs / make check). Its module
+# terraform-docs generates the README tables (make tf-docs / make check). Its module
 # list is not served by the Go proxy, so `go install pkg@ver` is refused; the
 # module source is downloaded and built in place instead.
 tfdocs_version=v0.22.0
