@@ -115,11 +115,11 @@ tf-docs: bootstrap ## Regenerate the terraform-docs tables of every README
 # (tests/tooling/test_docs_site.py plants each in a copy). Into build/site.
 docs: bootstrap ## Build the documentation site into build/site (mkdocs --strict)
 	@echo "==> mkdocs (documentation site, --strict)"
-	@NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	@NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
-# Words of the process that built the project (run labels, numbered work periods) in
+# Words of the process that built the project (labels of internal runs, numbered periods) in
 # tracked files (scripts/check_process_words.py).
-process-words: bootstrap ## Fail on words of the process (run labels, work periods) in tracked files
+process-words: bootstrap ## Fail on words of the process (run labels, numbered periods) in tracked files
 	@echo "==> process words (the repository speaks of the product only)"
 	@$(VENV)/bin/python scripts/check_process_words.py
 

@@ -63,6 +63,7 @@ locals {
   })
 }
 
+# --8<-- [start:root-module]
 module "sfn_patterns" {
   source = "../.."
 
@@ -124,6 +125,7 @@ module "sfn_patterns" {
     create = true
   }
 }
+# --8<-- [end:root-module]
 
 # --- stand-ins ------------------------------------------------------------------------
 
