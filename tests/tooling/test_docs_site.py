@@ -94,6 +94,15 @@ def test_the_readme_reads_in_five_minutes() -> None:
         assert any(f"modules/{pattern}?ref=v1.0.0" in s for s in sources), pattern
 
 
+def test_the_readmes_provider_block_is_the_validated_one() -> None:
+    """The README's LocalStack provider block is pasted (the README is no site page);
+    it must stay the block tests/tooling/localstack_root validates."""
+    tested = (ROOT / "tests" / "tooling" / "localstack_root" / "main.tf").read_text()
+    block = tested.split("# --8<-- [start:provider]\n")[1].split("# --8<-- [end:provider]")[0]
+    readme = (ROOT / "README.md").read_text()
+    assert f"```hcl\n{block}```" in readme, "README.md's provider block differs from the tested one"
+
+
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_a_module_readme_puts_usage_first_and_links_its_guide(pattern: str) -> None:
     """terraform-aws-modules' order: intro, Usage within 60 lines, examples, the guide,
