@@ -28,6 +28,29 @@ NOT_COPIED = shutil.ignore_patterns(
 PATTERNS = ("job-poller", "sqs-throttle", "semaphore", "dag-aggregate", "status-table")
 
 
+# A test or file the docs name: `tests/x/test_y.py::test_z`, `scripts/bench_x.py`, ...
+REFERENCE = re.compile(
+    r"\b((?:tests|scripts|harness|lambda_src|cli|modules|examples)/[\w./-]+\.(?:py|tf|sh|md))"
+    r"(?:::(\w+))?"
+)
+FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```", re.S | re.M)
+
+
+def missing_references(text: str) -> list[str]:
+    """The repository files (and test functions) ``text`` names that do not exist, outside
+    code blocks (whose sample output may name made-up paths)."""
+    missing = []
+    for path, test in REFERENCE.findall(FENCE.sub("", text)):
+        if "*" in path or "<" in path:
+            continue
+        target = ROOT / path
+        if not target.is_file():
+            missing.append(path)
+        elif test and not re.search(rf"def {test}\b", target.read_text()):
+            missing.append(f"{path}::{test}")
+    return missing
+
+
 @pytest.fixture
 def copy(tmp_path: Path) -> Path:
     """The repository's files, as a fresh clone has them, in a directory of their own."""
@@ -82,6 +105,36 @@ def test_every_benchmark_script_has_a_page_with_its_command() -> None:
     nav = (ROOT / "mkdocs.yml").read_text()
     for name in pages:
         assert f"benchmarks/{name}" in nav, f"docs/benchmarks/{name} is not in mkdocs.yml's nav"
+
+
+def test_the_files_and_tests_the_docs_name_exist() -> None:
+    pages = [
+        *sorted((ROOT / "docs").rglob("*.md")),
+        *sorted(ROOT.glob("modules/*/README.md")),
+        *sorted(ROOT.glob("examples/*/README.md")),
+        ROOT / "README.md",
+        ROOT / "CONTRIBUTING.md",
+        ROOT / "harness" / "README.md",
+    ]
+    missing = {
+        str(page.relative_to(ROOT)): found
+        for page in pages
+        if page.name not in ("CHANGELOG.md", "UPGRADING.md")  # included, history
+        and (found := missing_references(page.read_text()))
+    }
+    assert not missing, missing
+
+
+def test_a_renamed_test_or_file_is_reported() -> None:
+    planted = (
+        "Tested in `tests/tooling/test_docs_site.py::test_the_readme_reads_in_five_minutes`,"
+        " `tests/tooling/test_docs_site.py::test_that_was_renamed` and"
+        " `scripts/bench_gone.py`; `tests/semaphore/test_*.py` is a glob."
+    )
+    assert missing_references(planted) == [
+        "tests/tooling/test_docs_site.py::test_that_was_renamed",
+        "scripts/bench_gone.py",
+    ]
 
 
 def test_the_readme_reads_in_five_minutes() -> None:
