@@ -2,14 +2,17 @@
 
 The checker runs in ``make fast-checks`` over every tracked file; these tests plant the
 phrases it exists to catch (and the real uses of "session" and "stop" it must let
-through) in files of their own, and run it as make does, as a script.
+through) in files of their own and run its ``main`` on them in this process; the
+repository's own check runs it as make does, as a script.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -17,14 +20,23 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "check_process_words.py"
 
 
-def run(*paths: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *map(str, paths)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+def checker() -> ModuleType:
+    """scripts/check_process_words.py as a module (scripts/ is no package)."""
+    spec = importlib.util.spec_from_file_location("check_process_words", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CHECKER = checker()
+
+
+def run(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The checker's exit code, stdout and stderr for one file."""
+    code = CHECKER.main([str(path)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
 @pytest.mark.parametrize(
@@ -39,13 +51,15 @@ def run(*paths: Path) -> subprocess.CompletedProcess[str]:
         "Fixed in this session.",
     ],
 )
-def test_a_planted_process_phrase_fails_naming_file_and_line(tmp_path: Path, phrase: str) -> None:
+def test_a_planted_process_phrase_fails_naming_file_and_line(
+    tmp_path: Path, phrase: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = tmp_path / "notes.md"
     doc.write_text(f"# Notes\n\nThe pattern admits in arrival order.\n{phrase}\n")
-    result = run(doc)
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert "notes.md:4: " in result.stdout, result.stdout
-    assert "process phrase" in result.stderr
+    code, out, err = run(doc, capsys)
+    assert code == 1, out + err
+    assert "notes.md:4: " in out, out
+    assert "process phrase" in err
 
 
 @pytest.mark.parametrize(
@@ -59,15 +73,19 @@ def test_a_planted_process_phrase_fails_naming_file_and_line(tmp_path: Path, phr
         "A label such as verify69 stays here for a reason. (process-words: allow)",
     ],
 )
-def test_the_products_own_words_pass(tmp_path: Path, line: str) -> None:
+def test_the_products_own_words_pass(
+    tmp_path: Path, line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = tmp_path / "guide.md"
     doc.write_text(f"# Guide\n\n{line}\n")
-    result = run(doc)
-    assert result.returncode == 0, result.stdout + result.stderr
+    code, out, err = run(doc, capsys)
+    assert code == 0, out + err
 
 
 def test_the_repository_speaks_of_the_product_only() -> None:
     """What make fast-checks runs: every tracked file, the checker's own two left out."""
-    result = run()
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT)], capture_output=True, text=True, check=False, timeout=60
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     assert "no process phrases in" in result.stdout
