@@ -144,7 +144,7 @@ fast-checks: lint import-contracts process-words docs ## lint, import contracts,
 	  $(VENV)/bin/tflint --chdir="$$dir" --recursive --config "$(CURDIR)/.tflint.hcl" --format compact || exit 1; \
 	done
 
-check: fast-checks ## lint, README tables current, then tflint and checkov (zero findings; skips are justified inline)
+check: fast-checks ## make fast-checks, then checkov (zero findings; skips are justified inline)
 	@echo "==> checkov (terraform framework)"
 	@$(CHECKOV)
 
