@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# Booleans named after the provider attribute they set (documented in README.md).
+# Booleans named after the provider attribute they set (docs/modules.md, "Input naming").
 PROVIDER_ATTRIBUTE_BOOLS = {
     "s3_force_destroy",  # aws_s3_bucket.force_destroy
     "content_based_deduplication",  # aws_sqs_queue.content_based_deduplication
