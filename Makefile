@@ -19,7 +19,7 @@ VENV := .venv
 CHECKOV_SKIPS := ^build/ \.venv/ \.build/ \.terraform/ localstack_override\.tf tests/terraform/iam_static/
 CHECKOV_SKIP := $(foreach p,$(CHECKOV_SKIPS),--skip-path '$(p)')
 
-.PHONY: help bootstrap demo test test-unit test-portable lint import-contracts fast-checks check docs fmt lock durations clean
+.PHONY: help bootstrap demo test test-unit test-portable lint import-contracts process-words fast-checks check docs tf-docs fmt lock durations clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -46,12 +46,13 @@ CHECKOV_CACHED := BC_SKIP_MAPPING=TRUE $(VENV)/bin/python scripts/cached_check.p
 	$(foreach p,$(CHECKOV_SKIPS),--skip '$(p)') -- $(CHECKOV_RUN)
 
 # make test replays a passing fast-checks result while nothing it reads has changed: the
-# Python, Terraform, templates, READMEs (their generated tables), the tools' configs
-# and pins (pyproject.toml, requirements.lock, .tflint.hcl, .terraform-docs.yml,
+# Python, Terraform, templates, READMEs (their generated tables), the docs site's pages
+# and every text file the process-words check reads, the tools' configs and pins
+# (pyproject.toml, requirements.lock, mkdocs.yml, .tflint.hcl, .terraform-docs.yml,
 # bootstrap.sh) and this Makefile (scripts/cached_check.py, as for checkov: about 24
 # CPU-seconds of a run whose two cores are busy throughout). make fast-checks and make
 # check always run them.
-FAST_SUFFIXES := .py .tf .tf.json .tfvars .hcl .tftpl .j2 .md .yml .yaml .toml .lock .sh .cfg Makefile
+FAST_SUFFIXES := .py .tf .tf.json .tfvars .hcl .tftpl .j2 .md .yml .yaml .toml .lock .sh .cfg .json .txt .sql .cjs .svg Makefile
 FAST_SKIPS := ^build/ \.venv/ \.build/ \.terraform/ node_modules/ __pycache__/ _cache/ localstack_override\.tf
 FAST_CHECKS_CACHED := SFNP_BOOTSTRAPPED=1 $(VENV)/bin/python scripts/cached_check.py --name fast-checks \
 	$(foreach x,$(FAST_SUFFIXES),--suffix $(x)) $(foreach p,$(FAST_SKIPS),--skip '$(p)') \
@@ -60,11 +61,12 @@ FAST_CHECKS_CACHED := SFNP_BOOTSTRAPPED=1 $(VENV)/bin/python scripts/cached_chec
 # Eight workers, one LocalStack each: most test files spend most of their time waiting
 # on what they observe (executions, timeouts, alarm periods), so with five the two cores
 # sat idle for the first minutes while the five longest (and sleepiest) files ran
-# (README "Tests: what runs, and how long"); a file's tests stay on one worker (they
+# (docs/testing.md); a file's tests stay on one worker (they
 # share its deployment), and files go longest first (tests/scheduling.py; xdist's own
 # most-tests-first reordering is off). The 25 slowest tests are printed at the end.
 # The static checks run beside pytest, whose workers leave CPU idle while they wait:
-# fast-checks (lint, import contracts, README tables, tflint: about 30 s of one core)
+# fast-checks (lint, import contracts, process words, the docs site, README tables,
+# tflint: under a minute of one core)
 # and checkov (a minute of one core unless its result is replayed). Their reports are
 # printed after pytest's, and any of the three failing fails the target.
 # Before the workers start, scripts/warm_bytecode.py writes once the bytecode each of
@@ -108,8 +110,21 @@ lint: bootstrap ## ruff and terraform fmt
 	@$(VENV)/bin/terraform fmt -check -recursive -diff modules examples templates tests
 	@$(VENV)/bin/terraform fmt -check -diff .
 
-docs: bootstrap ## Regenerate the terraform-docs tables of every README
+tf-docs: bootstrap ## Regenerate the terraform-docs tables of every README
 	@bash scripts/docs.sh
+
+# The documentation site (mkdocs.yml, docs/): --strict fails the build on a broken link
+# or anchor, a page missing from the nav and an included file that does not exist
+# (tests/tooling/test_docs_site.py plants each in a copy). Into build/site.
+docs: bootstrap ## Build the documentation site into build/site (mkdocs --strict)
+	@echo "==> mkdocs (documentation site, --strict)"
+	@NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# Words of the process that built the project (labels of internal runs, numbered periods) in
+# tracked files (scripts/check_process_words.py).
+process-words: bootstrap ## Fail on words of the process (run labels, numbered periods) in tracked files
+	@echo "==> process words (the repository speaks of the product only)"
+	@$(VENV)/bin/python scripts/check_process_words.py
 
 # The architecture contracts of pyproject.toml's [tool.importlinter] (layers, independent
 # patterns, no cycles). IMPORT_ROOTS is where the packages are found: the checkout, or
@@ -120,7 +135,7 @@ import-contracts: bootstrap ## Check the import contracts (import-linter): layer
 	@echo "==> import-linter (architecture contracts in pyproject.toml)"
 	@PYTHONPATH=$(IMPORT_ROOTS) $(VENV)/bin/lint-imports --no-cache --config $(CURDIR)/pyproject.toml
 
-fast-checks: lint import-contracts ## lint, import contracts, README tables current, tflint (make check without checkov)
+fast-checks: lint import-contracts process-words docs ## lint, import contracts, process words, docs site, README tables current, tflint (make check without checkov)
 	@echo "==> terraform-docs (README tables current)"
 	@bash scripts/docs.sh --check
 	@echo "==> tflint (terraform ruleset, .tflint.hcl)"
@@ -132,7 +147,7 @@ fast-checks: lint import-contracts ## lint, import contracts, README tables curr
 	  $(VENV)/bin/tflint --chdir="$$dir" --recursive --config "$(CURDIR)/.tflint.hcl" --format compact || exit 1; \
 	done
 
-check: fast-checks ## lint, README tables current, then tflint and checkov (zero findings; skips are justified inline)
+check: fast-checks ## make fast-checks, then checkov (zero findings; skips are justified inline)
 	@echo "==> checkov (terraform framework)"
 	@$(CHECKOV)
 

@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "modules" / "job-poller"
 REGION = "us-east-1"
 MODES = ("loop", "retry", "event")
-# Production settings of the long-duration rows (the scenario).
+# Production settings of the long-duration rows: W0 = 15 min, P = 1 min, F = 10 min.
 PRODUCTION = {"initial_wait": 900, "interval": 60, "fallback": 600}
 LONG = {"1 min": 60, "30 min": 1800, "6 h": 21600}
 # LocalStack's own latency around a poll or a timeout (seconds).

@@ -113,7 +113,7 @@ SIZES = {
     "job-poller": (10, 100, 1000),
     "dag-aggregate": (100, 1000, 5000),
 }
-# --smoke: below the smallest sizes, but every column filled: one waiter over
+# --smoke: below the default sizes above, but every column filled: one waiter over
 # the limit of 2 (semaphore) and one queued request over MAX 2 (sqs-throttle) give a
 # hand-over latency; dag-aggregate's 6 tasks have parents (a start-after-parent latency).
 SMOKE_SIZES = {

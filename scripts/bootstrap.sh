@@ -152,7 +152,7 @@ if [[ "$provider_source" == build || "$profile" == all ]]; then
   provider_source=mirror
 fi
 if [[ "$profile" == all ]]; then
-# terraform-docs generates the README tables (make docs / make check). Its module
+# terraform-docs generates the README tables (make tf-docs / make check). Its module
 # list is not served by the Go proxy, so `go install pkg@ver` is refused; the
 # module source is downloaded and built in place instead.
 tfdocs_version=v0.22.0

@@ -19,7 +19,7 @@ for dir in . modules/* examples/*; do
 done
 rm -f "$root/.tfdocs.err"
 if [[ ${#args[@]} -gt 0 && $stale -ne 0 ]]; then
-  echo "error: README tables are stale: run make docs" >&2
+  echo "error: README tables are stale: run make tf-docs" >&2
   exit 1
 fi
 exit $stale

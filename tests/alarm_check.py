@@ -169,7 +169,7 @@ def prove_alarm(
     # picked by their StateChangeTime. Dropped after the wait for OK (as before), an
     # ALARM notice of a transition made during the drop went with them, and a fault
     # falling in that same ALARM sends no second one: the likely cause of the ALARM
-    # notice job-poller's proof never got (stop 38, verify34), not confirmed by a log.
+    # notice job-poller's proof once never got, not confirmed by a log.
     inbox.forget(name)
     ok_since = _aware(wait_state(aws, name, "OK", settle))
     inject()
@@ -180,8 +180,8 @@ def prove_alarm(
         f"{name}: ALARM {took:.1f} s after the fault, over {periods_to_alarm} periods of {period} s"
     )
     # The notice leaves with the state change, through SNS to SQS: under a loaded
-    # suite that delivery took over two periods once, and in one run of stop 37 none
-    # came within six (the alarm was already in ALARM each time; a slow delivery or a
+    # suite that delivery took over two periods once, and in one run none came
+    # within six (the alarm was already in ALARM each time; a slow delivery or a
     # lost one, not known: a LocalStack log would tell). What this proves is that the
     # notice comes, not how fast under load (the ALARM's timing is asserted above):
     # SNS's own delivery to SQS retries for about half a minute (fixes/sns_sqs_retry.py).

@@ -15,7 +15,7 @@ Registered by tests/conftest.py (``pytest_configure``). How it works:
   the state machine, the test that deployed it, the recorded file, the state and the
   validator's message.
 
-With LOCALSTACK_ENDPOINT (a LocalStack this session did not start) nothing is
+With LOCALSTACK_ENDPOINT (a LocalStack this pytest run did not start) nothing is
 recorded, and the summary says so.
 """
 
@@ -55,7 +55,7 @@ def _alive(pid: int) -> bool:
 
 
 def _session_directory() -> Path:
-    """A fresh directory for this session; those of sessions no longer running go."""
+    """A fresh directory for this pytest run; those of runs no longer running go."""
     ROOT.mkdir(parents=True, exist_ok=True)
     for old in ROOT.glob("session-*"):
         with contextlib.suppress(ValueError):

@@ -64,12 +64,12 @@ def destroy_deployments() -> bool:
     """Whether a test that applies a configuration must destroy it afterwards.
 
     Always on a LocalStack given by LOCALSTACK_ENDPOINT: what a test applies there is
-    somebody's to keep clean. On this session's own LocalStack, thrown away at its end,
+    somebody's to keep clean. On the test run's own LocalStack, thrown away at its end,
     only the tests whose subject is the teardown destroy: each pattern's example test,
     the smoke and the consumer test (destroy, then the leftover check across accounts).
     The other deployments (a test configuration, a benchmark's smoke) are left to the
     process exit; a destroy and its leftover check cost 3-5 CPU-seconds each, about 70 in
-    a run (stop 37, measured).
+    a run (measured).
     """
     return bool(os.environ.get("LOCALSTACK_ENDPOINT"))
 
@@ -105,8 +105,8 @@ def _share_botocore_data_loader() -> None:
     Why: a fresh botocore session (each moto test's ``boto3.client``, since moto resets
     boto3's default session; each pynamodb model class; each role's session) makes a
     data loader of its own and parses the service model and the endpoints and
-    partitions files again: a sixth of the test workers' CPU (py-spy over a whole run,
-    stop 37). The loader only caches those read-only files; credentials, configuration
+    partitions files again: a sixth of the test workers' CPU (py-spy over a whole
+    run). The loader only caches those read-only files; credentials, configuration
     and clients stay per session, as in the libraries.
     """
     import botocore.loaders
@@ -128,7 +128,7 @@ def _share_botocore_data_loader() -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Charge each file the CPU it used (tests/cpu_account.py), validate every definition
-    this session's LocalStacks accept (tests/asl_check.py), and account for every call
+    the test run's LocalStacks accept (tests/asl_check.py), and account for every call
     their role sessions make (tests/iam_check.py)."""
     _share_botocore_data_loader()
     cpu_account.configure(config)

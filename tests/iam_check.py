@@ -20,8 +20,8 @@ Registered by tests/conftest.py (``pytest_configure``). How it works:
     ``expected-<pid>.jsonl`` beside the usage files;
   - when a statement of a module's policy (an inline policy named ``<role>-inline``,
     as modules/lambda-function and modules/state-machine write them) granted an action
-    that allowed no call in the whole run, unless README.md lists that action under
-    "Granted, not exercised on LocalStack" with the AWS page that requires it.
+    that allowed no call in the whole run, unless docs/harness.md lists that action
+    under "Granted, not exercised on LocalStack" with the AWS page that requires it.
 
 Statements are compared across deployments by their ``Sid`` (every module statement
 has one): ``LockItem``'s ``dynamodb:UpdateItem`` is used when any deployment's lock
@@ -50,6 +50,8 @@ REPORT = REPO_ROOT / "build" / "iam-usage.json"
 ENV = "SFNP_IAM_USAGE_FILE"
 MODULE_POLICY = re.compile(r"/[^/]+-inline$")
 EXEMPT_HEADING = "Granted, not exercised on LocalStack"
+# The page whose table under that heading lists them (the documentation site's harness page).
+EXEMPT_DOC = REPO_ROOT / "docs" / "harness.md"
 
 
 def configure(config: pytest.Config) -> None:
@@ -57,8 +59,8 @@ def configure(config: pytest.Config) -> None:
     config.pluginmanager.register(IamCheck(config), "sfn-patterns-iam-check")
 
 
-def exempt_actions(readme: Path = REPO_ROOT / "README.md") -> set[tuple[str, str]]:
-    """(Sid, action) pairs README.md lists as granted but never called on LocalStack.
+def exempt_actions(readme: Path = EXEMPT_DOC) -> set[tuple[str, str]]:
+    """(Sid, action) pairs docs/harness.md lists as granted but never called on LocalStack.
 
     The section is a table whose first two cells are the statement's Sid and the
     action, both in backticks; the third names the AWS page that requires it.
@@ -126,7 +128,7 @@ def account(
 
     Under ``SFNP_IAM=enforce`` a whole run fails when a call was denied that no denial
     test declared (a missing grant, or a denial test that does not say what it
-    provokes), naming each, and when a module grant allowed no call and README.md does
+    provokes), naming each, and when a module grant allowed no call and docs/harness.md does
     not list it. A partial run only reports: it makes part of the calls. Under
     ``audit`` the account is a report.
     """
@@ -165,13 +167,13 @@ def account(
     if unused:
         lines.append(
             f"{len(unused)} module grants allowed no call in the whole run (remove them, or "
-            f'list them in README.md "{EXEMPT_HEADING}" with the AWS page that needs them):'
+            f'list them in docs/harness.md "{EXEMPT_HEADING}" with the AWS page that needs them):'
         )
         for row in unused:
             lines.append(f"  {row['sid']}: {row['action']} (e.g. role {row['role']})")
         failed = failed or enforce
     else:
-        lines.append("every module grant allowed a call (or is listed in README.md)")
+        lines.append("every module grant allowed a call (or is listed in docs/harness.md)")
     return lines, failed
 
 

@@ -94,9 +94,9 @@ def share_key() -> None:
 
     Why: each xdist worker used to compute it at its first replayable case, at a
     different moment and in a process a run's earlier tests had been through, and
-    two workers of one run could disagree: verify46 replayed `terraform validate`
-    (the key verify45 had recorded) but ran every `terraform test` again, on a key
-    of its own that no later clone would match (131 CPU-seconds). Called by the
+    two workers of one run could disagree: one run replayed `terraform validate`
+    (the key the run before had recorded) but ran every `terraform test` again, on a
+    key of its own that no later clone would match (131 CPU-seconds). Called by the
     xdist controller (conftest), whose environment the workers inherit.
     """
     os.environ.setdefault(KEY_ENV, _inputs_key())

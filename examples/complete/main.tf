@@ -74,6 +74,7 @@ locals {
   })
 }
 
+# --8<-- [start:root-module]
 module "sfn_patterns" {
   source = "../.."
 
@@ -138,6 +139,7 @@ module "sfn_patterns" {
     create = true
   }
 }
+# --8<-- [end:root-module]
 
 # --- stand-ins ------------------------------------------------------------------------
 

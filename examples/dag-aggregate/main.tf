@@ -10,6 +10,7 @@ provider "aws" {
 data "aws_caller_identity" "current" {}
 data "aws_partition" "current" {}
 
+# --8<-- [start:usage]
 module "dag" {
   source = "../../modules/dag-aggregate"
 
@@ -41,3 +42,4 @@ module "dag" {
   python_executable = var.python_executable
   tags              = var.tags
 }
+# --8<-- [end:usage]

@@ -26,6 +26,7 @@ locals {
   child_executions = "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:execution:${local.child_name}:*"
 }
 
+# --8<-- [start:usage-lambda]
 module "lambda" {
   source = "../../modules/job-poller"
 
@@ -43,7 +44,9 @@ module "lambda" {
   task_retry            = var.task_retry
   tags                  = var.tags
 }
+# --8<-- [end:usage-lambda]
 
+# --8<-- [start:usage-events]
 module "events" {
   source = "../../modules/job-poller"
 
@@ -59,7 +62,9 @@ module "events" {
   task_retry       = var.task_retry
   tags             = var.tags
 }
+# --8<-- [end:usage-events]
 
+# --8<-- [start:usage-sdk]
 module "sdk" {
   source = "../../modules/job-poller"
 
@@ -97,6 +102,7 @@ module "sdk" {
 
   tags = var.tags
 }
+# --8<-- [end:usage-sdk]
 
 # The child "job": waits duration_seconds, then succeeds or fails as told.
 module "child" {

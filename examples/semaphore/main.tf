@@ -27,6 +27,7 @@ locals {
   target_arn    = "${local.sm_prefix}${local.target_name}"
 }
 
+# --8<-- [start:usage]
 module "semaphore" {
   source = "../../modules/semaphore"
 
@@ -50,6 +51,7 @@ module "semaphore" {
   logging_level                  = "ERROR" # the wrapper's executions: failures only
   tags                           = var.tags
 }
+# --8<-- [end:usage]
 
 # --- The demo critical section: records enter/leave times ---------------------
 
@@ -109,6 +111,7 @@ locals {
 
   timeout = var.execution_timeout_seconds == null ? {} : { TimeoutSeconds = var.execution_timeout_seconds }
 
+  # --8<-- [start:embedded-definition]
   embedded_definition = jsonencode(merge(local.timeout, {
     Comment = "Record enter/leave times inside semaphore ${var.name_prefix} (limit ${var.max_concurrency})."
     StartAt = module.semaphore.acquire_start_state
@@ -123,6 +126,7 @@ locals {
       module.semaphore.release_states,
     )
   }))
+  # --8<-- [end:embedded-definition]
 
   target_definition = jsonencode(merge(local.timeout, {
     Comment = "The wrapper's target: the same recording Lambda, as a machine of its own."
@@ -135,6 +139,7 @@ locals {
 
 # --- State machines --------------------------------------------------------
 
+# --8<-- [start:embedded-machine]
 module "embedded" {
   source = "../../modules/state-machine"
 
@@ -152,6 +157,7 @@ module "embedded" {
   logging_include_execution_data = false
   tags                           = var.tags
 }
+# --8<-- [end:embedded-machine]
 
 module "target" {
   source = "../../modules/state-machine"

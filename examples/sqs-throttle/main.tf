@@ -18,6 +18,7 @@ locals {
   target_arn  = "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:stateMachine:${local.target_name}"
 }
 
+# --8<-- [start:usage]
 module "throttle" {
   source = "../../modules/sqs-throttle"
 
@@ -36,6 +37,7 @@ module "throttle" {
   create_dashboard           = var.create_dashboard
   tags                       = var.tags
 }
+# --8<-- [end:usage]
 
 # --- the throttled target ---------------------------------------------------------------
 

@@ -10,6 +10,7 @@ data "aws_service_principal" "lambda" {
   service_name = "lambda"
 }
 
+# --8<-- [start:usage]
 module "status_table" {
   source = "../../modules/status-table"
 
@@ -19,6 +20,7 @@ module "status_table" {
   name = "${var.name_prefix}-tasks"
   tags = var.tags
 }
+# --8<-- [end:usage]
 
 data "aws_iam_policy_document" "worker_assume" {
   statement {

@@ -1,6 +1,6 @@
 """Run a benchmark script at its smallest size, as `make test` does for every one.
 
-Every figure in a README comes from one run of a ``scripts/bench_*.py``; running each
+Every figure in the docs comes from one run of a ``scripts/bench_*.py``; running each
 at ``--smoke`` size in the suite keeps those scripts working, so a figure's source
 can never rot unnoticed. A script must accept ``--smoke``, use the LocalStack named by
 ``LOCALSTACK_ENDPOINT`` (and then destroy what it applied, unless ``--keep``), exit 0

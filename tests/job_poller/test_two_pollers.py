@@ -195,7 +195,7 @@ CASES = {
     # The wait-count jobs run WAIT_COUNT_JOB seconds: a counter counts polls, and on a
     # loaded machine each poll takes longer than its interval (a job 5 s over the
     # timeout ended before the 7th poll at a load of 28 on 2 cores; a 24-s job before
-    # the 7th 1-s poll in stop 37's last run).
+    # the 7th 1-s poll in another loaded run).
     "own-slow": ("state_machine_arn", {"job": {"duration_seconds": WAIT_COUNT_JOB}}),
     # An 8-s slow job would time out in the fast loop (6 s) but not in the slow one (12 s).
     "via-lambda": ("via_lambda_arn", {"job": {"duration_seconds": 2, "status_errors": 1}}),

@@ -1,8 +1,8 @@
 """One naming scheme for every input of every module and of the root module.
 
-The inputs are read by terraform-docs (the binary `make docs` uses), not by parsing
-HCL here, so what is checked is what users see in the README tables. The rule (root
-README, "Input naming"): `create` is a module's switch, `create_<thing>` creates an
+The inputs are read by terraform-docs (the binary `make tf-docs` uses), not by parsing
+HCL here, so what is checked is what users see in the README tables. The rule
+(docs/modules.md, "Input naming"): `create` is a module's switch, `create_<thing>` creates an
 optional resource, every other boolean is `<feature>_enabled`, except a boolean
 named after the provider attribute it sets. One spelling each for the KMS key, point-
 in-time recovery, deletion protection, log level, log retention and the concurrency
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# Booleans named after the provider attribute they set (documented in README.md).
+# Booleans named after the provider attribute they set (docs/modules.md, "Input naming").
 PROVIDER_ATTRIBUTE_BOOLS = {
     "s3_force_destroy",  # aws_s3_bucket.force_destroy
     "content_based_deduplication",  # aws_sqs_queue.content_based_deduplication

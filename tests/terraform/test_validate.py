@@ -26,6 +26,8 @@ CONFIGURATIONS = sorted(
         REPO_ROOT,
         *(REPO_ROOT / "modules").iterdir(),
         *(REPO_ROOT / "examples").iterdir(),
+        # The own-root-against-LocalStack configuration docs/getting-started.md shows.
+        REPO_ROOT / "tests" / "tooling" / "localstack_root",
     ]
     if any(p.glob("*.tf"))
 )

@@ -57,7 +57,7 @@ def readme_problems(example: Path) -> list[str]:
     if not any(example.glob("*.tf")):  # no Terraform (examples/ci): no tables to generate
         begin = len(text)
     elif begin < 0 or end < begin:
-        problems.append(f"{example.name}: no {BEGIN} ... {END} block (run make docs)")
+        problems.append(f"{example.name}: no {BEGIN} ... {END} block (run make tf-docs)")
         begin = len(text)
     hand_written = text[:begin]
     if not TITLE.search(hand_written):

@@ -68,6 +68,15 @@ def test_the_readme_table_names_sid_and_action(tmp_path: Path) -> None:
     assert exempt_actions(readme) == {("SyncRule", "events:putrule")}
 
 
+def test_the_harness_page_lists_the_grants_localstack_never_exercises() -> None:
+    """The real table is found where the session check looks (docs/harness.md): a moved
+    page or a renamed heading would otherwise exempt nothing and fail a whole run."""
+    exempt = exempt_actions()
+    assert ("SyncRule", "events:putrule") in exempt
+    assert ("DeliverExecutionLogs", "logs:createlogdelivery") in exempt
+    assert all(":" in action for _, action in exempt)
+
+
 def _denied(principal: str, action: str, resource: str, calls: int = 1) -> dict:
     return {
         "principal": principal,
@@ -161,7 +170,7 @@ def test_only_declared_denials_pass() -> None:
     lines, failed = account(_usage([MEANT]), DECLARED, "enforce", True, set())
     assert not failed, lines
     assert "0 denied unexpectedly" in lines[0] and "1 denied on purpose" in lines[0]
-    assert lines[-1] == "every module grant allowed a call (or is listed in README.md)"
+    assert lines[-1] == "every module grant allowed a call (or is listed in docs/harness.md)"
 
 
 def test_the_same_denial_undeclared_counts_against_the_run() -> None:
@@ -185,7 +194,7 @@ def test_a_module_action_that_allowed_nothing_fails_a_whole_enforced_run() -> No
     lines, failed = account(_usage([], unused_sid="Extra"), [], "enforce", True, set())
     assert failed
     assert "  Extra: dynamodb:Scan (e.g. role fn)" in lines
-    # Listed in README.md's "Granted, not exercised on LocalStack": explained, not failed.
+    # Listed in docs/harness.md's "Granted, not exercised on LocalStack": explained, not failed.
     lines, failed = account(
         _usage([], unused_sid="Extra"), [], "enforce", True, {("Extra", "dynamodb:scan")}
     )

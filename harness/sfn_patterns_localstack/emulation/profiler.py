@@ -134,7 +134,7 @@ def _current_frames() -> dict[int, object]:
     collection it triggers can finalize an object whose finalizer releases the GIL (a
     sqlite3 statement did), and a thread that takes the GIL then and starts or ends a
     thread waits for that lock forever. Seen once: a LocalStack's reactor stuck for
-    minutes under ``SFNP_PROFILE`` (stop 37).
+    minutes under ``SFNP_PROFILE``.
     """
     enabled = gc.isenabled()
     gc.disable()

@@ -119,6 +119,7 @@ resource "aws_sfn_state_machine" "report" {
   })
 }
 
+# --8<-- [start:cross-account-throttle]
 # The role the starter assumes in the analytics account: trust and permissions come
 # from the module's outputs.
 resource "aws_iam_role" "throttle_target" {
@@ -149,6 +150,7 @@ module "report_throttle" {
   recheck_seconds          = 1
   python_executable        = var.python_executable
 }
+# --8<-- [end:cross-account-throttle]
 
 # --- dag-aggregate on our own SQL -------------------------------------------------------
 
@@ -176,9 +178,11 @@ module "aggregates" {
 
 # --- status-table for our order tasks ---------------------------------------------------
 
+# --8<-- [start:git-source]
 module "order_tasks" {
   source = "git::https://example.com/sfn-patterns.git//modules/status-table?ref=v0.2.0"
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
   name = "${var.name_prefix}-order-tasks"
 }
+# --8<-- [end:git-source]

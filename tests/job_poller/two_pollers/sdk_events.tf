@@ -43,6 +43,7 @@ module "child" {
   logging_level = "ERROR"
 }
 
+# --8<-- [start:completion-event]
 module "events" {
   source = "../../../modules/job-poller"
 
@@ -71,6 +72,7 @@ module "events" {
     job_id_state_path  = "$.job_poller.child.run.handle.ExecutionArn"
   }
 }
+# --8<-- [end:completion-event]
 
 module "cross_account" {
   source = "../../../modules/job-poller"

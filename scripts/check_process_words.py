@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Fail when a tracked file speaks of how the project was built instead of what it does.
+
+Why: the repository is a product. Labels of internal runs ("verify69"), numbered work
+periods ("stop 49", "CI of stop 38") and "this session" mean nothing to a user, go
+stale the day they are written, and crowd out what the code does. Docs say what the
+code does; the CHANGELOG says what changed; `git log` keeps the rest.
+
+The phrases are the process's, not the words: "session" alone is a real word here (an
+IAM role session, a pytest session, a botocore session), and so is "stop" (stop an
+execution), so only the combinations below match. A line that needs one of them for a
+real reason can say so with the marker ``process-words: allow`` on that line.
+
+Usage:
+  check_process_words.py            every file ``git ls-files`` lists (make fast-checks)
+  check_process_words.py PATH ...   only those files
+
+Exit 0 when nothing matched, 1 with one line per match (``file:line: phrase``), 2 on a
+usage error. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Each: (what it is, the expression). Case-insensitive, on one line at a time.
+PHRASES: tuple[tuple[str, str], ...] = (
+    ("a run label", r"\bverify\d+\b"),
+    ("a numbered work period", r"\bstops? \d+(?:\s*(?:-|to|and)\s*\d+)?\b(?!\s*(?:s\b|ms\b|%))"),
+    ("a work period", r"\bCI of stop\b|\bwork periods?\b"),
+    ("a work period", r"\b(?:this|the|that|each|every|a|next|previous|earlier) stop's\b"),
+    ("a work period", r"\bthis stop\b|\bearlier stops\b|\bthe stop before\b"),
+    ("the working session", r"\bthis session(?:'s)?\b"),
+    ("the working session", r"\bthis pass\b|\bverify run\b"),
+)
+ALLOW_MARKER = "process-words: allow"
+_COMPILED = tuple((label, re.compile(expr, re.IGNORECASE)) for label, expr in PHRASES)
+# One pass per line first (every phrase at once); the labels only for a line that matched.
+_ANY = re.compile("|".join(f"(?:{expr})" for _, expr in PHRASES), re.IGNORECASE)
+# This checker and its test hold the phrases on purpose.
+SELF = {"scripts/check_process_words.py", "tests/tooling/test_check_process_words.py"}
+
+
+def tracked_files(root: Path) -> list[Path]:
+    """The files git tracks under ``root`` (the checker itself and its test left out)."""
+    out = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True
+    ).stdout.decode()
+    return [root / name for name in out.split("\0") if name and name not in SELF]
+
+
+def matches(lines: Iterable[str]) -> Iterator[tuple[int, str, str]]:
+    """(line number, what it is, the matched text) of every process phrase in ``lines``."""
+    for number, line in enumerate(lines, 1):
+        if not _ANY.search(line) or ALLOW_MARKER in line:
+            continue
+        for label, pattern in _COMPILED:
+            for found in pattern.finditer(line):
+                yield number, label, found.group(0)
+
+
+def check(paths: Iterable[Path], root: Path) -> list[str]:
+    """One ``file:line: ...`` problem per match in the text files among ``paths``."""
+    problems = []
+    for path in paths:
+        try:
+            text = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            continue  # deleted in the work tree, or a submodule
+        if b"\0" in text[:8192]:
+            continue  # binary
+        try:
+            lines = text.decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            continue
+        try:
+            shown = path.resolve().relative_to(root)
+        except ValueError:
+            shown = path
+        for number, label, phrase in matches(lines):
+            problems.append(f"{shown}:{number}: {label}: {phrase!r}")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check the given files, or every tracked one; 1 when a phrase matched."""
+    parser = argparse.ArgumentParser(
+        description=(
+            "Fail on words of the process that built the project (run labels such as "
+            "verify69, numbered work periods such as 'stop 49', 'this session') in "
+            "tracked files: the repository speaks of the product only."
+        )
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        help="files to check (default: every file git tracks in the repository)",
+    )
+    args = parser.parse_args(argv)
+    paths = args.paths or tracked_files(ROOT)
+    problems = check(paths, ROOT)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(
+            f"error: {len(problems)} process phrase(s) above: say what the code does, not how "
+            "or when it was built (a run's history belongs in git log, a change in "
+            f"CHANGELOG.md); a line that needs the words can carry '{ALLOW_MARKER}'",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"no process phrases in {len(paths)} files")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

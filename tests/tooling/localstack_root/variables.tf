@@ -1,0 +1,1 @@
+# No inputs: the configuration shows the provider block and one module call.
