@@ -79,7 +79,7 @@ class Scenario:
 
     Attributes:
         strategy: ``callback`` or ``oldest-first`` (the module's ``strategy``).
-        limit: ``semaphore_limit``.
+        limit: ``max_concurrency``.
         executions: Holder executions ``e0..eN-1`` (2-3 keep the search small).
         holding: The first this many executions hold a slot from the start (acquired by
             the real ``acquire`` in the setup) and are in their critical section: a
@@ -361,7 +361,7 @@ class Semaphore(Protocol):
             default=default.strategy,
             help="the module's strategy (default callback)",
         )
-        group.add_argument("--limit", type=int, default=default.limit, help="semaphore_limit")
+        group.add_argument("--limit", type=int, default=default.limit, help="max_concurrency")
         group.add_argument(
             "--executions",
             type=int,
