@@ -210,19 +210,25 @@ class LocalStackResources:
         return getattr(found, "kms_key_id", None) if found is not None else None
 
 
-def resolve_key(reference: str, account: str, region: str) -> Key | None:
+def resolve_key(
+    reference: str, account: str, region: str, stores: Mapping[str, Any] | None = None
+) -> Key | None:
     """The customer managed key ``reference`` names (id, ARN, alias, alias ARN), or None.
 
     None for an AWS managed key (``alias/aws/*``, ``KeyManager`` ``AWS``) and for a key
-    LocalStack does not know: neither is decided here.
+    LocalStack does not know: neither is decided here. ``stores``: LocalStack's
+    ``kms_stores`` (account -> region -> store with ``keys`` and ``aliases``) unless given.
     """
-    from localstack.services.kms.models import kms_stores
+    if stores is None:
+        from localstack.services.kms.models import kms_stores as stores
 
     if reference.startswith("arn:"):
         _, _, _, region, account, resource = reference.split(":", 5)
     else:
         resource = reference
-    store = kms_stores[account][region]
+    store = stores[account][region]
+    # LocalStack's DynamoDB turns an alias into "arn:...:key/alias/NAME": an alias still.
+    resource = resource.removeprefix("key/") if resource.startswith("key/alias/") else resource
     if resource.startswith("alias/"):
         if resource.startswith("alias/aws/"):
             return None
