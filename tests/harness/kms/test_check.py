@@ -276,3 +276,38 @@ def test_the_response_handler_feeds_the_registry():
         None, context("lambda", "CreateFunction", {}, response=response), None
     )
     assert seen == [("lambda", "CreateFunction")]
+
+
+# -- a service delivering to an encrypted queue: the key policy alone -------------------
+def test_eventbridge_delivering_to_an_encrypted_queue_needs_the_key_policy(monkeypatch):
+    from sfn_patterns_localstack.emulation.iam import resource_policies
+
+    rule = f"arn:aws:events:us-east-1:{ACCOUNT}:rule/jobs"
+    queue_policy = NamedPolicy(
+        "queue",
+        doc(
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "events.amazonaws.com"},
+                "Action": "sqs:SendMessage",
+                "Resource": QUEUE,
+            }
+        ),
+    )
+    monkeypatch.setattr(resource_policies, "localstack_resource_policy", lambda a, r: queue_policy)
+    internal = {"service_principal": "events", "source_arn": rule}
+    request = {"QueueUrl": QUEUE_URL, "MessageBody": "x"}
+    error = Setup([ROOT], {}).refused("sqs", "SendMessage", request, key=ACCOUNT, internal=internal)
+    assert (error.code, error.status_code) == ("KMS.AccessDeniedException", 400)
+    assert error.message.startswith(
+        "User: events.amazonaws.com is not authorized to perform: kms:GenerateDataKey"
+    )
+    events = {
+        "Sid": "Events",
+        "Effect": "Allow",
+        "Principal": {"Service": "events.amazonaws.com"},
+        "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
+        "Resource": "*",
+        "Condition": {"ArnEquals": {"aws:SourceArn": rule}},
+    }
+    Setup([ROOT, events], {}).call("sqs", "SendMessage", request, key=ACCOUNT, internal=internal)

@@ -118,6 +118,9 @@ class KeyCheck(Protocol):
         request: Mapping[str, Any],
         scope: Scope,
         session: RoleSession | None,
+        *,
+        service_principal: str | None = None,
+        source_arn: str | None = None,
     ) -> Denial | None:
         """The refusal of a KMS use of this request, or None."""
 
@@ -249,7 +252,21 @@ class Enforcer:
         if self.keys is None:
             return None
         scope = Scope(context.account_id, context.region, context.partition)
-        return self.keys.check(service, operation, context.service_request or {}, scope, session)
+        params = context.internal_request_params or {}
+        principal = params.get("service_principal")
+        return self.keys.check(
+            service,
+            operation,
+            context.service_request or {},
+            scope,
+            session,
+            service_principal=(
+                resource_policies.service_principal_name(str(principal), scope.partition)
+                if principal and session is None
+                else None
+            ),
+            source_arn=params.get("source_arn"),
+        )
 
     def _check_session(
         self,

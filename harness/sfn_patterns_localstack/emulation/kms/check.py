@@ -19,7 +19,7 @@ are decided whoever makes the request, since on AWS the caller plays no part in 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sfn_patterns_localstack.emulation.iam.actions import Scope
@@ -99,19 +99,32 @@ class KeyChecker:
         request: Mapping[str, Any],
         scope: Scope,
         session: RoleSession | None,
+        *,
+        service_principal: str | None = None,
+        source_arn: str | None = None,
     ) -> Denial | None:
-        """The refusal of the first KMS use AWS would refuse, or None when all are allowed."""
+        """The refusal of the first KMS use AWS would refuse, or None when all are allowed.
+
+        ``service_principal`` (``events.amazonaws.com``): a service delivering to an
+        encrypted SQS queue (EventBridge, SNS, S3 notifications), which AWS decides on
+        the key policy alone ("Configure KMS permissions for AWS services"), with
+        ``aws:SourceArn``/``aws:SourceAccount`` from ``source_arn``.
+        """
         if (service, operation) not in kms_uses.USES:
             return None
         uses = kms_uses.key_uses(service, operation, request, scope, self.resources(scope))
         allowed: list[tuple[str, KeyDecision, str]] = []
         for use in uses:
             if use.acting_as == kms_uses.CALLER and session is None:
-                continue
+                if not (service_principal and use.service == "sqs"):
+                    continue
+                use = replace(  # noqa: PLW2901 - the same use, made by the service itself
+                    use, acting_as=kms_uses.SERVICE, service_principal=service_principal
+                )
             key = self.resolve(use.key, scope.account, scope.region)
             if key is None:
                 continue
-            acting = self._acting(use, session, scope)
+            acting = self._acting(use, session, scope, source_arn)
             if acting is None:  # the role a resource names does not exist
                 return self._refusal(use, operation, key, use.role_arn or "", "no-role")
             if self._granted(use):
@@ -133,14 +146,21 @@ class KeyChecker:
         return None
 
     # -- who the service acts as ---------------------------------------------------------
-    def _acting(self, use: KeyUse, session: RoleSession | None, scope: Scope) -> _Acting | None:
+    def _acting(
+        self, use: KeyUse, session: RoleSession | None, scope: Scope, source_arn: str | None
+    ) -> _Acting | None:
         if use.acting_as == kms_uses.SERVICE:
             principal = str(use.service_principal)
+            base: dict[str, ContextValue] = {
+                "aws:SourceAccount": account_of(source_arn) if source_arn else scope.account
+            }
+            if source_arn:
+                base["aws:SourceArn"] = source_arn
             return _Acting(
                 principal,
                 principal,
                 Caller(account=scope.account, service=principal, partition=scope.partition),
-                {},
+                base,
             )
         if use.acting_as == kms_uses.CALLER:
             assert session is not None

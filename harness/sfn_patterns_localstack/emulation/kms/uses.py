@@ -13,7 +13,10 @@ with the page it comes from:
 - **SQS** (``SQS_DOC``): ``SendMessage``/``SendMessageBatch`` need
   ``kms:GenerateDataKey`` and ``kms:Decrypt`` ("Configure KMS permissions for
   producers"), ``ReceiveMessage`` ``kms:Decrypt`` ("... for consumers"), as the caller,
-  with encryption context ``aws:sqs:arn`` (the queue ARN).
+  with encryption context ``aws:sqs:arn`` (the queue ARN). A service delivering to the
+  queue (EventBridge, SNS, S3 notifications) needs both from the key policy alone
+  ("Configure KMS permissions for AWS services"; ``check.KeyChecker`` makes the use the
+  service's when no role session sends).
 - **S3** (``S3_DOC``): uploading an object encrypted with a KMS key needs
   ``kms:GenerateDataKey``, downloading it ``kms:Decrypt`` ("Permissions"), as the
   caller, with encryption context ``aws:s3:arn``: the object ARN, or the bucket ARN with
