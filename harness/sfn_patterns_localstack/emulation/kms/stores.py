@@ -19,6 +19,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from sfn_patterns_localstack.emulation.iam.actions import Scope, function_arn
@@ -245,11 +246,14 @@ def resolve_key(
         return None
     if found.metadata.get("KeyManager") != "CUSTOMER":
         return None
-    arn = str(found.metadata.get("Arn"))
+    return _key(str(found.metadata.get("Arn")), account, str(found.policy))
+
+
+@lru_cache(maxsize=256)
+def _key(arn: str, account: str, policy: str) -> Key:
+    """The key with its policy parsed once per policy text (read on every use of the key)."""
     return Key(
-        arn=arn,
-        account=account,
-        policy=NamedPolicy(f"{arn} (key policy)", parse_document(found.policy)),
+        arn=arn, account=account, policy=NamedPolicy(f"{arn} (key policy)", parse_document(policy))
     )
 
 
