@@ -29,7 +29,7 @@ from tests.harness.iam.test_enforcement import (  # the module's LocalStack fixt
 )
 from tests.iam_denial import denial, expect_denials
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.needs("iam")]
 
 __all__ = ["admin", "endpoint"]  # fixtures, used by name
 

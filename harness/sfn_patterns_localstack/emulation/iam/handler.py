@@ -13,7 +13,9 @@ target's trust policy for ``sts:AssumeRole``), or made by a service principal on
 resource that has a resource policy (a Lambda function, an SQS queue) or to assume a
 role (the trust policy). Everything else (the account's own keys: Terraform, the
 tests' admin clients, LocalStack's internal bookkeeping) passes untouched, at the cost
-of a header lookup.
+of a header lookup. Once a request is allowed, the KMS uses it makes the service perform
+on a customer managed key are decided by ``KeyCheck`` (``emulation/kms``), whoever the
+principal the service acts as.
 """
 
 from __future__ import annotations
