@@ -1,6 +1,6 @@
 """Where LocalStack 4.14.0 keeps each resource's key, and the keys it does not keep.
 
-DynamoDB (``SSEDescription`` of the table definition), SQS (``KmsMasterKeyId``), S3
+DynamoDB (moto's table ``SSESpecification``), SQS (``KmsMasterKeyId``), S3
 (the bucket's default encryption rule, each object's ``kms_key_id``) and CloudWatch Logs
 (moto's log group ``kms_key_id``) keep the key they were given. LocalStack 4.14.0 drops
 Lambda's ``KMSKeyArn`` and Step Functions' ``encryptionConfiguration``; ``Registry``
@@ -134,12 +134,20 @@ class LocalStackResources:
         self.region = region
 
     def table_key(self, account: str, region: str, table: str) -> str | None:
-        """See ``uses.Resources``."""
-        from localstack.services.dynamodb.models import dynamodb_stores
+        """See ``uses.Resources``.
 
-        definition = dynamodb_stores[account][region].table_definitions.get(table) or {}
-        sse = definition.get("SSEDescription") or {}
-        return sse.get("KMSMasterKeyArn") if sse.get("SSEType") == "KMS" else None
+        The harness serves DynamoDB from moto (``PROVIDER_OVERRIDE_DYNAMODB=moto``,
+        ``emulation/plugins.py``), which keeps the table's ``SSESpecification``; without
+        a key id moto makes its own ``alias/aws/dynamodb`` key, which ``resolve_key``
+        does not find in LocalStack's KMS store (an AWS managed key: not decided).
+        """
+        from moto.dynamodb.models import dynamodb_backends
+
+        found = dynamodb_backends[account][region].tables.get(table)
+        sse = (getattr(found, "sse_specification", None) or {}) if found is not None else {}
+        if sse.get("Enabled") is not True:
+            return None
+        return sse.get("KMSMasterKeyId") or None
 
     def queue_key(self, queue_arn: str) -> str | None:
         """See ``uses.Resources``."""
