@@ -38,6 +38,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     sns_sqs_retry,
 )
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
+from sfn_patterns_localstack.emulation.kms import install as kms_install
 from sfn_patterns_localstack.emulation.meter import routes as meter_routes
 from sfn_patterns_localstack.emulation.metrics import install as metrics_install
 from sfn_patterns_localstack.server import is_stock
@@ -104,8 +105,9 @@ def install_all() -> None:
     events_rule_state.apply()
     sfn_sdk_error_names.apply()
     asl_recorder.apply()
-    # IAM enforcement of role sessions' calls (SFNP_IAM; see emulation/iam/handler.py).
-    iam_handler.install()
+    # IAM enforcement of role sessions' calls (SFNP_IAM; see emulation/iam/handler.py),
+    # and the KMS uses of services on customer managed keys (emulation/kms).
+    iam_handler.install(kms_install.key_check)
     # The fault injector's handlers, route and delivery patches (after the fixes: its
     # EventBridge patch wraps the rule-state one), and the SFNP_FAULTS plan.
     faults_install.install()

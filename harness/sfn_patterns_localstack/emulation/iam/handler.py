@@ -13,7 +13,9 @@ target's trust policy for ``sts:AssumeRole``), or made by a service principal on
 resource that has a resource policy (a Lambda function, an SQS queue) or to assume a
 role (the trust policy). Everything else (the account's own keys: Terraform, the
 tests' admin clients, LocalStack's internal bookkeeping) passes untouched, at the cost
-of a header lookup.
+of a header lookup. Once a request is allowed, the KMS uses it makes the service perform
+on a customer managed key are decided by ``KeyCheck`` (``emulation/kms``), whoever the
+principal the service acts as.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sfn_patterns_localstack.emulation.iam import actions, resource_policies
 from sfn_patterns_localstack.emulation.iam.actions import Authorization, Scope
@@ -82,6 +85,8 @@ class Denial:
     resource: str
     reason: str
     message: str
+    code: str | None = None  # the service's own error code when not its AccessDenied (KMS)
+    status: int | None = None
 
 
 def denial_message(principal: str, action: str, resource: str, reason: str) -> str:
@@ -102,13 +107,50 @@ def denial_message(principal: str, action: str, resource: str, reason: str) -> s
     return head + tails.get(reason, "")
 
 
+class KeyCheck(Protocol):
+    """The KMS decisions of a request (``emulation/kms``), run once IAM allowed the call.
+
+    Defined here, where it is used, so the IAM package needs no import of the KMS one.
+    """
+
+    def check(
+        self,
+        service: str,
+        operation: str,
+        request: Mapping[str, Any],
+        scope: Scope,
+        session: RoleSession | None,
+        *,
+        service_principal: str | None = None,
+        source_arn: str | None = None,
+    ) -> Denial | None:
+        """The refusal of a KMS use of this request, or None."""
+
+    def observe(
+        self,
+        service: str,
+        operation: str,
+        request: Mapping[str, Any],
+        response: Mapping[str, Any],
+        scope: Scope,
+    ) -> None:
+        """Remember the keys a successful configuration call set."""
+
+
 class Enforcer:
     """Decides requests; ``__call__`` is the request handler, ``on_response`` the response one."""
 
-    def __init__(self, mode: str, directory: Directory, recorder: UsageRecorder) -> None:
+    def __init__(
+        self,
+        mode: str,
+        directory: Directory,
+        recorder: UsageRecorder,
+        keys: KeyCheck | None = None,
+    ) -> None:
         self.mode = mode
         self.directory = directory
         self.recorder = recorder
+        self.keys = keys
         self._statement_owners: dict[str, str] = {}
         self._owners_lock = threading.Lock()
 
@@ -132,7 +174,7 @@ class Enforcer:
             LOG.info("IAM audit: would deny %s", denial.message)
             return
         LOG.info("IAM enforce: %s", denial.message)
-        raise access_denied(service, denial.message)
+        raise access_denied(service, denial.message, denial.code, denial.status)
 
     def on_response(self, chain: Any, context: Any, response: Any) -> None:
         """Response handler: forget role policies after IAM writes; note statement owners."""
@@ -142,7 +184,15 @@ class Enforcer:
         operation = context.operation.name
         if service == "iam" and not operation.startswith(("Get", "List")):
             self.directory.invalidate()
-        elif service == "redshift-data" and operation in (
+        elif self.keys is not None and context.service_response is not None:
+            self.keys.observe(
+                service,
+                operation,
+                context.service_request or {},
+                context.service_response,
+                Scope(context.account_id, context.region, context.partition),
+            )
+        if service == "redshift-data" and operation in (
             "ExecuteStatement",
             "BatchExecuteStatement",
         ):
@@ -160,13 +210,17 @@ class Enforcer:
         return self.directory.session(key, context.account_id)
 
     def check(self, context: Any, service: str, operation: str) -> Denial | None:
-        """The reason to refuse this request, or None to let it through."""
+        """The reason to refuse this request, or None to let it through.
+
+        The request itself is decided first, then the KMS uses it makes the service
+        perform (``keys``), as AWS authorizes the call before the service uses the key.
+        """
         if (service, operation) in actions.UNAUTHORIZED_OPERATIONS:
             return None
         session = self._session(context)
         params = context.internal_request_params or {}
         if session is None and not params.get("service_principal"):
-            return None
+            return self._check_keys(context, service, operation, None)
         scope = Scope(
             account=(session.account if session else context.account_id),
             region=context.region,
@@ -183,9 +237,38 @@ class Enforcer:
             needed = [*needed, actions.missing_object(request, scope)]
         if session is not None:
             return self._check_session(
-                session, service, operation, needed=needed, request=request, params=params
+                session,
+                service,
+                operation,
+                needed=needed,
+                request=request,
+                params=params,
+                then=lambda: self._check_keys(context, service, operation, session),
             )
-        return self._check_service(str(params["service_principal"]), needed, params, scope)
+        refused = self._check_service(str(params["service_principal"]), needed, params, scope)
+        return refused or self._check_keys(context, service, operation, None)
+
+    def _check_keys(
+        self, context: Any, service: str, operation: str, session: RoleSession | None
+    ) -> Denial | None:
+        if self.keys is None:
+            return None
+        scope = Scope(context.account_id, context.region, context.partition)
+        params = context.internal_request_params or {}
+        principal = params.get("service_principal")
+        return self.keys.check(
+            service,
+            operation,
+            context.service_request or {},
+            scope,
+            session,
+            service_principal=(
+                resource_policies.service_principal_name(str(principal), scope.partition)
+                if principal and session is None
+                else None
+            ),
+            source_arn=params.get("source_arn"),
+        )
 
     def _check_session(
         self,
@@ -196,6 +279,7 @@ class Enforcer:
         needed: list[Authorization] | None,
         request: Any,
         params: dict[str, Any],
+        then: Callable[[], Denial | None] = lambda: None,
     ) -> Denial | None:
         if needed is None:
             action = f"{service}:{operation}"
@@ -235,6 +319,9 @@ class Enforcer:
                 if refused is not None:
                     return refused
             allowed.append((decision.statement, authorization.action))
+        refused = then()  # the KMS uses of an allowed call
+        if refused is not None:
+            return refused
         # Counted only once the whole call is allowed: a refused call exercised no grant.
         for statement, action in allowed:
             self.recorder.allowed(session.role_name, statement, action)
@@ -364,12 +451,21 @@ def _has_resource_policies(action: str) -> bool:
     return action.lower() in _RESOURCE_POLICY_ACTIONS
 
 
-def access_denied(service: str, message: str) -> Exception:
-    """The service's own authorization error, serialized by LocalStack in its protocol."""
+def access_denied(
+    service: str, message: str, code: str | None = None, status: int | None = None
+) -> Exception:
+    """The service's own authorization error, serialized by LocalStack in its protocol.
+
+    ``code``/``status`` override the service's AccessDenied (a KMS refusal the service
+    passes on: ``KMS.AccessDeniedException`` from SQS, ``KMSAccessDeniedException`` 502
+    from Lambda).
+    """
     from localstack.aws.api import CommonServiceException
 
-    code, status = _ERRORS.get(service, ("AccessDeniedException", 400))
-    return CommonServiceException(code, message, status_code=status, sender_fault=True)
+    default_code, default_status = _ERRORS.get(service, ("AccessDeniedException", 400))
+    return CommonServiceException(
+        code or default_code, message, status_code=status or default_status, sender_fault=True
+    )
 
 
 _installed: Enforcer | None = None
@@ -387,11 +483,14 @@ def usage_path(usage_file: str, pid: int | None = None) -> Path:
     return path.with_name(f"{path.stem}.{pid or os.getpid()}{path.suffix}")
 
 
-def install() -> Enforcer | None:
+def install(
+    key_check: Callable[[Directory, UsageRecorder], KeyCheck] | None = None,
+) -> Enforcer | None:
     """Add the handlers to LocalStack's chain once (LocalStack start-up imports the plugins).
 
     ``SFNP_IAM=off`` installs nothing. ``SFNP_IAM_USAGE_FILE`` names the usage file
-    (``usage_path``: one per LocalStack process).
+    (``usage_path``: one per LocalStack process). ``key_check`` builds the KMS decisions
+    (``emulation.kms.install.key_check``), which then share the mode and the usage file.
     """
     global _installed  # noqa: PLW0603 - one enforcer per LocalStack process
     if _installed is not None:
@@ -404,7 +503,9 @@ def install() -> Enforcer | None:
     usage_file = os.environ.get("SFNP_IAM_USAGE_FILE")
     recorder = UsageRecorder(usage_path(usage_file) if usage_file else None)
     recorder.start()
-    enforcer = Enforcer(mode, Directory(moto_session, moto_role), recorder)
+    directory = Directory(moto_session, moto_role)
+    keys = key_check(directory, recorder) if key_check is not None else None
+    enforcer = Enforcer(mode, directory, recorder, keys)
     handlers.serve_custom_service_request_handlers.append(enforcer)
     handlers.run_custom_response_handlers.append(enforcer.on_response)
     _installed = enforcer
