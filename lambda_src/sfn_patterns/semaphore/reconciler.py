@@ -318,9 +318,7 @@ def reconcile_callback(
     return report
 
 
-def wait_for_work(
-    sfn: Any, lease: Lease, now: dt.datetime, sleep: Callable[[float], None] = time.sleep
-) -> dt.datetime | None:
+def wait_for_work(sfn: Any, lease: Lease, now: dt.datetime) -> dt.datetime | None:
     """None once no task of the lease's ended execution can still run; else when it may end.
 
     A deadline within ``CLEANUP_WORK_WAIT_SECONDS`` is waited for here (so the event
@@ -333,7 +331,7 @@ def wait_for_work(
     wait = (ends - now).total_seconds()
     if wait > CLEANUP_WORK_WAIT_SECONDS:
         return ends
-    sleep(wait + 1)  # a second past it, for the clocks' difference
+    time.sleep(wait + 1)  # a second past it, for the clocks' difference
     return None
 
 
