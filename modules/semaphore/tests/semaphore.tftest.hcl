@@ -117,6 +117,10 @@ run "event_cleanup_watches_the_holder_machines" {
     condition     = length(aws_dynamodb_table.queue) == 0 && output.callback_function_name == null
     error_message = "strategy = dynamodb needs no queue table and no callback Lambda."
   }
+  assert {
+    condition     = local.holder_history_statements[0].actions == ["states:GetExecutionHistory"] && local.holder_history_statements[0].resources == ["arn:aws:states:eu-west-1:123456789012:execution:worker:*"]
+    error_message = "The cleanup and the reconciler may read the histories of the holder machines' executions (and no others)."
+  }
 }
 
 run "event_cleanup_off" {
