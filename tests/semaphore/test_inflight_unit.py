@@ -152,6 +152,14 @@ def test_a_task_without_a_timeout_is_bounded_by_its_kind(
     )
 
 
+def test_a_request_response_task_ends_within_lambdas_largest_timeout_whatever_its_own() -> None:
+    """A TimeoutSeconds beyond 900 s does not lengthen one Lambda invocation or API call."""
+    sfn = History(holder=history(task(2, 0, timeout=99999999)))
+    assert inflight.work_ends(sfn, HOLDER, unbounded=at(3600)) == at(900)
+    waiting = History(holder=history(task(2, 0, timeout=7200, resource="invoke.waitForTaskToken")))
+    assert inflight.work_ends(waiting, HOLDER, unbounded=at(3600)) == at(7200)
+
+
 def test_parallel_branches_each_end_their_own_task() -> None:
     """Two branches' tasks interleave; the end events lead back to their own scheduled one."""
     first = task(2, 0, timeout=100)  # ids 2, 3

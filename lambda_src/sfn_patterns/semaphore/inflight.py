@@ -14,9 +14,10 @@ still be running:
   event, ever;
 * or the task's ``timeoutInSeconds`` (its state's ``TimeoutSeconds``) has passed since
   it was scheduled;
-* or, without a ``TimeoutSeconds``, a request-response task (a Lambda ``invoke``, an
-  AWS SDK call) scheduled more than :data:`REQUEST_RESPONSE_BOUND_SECONDS` ago: Lambda's
-  largest function timeout, which also bounds any single API call a task makes.
+* or, for a request-response task (a Lambda ``invoke``, an AWS SDK call) without a
+  shorter ``TimeoutSeconds``, :data:`REQUEST_RESPONSE_BOUND_SECONDS` since it was
+  scheduled: Lambda's largest function timeout, which also bounds any single API call
+  a task makes.
 
 A ``.sync``, ``.waitForTaskToken`` or activity task without a ``TimeoutSeconds`` has no
 known end: its slot is kept until the lease expires (``lease_seconds``), as is the slot
@@ -106,14 +107,16 @@ def task_deadline(event: dict[str, Any]) -> dt.datetime | None:
     details = event.get(SCHEDULED[event["type"]]) or {}
     scheduled = _timestamp(event["timestamp"])
     timeout = details.get("timeoutInSeconds")
-    if timeout is not None:
-        return scheduled + dt.timedelta(seconds=int(timeout))
     resource = str(details.get("resource", ""))
     request_response = event["type"] == "LambdaFunctionScheduled" or (
         event["type"] == "TaskScheduled" and "." not in resource
     )
-    if request_response:
-        return scheduled + dt.timedelta(seconds=REQUEST_RESPONSE_BOUND_SECONDS)
+    if request_response:  # one call, which a longer TimeoutSeconds does not lengthen
+        bound = REQUEST_RESPONSE_BOUND_SECONDS
+        seconds = bound if timeout is None else min(int(timeout), bound)
+        return scheduled + dt.timedelta(seconds=seconds)
+    if timeout is not None:
+        return scheduled + dt.timedelta(seconds=int(timeout))
     return None
 
 
