@@ -6,7 +6,6 @@ second plan is empty, and teardown destroys everything and checks nothing is lef
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import json
 import threading
@@ -34,6 +33,7 @@ from .support import (
     max_overlap,
     start,
     stopped_wrappers_keep_the_limit,
+    sweep_after,
     wait_done,
     wait_until,
 )
@@ -232,9 +232,7 @@ def test_reconciler_frees_a_slot_leaked_by_an_aborted_holder(aws: Callable, depl
         report = invoke(aws, deployed["reconciler_function_name"])
         assert report["released"] == [], report
         assert set(report["kept"]) == {leaked, running}, report
-        [work] = report["work_running"]
-        assert work["execution_arn"] == leaked, report
-        report = sweep_after(aws, deployed, work["until"])
+        report = sweep_after(aws, deployed, report, leaked)
         assert report["released"] == [{"execution_arn": leaked, "status": "ABORTED"}], report
         assert report["kept"] == [running], report
         item = lock_item(aws, deployed)
@@ -251,7 +249,7 @@ def test_reconciler_frees_a_slot_leaked_by_an_aborted_holder(aws: Callable, depl
         assert wait_done(sfn, [running], timeout=90)[running]["status"] == "ABORTED"
         last = invoke(aws, deployed["reconciler_function_name"])
         if last["released"] == []:  # its 30 s Lambda may still run
-            last = sweep_after(aws, deployed, last["work_running"][0]["until"])
+            last = sweep_after(aws, deployed, last, running)
         assert last["released"] == [{"execution_arn": running, "status": "ABORTED"}]
         assert_lock_free(aws, deployed)
     finally:
@@ -259,13 +257,6 @@ def test_reconciler_frees_a_slot_leaked_by_an_aborted_holder(aws: Callable, depl
         # On a failure above, the 30 s holder must not hold a slot in the next test.
         if sfn.describe_execution(executionArn=running)["status"] == "RUNNING":
             sfn.stop_execution(executionArn=running, error="Test.Abort", cause="test failed")
-
-
-def sweep_after(aws: Callable, deployed: dict, until: str) -> dict:
-    """Invoke the reconciler once the moment ``until`` (ISO 8601, a report's) has passed."""
-    moment = dt.datetime.fromisoformat(until.replace("Z", "+00:00"))
-    time.sleep(max(0.0, (moment - dt.datetime.now(dt.UTC)).total_seconds()) + 1)
-    return invoke(aws, deployed["reconciler_function_name"])
 
 
 def test_event_cleanup_frees_the_slot_of_an_aborted_holder(aws: Callable, deployed: dict) -> None:
