@@ -241,11 +241,14 @@ def test_the_cleanup_waits_for_a_deadline_that_is_near_then_releases(
     assert holders(db) == (0, [])
 
 
-def test_the_sweep_keeps_the_slot_until_the_task_timed_out_then_frees_it(db: Any) -> None:
-    class Stopped(History):
-        def describe_execution(self, executionArn: str) -> dict:
-            return {"status": "ABORTED"}
+class Stopped(History):
+    """Histories, and every execution ABORTED."""
 
+    def describe_execution(self, executionArn: str) -> dict:
+        return {"status": "ABORTED"}
+
+
+def test_the_sweep_keeps_the_slot_until_the_task_timed_out_then_frees_it(db: Any) -> None:
     hold(db)
     sfn = Stopped(holder=history(task(2, 10, timeout=600)))
     report = reconciler.reconcile(db, sfn, TABLE, KEY, now=at(60))
@@ -254,6 +257,26 @@ def test_the_sweep_keeps_the_slot_until_the_task_timed_out_then_frees_it(db: Any
     report = reconciler.reconcile(db, sfn, TABLE, KEY, now=at(610))
     assert report["released"] == [{"execution_arn": HOLDER, "status": "ABORTED"}], report
     assert holders(db) == (0, [])
+
+
+def test_a_wrappers_slot_follows_its_target_not_its_own_tasks(
+    db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrapper's work is its target (stopped and awaited first): its own tasks, such as a
+    ``startExecution.sync`` left open by the stop, do not keep its slot."""
+    machine = ARN.replace(":execution:", ":stateMachine:").rstrip(":")
+    monkeypatch.setenv("WRAPPER_STATE_MACHINE_ARN", machine)
+    monkeypatch.setenv("TARGET_STATE_MACHINE_ARN", machine + "-target")
+    monkeypatch.setattr(reconciler, "stop_target", lambda *args, **kwargs: "NONE")
+    hold(db)
+    sfn = Stopped(holder=history(task(2, 10, resource="startExecution.sync:2")))
+    report = reconciler.reconcile(db, sfn, TABLE, KEY, now=at(60))
+    assert report["released"] == [{"execution_arn": HOLDER, "status": "ABORTED"}], report
+    assert sfn.calls == 0
+    monkeypatch.delenv("WRAPPER_STATE_MACHINE_ARN")  # a holder of its own: kept
+    hold(db)
+    report = reconciler.reconcile(db, sfn, TABLE, KEY, now=at(60))
+    assert report["released"] == [] and report["kept"] == [HOLDER], report
 
 
 # -- strategy callback: no hand-over while the stopped holder's task may run -------------------

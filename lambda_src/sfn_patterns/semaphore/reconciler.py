@@ -239,7 +239,16 @@ def _keep_ended_holder(sfn: Any, lease: Lease, now: dt.datetime, report: dict[st
         report["kept"].append(lease.execution_arn)
         report.setdefault("target_running", []).append(lease.execution_arn)
         return True
-    return target == "NONE" and _keep_for_work(sfn, lease, now, report)
+    return _own_work(lease.execution_arn, target) and _keep_for_work(sfn, lease, now, report)
+
+
+def _own_work(execution_arn: str, target_status: str) -> bool:
+    """Whether the execution's own tasks decide when its slot goes back (not a wrapper's).
+
+    A wrapper's work is its target, which ``stop_target`` stops and waits for; its own
+    tasks are the module's (acquire, start the target, release).
+    """
+    return target_status == "NONE" and target_execution(execution_arn) is None
 
 
 def _keep_for_work(sfn: Any, lease: Lease, now: dt.datetime, report: dict[str, Any]) -> bool:
@@ -471,7 +480,7 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         semaphore = from_environment()
         lease = semaphore.read_lock().leases.get(execution_arn)
         ends = None
-        if lease is not None and target_status == "NONE":
+        if lease is not None and _own_work(execution_arn, target_status):
             ends = wait_for_work(semaphore.sfn, lease, semaphore.now())
         released = (
             {"released": False, "handed_to": []}
@@ -501,7 +510,7 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         table,
         lock_key,
         execution_arn,
-        sfn=clients.client("stepfunctions") if target_status == "NONE" else None,
+        sfn=clients.client("stepfunctions") if _own_work(execution_arn, target_status) else None,
     )
     result["status"] = status
     queue = leave_queue(dynamodb, table, lock_key, execution_arn)
