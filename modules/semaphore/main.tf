@@ -107,6 +107,8 @@ locals {
       SEMAPHORE_LIMIT                   = tostring(var.max_concurrency)
       SEMAPHORE_LEASE_SECONDS           = tostring(local.lease_seconds)
       SEMAPHORE_ACQUIRE_TIMEOUT_SECONDS = tostring(var.acquire_timeout_seconds)
+      # Off: the event cleanup's retries free a slot kept while a task may still run.
+      SEMAPHORE_RECONCILER = local.create_reconciler ? "on" : "off"
     },
     local.metrics_environment,
     local.callback ? { SEMAPHORE_QUEUE_TABLE = local.queue_table_name } : {},

@@ -228,6 +228,25 @@ def test_the_cleanup_keeps_the_slot_of_a_holder_stopped_in_a_long_task(db: Any) 
     assert holders(db) == (1, [holder_attribute(HOLDER)])
 
 
+def test_without_a_reconciler_the_cleanup_fails_so_that_its_event_is_retried(
+    db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEMAPHORE_STRATEGY", "dynamodb")
+    monkeypatch.setenv("SEMAPHORE_TABLE", TABLE)
+    monkeypatch.setenv("SEMAPHORE_LOCK_KEY", KEY)
+    sfn = History(holder=history(task(2, 0, timeout=600)))
+    monkeypatch.setattr(
+        reconciler.clients, "client", lambda service, **_: db if service == "dynamodb" else sfn
+    )
+    hold(db)
+    event = {"detail": {"executionArn": HOLDER, "status": "ABORTED"}}
+    assert reconciler.cleanup_handler(event, None)["released"] is False  # the sweeps free it
+    monkeypatch.setenv("SEMAPHORE_RECONCILER", "off")
+    with pytest.raises(RuntimeError, match="EventBridge retries this event"):
+        reconciler.cleanup_handler(event, None)
+    assert holders(db) == (1, [holder_attribute(HOLDER)])
+
+
 def test_the_cleanup_waits_for_a_deadline_that_is_near_then_releases(
     db: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -503,6 +503,7 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             "semaphore",
             {"SlotsReclaimed": int(result["released"]), "HandOvers": len(result["handed_to"])},
         )
+        _retry_without_sweeps(result)
         return result
     dynamodb = clients.client("dynamodb")
     result = release_execution(
@@ -520,4 +521,20 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         result["target"] = target_status
     LOG.info("cleanup: %s", json.dumps(result))
     metrics.emit("semaphore", {"SlotsReclaimed": int(result["released"])})
+    _retry_without_sweeps(result)
     return result
+
+
+def _retry_without_sweeps(result: dict[str, Any]) -> None:
+    """Fail the cleanup, so EventBridge retries it, when no reconciler will free the slot.
+
+    A slot kept because a task of the ended holder may still run is otherwise left to
+    the reconciler's sweeps; with the reconciler off (``SEMAPHORE_RECONCILER=off``)
+    the event's retries are what frees it once the task's deadline has passed.
+    """
+    until = result.get("work_running_until")
+    if until and os.environ.get("SEMAPHORE_RECONCILER", "on") == "off":
+        raise RuntimeError(
+            f"a task of {result['execution_arn']} may run until {until}: its slot stays "
+            "held (no reconciler; EventBridge retries this event)"
+        )

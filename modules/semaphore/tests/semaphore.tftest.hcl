@@ -95,6 +95,10 @@ run "reconciler_off" {
     condition     = length(aws_cloudwatch_event_rule.reconcile) == 0 && length(aws_cloudwatch_event_target.reconcile) == 0 && length(aws_lambda_permission.reconcile) == 0 && output.reconciler_function_name == null
     error_message = "reconciler_enabled = false creates no reconciler."
   }
+  assert {
+    condition     = local.semaphore_environment.SEMAPHORE_RECONCILER == "off"
+    error_message = "Without a reconciler the cleanup is told so (its event is retried while a stopped holder's task may still run)."
+  }
 }
 
 run "event_cleanup_watches_the_holder_machines" {
