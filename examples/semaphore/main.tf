@@ -83,7 +83,7 @@ module "worker" {
   function_name         = "${var.name_prefix}-worker"
   source_path           = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns_samples/__init__.py", "sfn_patterns_samples/semaphore/**"] }]
   handler               = "sfn_patterns_samples.semaphore.demo_worker.handler"
-  timeout               = 120
+  timeout               = coalesce(var.critical_section_timeout_seconds, 120)
   environment_variables = { RECORD_TABLE = aws_dynamodb_table.records.name }
   tags                  = var.tags
 
@@ -110,6 +110,8 @@ locals {
   }
 
   timeout = var.execution_timeout_seconds == null ? {} : { TimeoutSeconds = var.execution_timeout_seconds }
+  # The worker's own timeout is the same: when the task times out, its Lambda has ended.
+  critical_timeout = var.critical_section_timeout_seconds == null ? {} : { TimeoutSeconds = var.critical_section_timeout_seconds }
 
   # --8<-- [start:embedded-definition]
   embedded_definition = jsonencode(merge(local.timeout, {
@@ -118,7 +120,7 @@ locals {
     States = merge(
       module.semaphore.acquire_states,
       {
-        "Critical section" = merge(local.record_task, {
+        "Critical section" = merge(local.record_task, local.critical_timeout, {
           Catch = module.semaphore.critical_section_catch
           Next  = module.semaphore.release_state
         })

@@ -97,6 +97,12 @@ variable "execution_timeout_seconds" {
   default     = null
 }
 
+variable "critical_section_timeout_seconds" {
+  description = "TimeoutSeconds of the critical section's Lambda task, and that Lambda's own timeout (null: no TimeoutSeconds, a 120 s function). A holder stopped in its critical section keeps its slot until this has passed since the task was scheduled (900 s without it): its Lambda runs on after the stop."
+  type        = number
+  default     = null
+}
+
 variable "create_dashboard" {
   description = "Whether the pattern module creates its CloudWatch dashboard."
   type        = bool

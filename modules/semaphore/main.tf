@@ -18,9 +18,10 @@
 # strategy = "oldest-first": the seed's ListExecutions gate in a Lambda.
 #
 # Every strategy with a lock item frees leaked slots with an EventBridge cleanup
-# (FAILED/TIMED_OUT/ABORTED) and a scheduled reconciler (DescribeExecution); for
-# the wrapper, both stop the target execution first and give the slot back only
-# once it has ended.
+# (FAILED/TIMED_OUT/ABORTED) and a scheduled reconciler (DescribeExecution); both
+# give an ended holder's slot back only once none of its tasks can still run (its
+# history, GetExecutionHistory); for the wrapper, both stop the target execution
+# first and give the slot back only once it has ended.
 
 data "aws_partition" "current" {
   # History budget at plan time (25,000 events per execution): the wait loop's
@@ -106,6 +107,8 @@ locals {
       SEMAPHORE_LIMIT                   = tostring(var.max_concurrency)
       SEMAPHORE_LEASE_SECONDS           = tostring(local.lease_seconds)
       SEMAPHORE_ACQUIRE_TIMEOUT_SECONDS = tostring(var.acquire_timeout_seconds)
+      # Off: the event cleanup's retries free a slot kept while a task may still run.
+      SEMAPHORE_RECONCILER = local.create_reconciler ? "on" : "off"
     },
     local.metrics_environment,
     local.callback ? { SEMAPHORE_QUEUE_TABLE = local.queue_table_name } : {},
@@ -141,6 +144,13 @@ locals {
   describe_holders_statements = length(local.holder_execution_arns) == 0 ? [] : [{
     sid       = "DescribeHolders"
     actions   = ["states:DescribeExecution"]
+    resources = local.holder_execution_arns
+  }]
+  # The cleanup and the reconciler read an ended holder's history: its slot goes back
+  # only once none of its tasks can still run (a Lambda outlives its stopped execution).
+  holder_history_statements = length(local.holder_execution_arns) == 0 ? [] : [{
+    sid       = "ReadHolderHistories"
+    actions   = ["states:GetExecutionHistory"]
     resources = local.holder_execution_arns
   }]
   # Stop a stopped wrapper's target and wait for its end (same account only: a target
@@ -432,7 +442,7 @@ module "reconciler" {
   python_executable                 = var.python_executable
   tags                              = var.tags
 
-  policy_statements = concat(local.lock_statements, local.describe_holders_statements, local.stop_target_statements)
+  policy_statements = concat(local.lock_statements, local.describe_holders_statements, local.holder_history_statements, local.stop_target_statements)
 }
 
 resource "aws_cloudwatch_event_rule" "reconcile" {
@@ -483,7 +493,7 @@ module "cleanup" {
   python_executable                 = var.python_executable
   tags                              = var.tags
 
-  policy_statements = concat(local.lock_item ? local.lock_statements : [], local.describe_holders_statements, local.stop_target_statements)
+  policy_statements = concat(local.lock_item ? local.lock_statements : [], local.describe_holders_statements, local.holder_history_statements, local.stop_target_statements)
 }
 
 resource "aws_cloudwatch_event_rule" "ended" {

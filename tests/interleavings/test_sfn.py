@@ -215,6 +215,40 @@ def test_a_lagging_list_shows_the_executions_as_they_were(world: StepFunctions, 
     assert listed() == [("late", RUNNING)]
 
 
+def test_the_history_shows_each_task_and_its_end_only_while_the_execution_ran(
+    world: StepFunctions, sfn: Any
+) -> None:
+    """As on AWS: a task still open at the stop has no end event (its result is discarded)."""
+    arn = _running(world)
+    done = world.park(arn, timeout=MINUTE, resource="invoke")
+    world.clock.advance(MINUTE / 2)
+    world.complete_task(done)
+    world.park(arn, timeout=MINUTE)
+    world.clock.advance(2 * MINUTE)  # it times out a minute after it was scheduled
+    running = world.park(arn, timeout=10 * MINUTE, resource="invoke")
+    world.clock.advance(MINUTE)
+    sfn.stop_execution(executionArn=arn, error="E", cause="stopped in a task")
+    world.complete_task(running)  # its Lambda returns after the stop: nothing recorded
+    pages = sfn.get_paginator("get_execution_history").paginate(
+        executionArn=arn, reverseOrder=True, PaginationConfig={"PageSize": 3}
+    )
+    events = [event for page in pages for event in page["events"]]
+    assert [e["id"] for e in events] == list(range(len(events), 0, -1))  # newest first
+    by_id = {e["id"]: e for e in events}
+    ends = {
+        e["type"]: by_id[by_id[e["previousEventId"]]["previousEventId"]]
+        for e in events
+        if e["type"] in ("TaskSucceeded", "TaskTimedOut")
+    }
+    scheduled = [e for e in reversed(events) if e["type"] == "TaskScheduled"]
+    assert [e["taskScheduledEventDetails"]["timeoutInSeconds"] for e in scheduled] == [60, 60, 600]
+    assert ends == {"TaskSucceeded": scheduled[0], "TaskTimedOut": scheduled[1]}
+    [timed_out] = [e for e in events if e["type"] == "TaskTimedOut"]
+    assert timed_out["timestamp"].timestamp() == (world.clock.start + 1.5 * MINUTE).timestamp()
+    assert [e["type"] for e in events[:1]] == ["ExecutionAborted"]
+    assert [e["type"] for e in events].count("TaskStarted") == 3
+
+
 def test_an_operation_the_stand_in_does_not_answer_is_named(sfn: Any) -> None:
     with pytest.raises(NotImplementedError, match="does not answer ListStateMachines"):
         sfn.list_state_machines()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
 import uuid
@@ -103,6 +104,18 @@ def assert_lock_free(aws: Callable, deployed: dict) -> None:
     item = lock_item(aws, deployed)
     assert item["holder_count"] == {"N": "0"}, item
     assert holders(item) == {}, item
+
+
+def sweep_after(aws: Callable, deployed: dict, report: dict, arn: str) -> dict:
+    """The reconciler's first sweep after ``arn``'s work may have ended, by ``report``.
+
+    ``report`` is a sweep's that kept ``arn`` while a task of it may still run
+    (``work_running``: the moment it ends at the latest); the sweep runs a second past it.
+    """
+    [until] = [w["until"] for w in report.get("work_running", []) if w["execution_arn"] == arn]
+    moment = dt.datetime.fromisoformat(until.replace("Z", "+00:00"))
+    time.sleep(max(0.0, (moment - dt.datetime.now(dt.UTC)).total_seconds()) + 1)
+    return invoke(aws, deployed["reconciler_function_name"])
 
 
 def records(aws: Callable, deployed: dict, arns: list[str]) -> dict[str, tuple[float, float]]:

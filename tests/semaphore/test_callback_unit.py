@@ -50,6 +50,11 @@ class Sfn:
 @pytest.fixture
 def dynamodb(dynamodb: Any) -> Any:
     """The lock table of tests/semaphore/conftest.py, plus the waiter queue and the lock item."""
+    return with_queue(dynamodb)
+
+
+def with_queue(dynamodb: Any) -> Any:
+    """Add the waiter queue and the lock item (as Terraform creates them) to the lock table."""
     dynamodb.create_table(
         TableName=QUEUE,
         KeySchema=[

@@ -26,12 +26,25 @@ from sfn_patterns_localstack.server import ENVIRONMENT
 from tests.alarm_check import PERIOD, Inbox, prove_alarm
 from tests.iam_denial import denial, expect_denials
 
-from .support import deploy, holders, invoke, lock_item, start, wait_done, wait_until
+from .support import (
+    deploy,
+    holders,
+    invoke,
+    lock_item,
+    start,
+    sweep_after,
+    wait_done,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 OTHER_ACCOUNT = "111111111111"
 OLDEST_WAITER_SECONDS = 5  # this deployment's oldest-waiter-age threshold (default 900)
+# TimeoutSeconds of the critical section's task (and its Lambda's timeout), past the
+# alarm test's 120 s holder: stopped, it keeps its slot until this has passed since its
+# task was scheduled, since its Lambda runs on after the stop.
+CRITICAL_TIMEOUT = 130
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +137,7 @@ def deployed(
         destroy=destroy_deployments,
         strategy="callback",
         max_concurrency=1,
+        critical_section_timeout_seconds=CRITICAL_TIMEOUT,
         target_role_arn=other_account["role_arn"],
         external_target_state_machine_arn=other_account["target_arn"],
         alarms={
@@ -237,6 +251,12 @@ def test_a_waiter_kept_waiting_fires_the_oldest_waiter_alarm(
 
     def admit() -> None:
         sfn.stop_execution(executionArn=holder, error="Test.Stop", cause="the slot is needed")
+        assert wait_done(sfn, [holder], timeout=60)[holder]["status"] == "ABORTED"
+        # Its Lambda runs on: the slot is handed over after its task's timeout, by the
+        # event cleanup (a deadline within a minute) or by the first sweep after it.
+        report = invoke(aws, deployed["reconciler_function_name"])
+        if holder in report["kept"]:
+            sweep_after(aws, deployed, report, holder)
         assert wait_done(sfn, [waiter], timeout=60)[waiter]["status"] == "SUCCEEDED"
         assert invoke(aws, deployed["reconciler_function_name"])["queue_length"] == 0
 

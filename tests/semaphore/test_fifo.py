@@ -62,6 +62,9 @@ def deployed(
         wait_min_seconds=1,
         wait_max_seconds=2,
         acquire_timeout_seconds=TIMEOUT,
+        # A holder stopped in its critical section (the fault run's) keeps its slot until
+        # its task's TimeoutSeconds has passed, since its Lambda runs on after the stop.
+        critical_section_timeout_seconds=30,
         alarms=NO_ALARMS,
     ) as outputs:
         assert outputs["fairness"] == "fifo"

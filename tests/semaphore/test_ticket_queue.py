@@ -120,6 +120,11 @@ class FakeSfn:
             raise ClientError({"Error": {"Code": code, "Message": "no"}}, "DescribeExecution")
         return {"status": self.statuses[executionArn]}
 
+    def get_execution_history(self, executionArn: str, **_: Any) -> dict[str, Any]:
+        """No task events: a listed execution ran none; an unlisted one is gone."""
+        self.describe_execution(executionArn)
+        return {"events": []}
+
 
 def test_reconcile_removes_dead_waiters_and_skips_their_tickets(
     dynamodb: Any, monkeypatch: pytest.MonkeyPatch

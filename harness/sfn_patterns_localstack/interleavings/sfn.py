@@ -33,7 +33,13 @@ Answers follow Step Functions' documented behaviour where the runtime depends on
   AWS's is eventually consistent: for a state machine added with ``list_lag`` it shows
   the executions as they were that long ago (one started since is missing, one ended
   since is still ``RUNNING``), otherwise it is strongly consistent;
-* ``StopExecution`` of an execution that has ended changes nothing.
+* ``StopExecution`` of an execution that has ended changes nothing;
+* ``GetExecutionHistory`` (``reverseOrder``, ``maxResults``, ``nextToken``): the
+  execution's start, each task's ``TaskScheduled`` (with its ``resource`` and
+  ``timeoutInSeconds``) and ``TaskStarted``, the task's end (``TaskSucceeded``,
+  ``TaskFailed``, or ``TaskTimedOut`` at its deadline) if it ended while the execution
+  ran, and the execution's end. A task still open when its execution ended has no end
+  event, as on AWS, whose discarded result writes none.
 
 An execution of a state machine added with ``runs_for`` ends ``SUCCEEDED`` that long
 after its start, by the clock (a target whose work is not modelled step by step).
@@ -84,11 +90,12 @@ OPEN, TASK_SUCCEEDED, TASK_FAILED, TASK_TIMED_OUT, EXECUTION_ENDED, CLOSED = (
     "closed",
 )
 
-_READS = frozenset({"DescribeExecution", "ListExecutions"})
+_READS = frozenset({"DescribeExecution", "GetExecutionHistory", "ListExecutions"})
 #: The operations the stand-in answers, and the method that does.
 OPERATIONS: Mapping[str, str] = {
     "StartExecution": "_start_execution",
     "DescribeExecution": "_describe_execution",
+    "GetExecutionHistory": "_get_execution_history",
     "ListExecutions": "_list_executions",
     "StopExecution": "_stop_execution",
     "SendTaskSuccess": "_send_task_success",
@@ -109,7 +116,11 @@ class StepFunctionsError(Exception):
 
 @dataclass
 class Task:
-    """A ``.waitForTaskToken`` task: open until a call closes it, it times out, or its run ends."""
+    """A task: open until a call closes it, it times out, or its run ends.
+
+    ``resource``: as ``TaskScheduled`` names it (``invoke.waitForTaskToken`` for a task
+    that waits for its token, ``invoke`` for a Lambda the harness completes itself).
+    """
 
     token: str
     execution_arn: str
@@ -120,6 +131,8 @@ class Task:
     outcome: str | None = None  # TASK_SUCCEEDED, TASK_FAILED or CLOSED once closed
     output: str | None = None
     error: str | None = None
+    resource: str = "invoke.waitForTaskToken"
+    closed_at: datetime | None = None
 
 
 @dataclass
@@ -245,8 +258,9 @@ class StepFunctions:
         *,
         timeout: timedelta | None = None,
         heartbeat: timedelta | None = None,
+        resource: str = "invoke.waitForTaskToken",
     ) -> str:
-        """Open a ``.waitForTaskToken`` task of a RUNNING execution; its token."""
+        """Open a task of a RUNNING execution (``.waitForTaskToken`` unless named); its token."""
         with self._changing("TaskScheduled"):
             execution = self.execution(execution_arn)
             if execution.status != RUNNING:
@@ -257,7 +271,13 @@ class StepFunctions:
             token = f"token-{execution.name}-{self._world.tokens_issued}"
             now = self.clock.now
             self._world.tasks[token] = Task(
-                token, execution_arn, now, timeout=timeout, heartbeat=heartbeat, beat_at=now
+                token,
+                execution_arn,
+                now,
+                timeout=timeout,
+                heartbeat=heartbeat,
+                beat_at=now,
+                resource=resource,
             )
             return token
 
@@ -290,6 +310,11 @@ class StepFunctions:
             ends.append(task.beat_at + task.heartbeat)
         return min(ends, default=None)
 
+    def last_deadline(self) -> datetime | None:
+        """When every task opened so far has ended at the latest (None: no task has a bound)."""
+        deadlines = [self.task_deadline(token) for token in self._world.tasks]
+        return max((d for d in deadlines if d is not None), default=None)
+
     def settled(self, token: str) -> Callable[[], bool]:
         """A condition for :meth:`~.scheduler.ActorContext.wait_for`: the task is no longer open."""
         return lambda: self.task_state(token) != OPEN
@@ -298,7 +323,19 @@ class StepFunctions:
         """Close an open task without a call (its Lambda failed: Step Functions fails the task)."""
         with self._changing("TaskFailed"):
             if self.task_state(token) == OPEN:
-                self.task(token).outcome = CLOSED
+                self._close(self.task(token), CLOSED)
+
+    def complete_task(self, token: str) -> None:
+        """A task's work returned (a Lambda task's invocation ended): it succeeds if still open.
+
+        After its execution ended nothing is recorded: Step Functions discards the result.
+        """
+        with self._changing("TaskSucceeded"):
+            if self.task_state(token) == OPEN:
+                self._close(self.task(token), TASK_SUCCEEDED)
+
+    def _close(self, task: Task, outcome: str) -> None:
+        task.outcome, task.closed_at = outcome, self.clock.now
 
     def finish(self, execution_arn: str, status: str = SUCCEEDED) -> bool:
         """End a RUNNING execution with ``status``; False when it had ended already."""
@@ -421,6 +458,74 @@ class StepFunctions:
             answer["cause"] = execution.cause
         return answer
 
+    def _get_execution_history(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        events = self.history(str(data.get("executionArn", "")))
+        if data.get("reverseOrder"):
+            events.reverse()
+        size = int(data.get("maxResults") or 100)
+        start = int(data.get("nextToken") or 0)
+        answer: dict[str, Any] = {"events": events[start : start + size]}
+        if start + size < len(events):
+            answer["nextToken"] = str(start + size)
+        return answer
+
+    def history(self, execution_arn: str) -> list[dict[str, Any]]:
+        """The execution's history events, oldest first, as ``GetExecutionHistory`` gives them."""
+        execution = self.execution(execution_arn)
+        ended = execution.stop_date if execution.status != RUNNING else None
+        # (when, type, details, own key, key of the event it follows)
+        raw: list[tuple[datetime, str, dict[str, Any], str | None, str | None]] = [
+            (execution.start_date, "ExecutionStarted", {}, None, None)
+        ]
+        for task in self._world.tasks.values():
+            if task.execution_arn != execution_arn:
+                continue
+            details: dict[str, Any] = {
+                "resourceType": "lambda",
+                "resource": task.resource,
+                "region": self.region,
+                "parameters": "{}",
+            }
+            if task.timeout is not None:
+                details["timeoutInSeconds"] = int(task.timeout.total_seconds())
+            if task.heartbeat is not None:
+                details["heartbeatInSeconds"] = int(task.heartbeat.total_seconds())
+            when = task.scheduled_at
+            scheduled, started = f"scheduled:{task.token}", f"started:{task.token}"
+            raw.append(
+                (when, "TaskScheduled", {"taskScheduledEventDetails": details}, scheduled, None)
+            )
+            begun = {
+                "taskStartedEventDetails": {"resourceType": "lambda", "resource": task.resource}
+            }
+            raw.append((when, "TaskStarted", begun, started, scheduled))
+            end = self._task_end(task, ended)
+            if end is not None:
+                raw.append((end[0], end[1], {}, None, started))
+        if ended is not None:
+            kind = "Execution" + execution.status.title().replace("_", "")
+            raw.append((ended, kind, {}, None, None))
+        raw.sort(key=lambda event: event[0])  # stable: ties keep their order
+        ids = {event[3]: index for index, event in enumerate(raw, 1) if event[3] is not None}
+        events = []
+        for index, (when, kind, details, _, follows) in enumerate(raw, 1):
+            previous = ids[follows] if follows is not None else index - 1
+            events.append(
+                {"timestamp": _epoch(when), "type": kind, "id": index, "previousEventId": previous}
+                | details
+            )
+        return events
+
+    def _task_end(self, task: Task, ended: datetime | None) -> tuple[datetime, str] | None:
+        """When and how a task ended while its execution ran (None: it did not)."""
+        if task.outcome is not None and task.closed_at is not None:
+            kind = "TaskSucceeded" if task.outcome == TASK_SUCCEEDED else "TaskFailed"
+            return task.closed_at, kind
+        deadline = self.task_deadline(task.token)
+        if deadline is not None and deadline <= min(self.clock.now, ended or self.clock.now):
+            return deadline, "TaskTimedOut"
+        return None
+
     def _list_executions(self, data: Mapping[str, Any]) -> dict[str, Any]:
         machine = str(data.get("stateMachineArn", ""))
         if machine not in self._world.machines:
@@ -464,12 +569,14 @@ class StepFunctions:
 
     def _send_task_success(self, data: Mapping[str, Any]) -> dict[str, Any]:
         task = self._open_task(data)
-        task.outcome, task.output = TASK_SUCCEEDED, str(data.get("output", "{}"))
+        self._close(task, TASK_SUCCEEDED)
+        task.output = str(data.get("output", "{}"))
         return {}
 
     def _send_task_failure(self, data: Mapping[str, Any]) -> dict[str, Any]:
         task = self._open_task(data)
-        task.outcome, task.error = TASK_FAILED, data.get("error")
+        self._close(task, TASK_FAILED)
+        task.error = data.get("error")
         return {}
 
     def _send_task_heartbeat(self, data: Mapping[str, Any]) -> dict[str, Any]:

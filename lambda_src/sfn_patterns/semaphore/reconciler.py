@@ -22,6 +22,11 @@ same transaction a release uses, :mod:`callback`) and remove an ended waiter fro
 the queue; the reconciler also hands slots that are free while waiters are parked
 (a releaser that crashed between its writes) and drops dead waiters at the head.
 
+An ended holder's tasks may still run (a Lambda invocation does not stop with its
+execution): both give its slot back only once none can (:mod:`inflight`: each task it
+scheduled has ended in its history, or its timeout has passed). The cleanup leaves a
+slot whose work may still run to the sweeps, which free it at the first sweep after.
+
 A stopped wrapper execution (every strategy) gives its slot back only once its
 target has ended: both stop the target execution (named like the wrapper's) and
 wait for its end first. The cleanup fails while the target still runs, so
@@ -50,9 +55,13 @@ from sfn_patterns.semaphore.callback import (
     UNKNOWN,
     CallbackSemaphore,
     from_environment,
+    iso,
     parse_iso,
+    utcnow,
 )
+from sfn_patterns.semaphore.inflight import may_still_run
 from sfn_patterns.semaphore.lease import (
+    Lease,
     holder_attribute,
     leases,
     queue_counters,
@@ -66,6 +75,9 @@ LOG = logging.getLogger()
 LOG.setLevel(logging.INFO)
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
+# The event cleanup waits this long at most for an ended holder's work to pass its
+# deadline (its function's timeout is 120 s); a later deadline is left to the sweeps.
+CLEANUP_WORK_WAIT_SECONDS = 60
 # DescribeExecution failed for a reason that says nothing about the execution
 # (throttling, a 5xx): keep its lease and its ticket until a sweep that can tell.
 UNANSWERED = "UNANSWERED"
@@ -185,9 +197,7 @@ def reconcile(
         if status == UNKNOWN and not expired:
             report["kept"].append(lease.execution_arn)
             continue
-        if stop_target(lease.execution_arn, wait_seconds=5) == "RUNNING":
-            report["kept"].append(lease.execution_arn)
-            report.setdefault("target_running", []).append(lease.execution_arn)
+        if _keep_ended_holder(sfn, lease, now, report):
             continue
         if release_lease(dynamodb, table, lock_key, lease):
             LOG.info("released %s (%s)", lease.execution_arn, status)
@@ -222,6 +232,47 @@ def reconcile(
     return report
 
 
+def _keep_ended_holder(sfn: Any, lease: Lease, now: dt.datetime, report: dict[str, Any]) -> bool:
+    """Whether an ended holder's slot stays: its wrapper's target or one of its tasks may run."""
+    target = stop_target(lease.execution_arn, wait_seconds=5)
+    if target == "RUNNING":
+        report["kept"].append(lease.execution_arn)
+        report.setdefault("target_running", []).append(lease.execution_arn)
+        return True
+    return _own_work(lease.execution_arn, target) and _keep_for_work(sfn, lease, now, report)
+
+
+def _own_work(execution_arn: str, target_status: str) -> bool:
+    """Whether the execution's own tasks decide when its slot goes back (not a wrapper's).
+
+    A wrapper's work is its target, which ``stop_target`` stops and waits for; its own
+    tasks are the module's (acquire, start the target, release).
+    """
+    return target_status == "NONE" and target_execution(execution_arn) is None
+
+
+def _keep_for_work(sfn: Any, lease: Lease, now: dt.datetime, report: dict[str, Any]) -> bool:
+    """Whether an ended holder's slot is kept because a task of its execution may still run.
+
+    Recorded in the report's ``kept`` and ``work_running`` (with the moment the work ends
+    at the latest); a history that could not be read for now keeps the slot too.
+    """
+    try:
+        ends = may_still_run(sfn, lease.execution_arn, now, lease.expires_at)
+    except ClientError as error:
+        LOG.warning("history of %s unanswered: %s", lease.execution_arn, error)
+        report["kept"].append(lease.execution_arn)
+        report.setdefault("history_unanswered", []).append(lease.execution_arn)
+        return True
+    if ends is None:
+        return False
+    report["kept"].append(lease.execution_arn)
+    report.setdefault("work_running", []).append(
+        {"execution_arn": lease.execution_arn, "until": iso(ends)}
+    )
+    return True
+
+
 def _callback_status(semaphore: CallbackSemaphore, execution_arn: str) -> str:
     """The semaphore's view of an execution; UNANSWERED when DescribeExecution failed."""
     try:
@@ -253,9 +304,7 @@ def reconcile_callback(
             if status == "RUNNING" and expired:
                 report["overdue"].append(lease.execution_arn)
             continue
-        if stop_target(lease.execution_arn, wait_seconds=5) == "RUNNING":
-            report["kept"].append(lease.execution_arn)
-            report.setdefault("target_running", []).append(lease.execution_arn)
+        if _keep_ended_holder(semaphore.sfn, lease, now, report):
             continue
         result = semaphore.release(lease.execution_arn)
         report["released"].append(
@@ -278,10 +327,37 @@ def reconcile_callback(
     return report
 
 
+def wait_for_work(sfn: Any, lease: Lease, now: dt.datetime) -> dt.datetime | None:
+    """None once no task of the lease's ended execution can still run; else when it may end.
+
+    A deadline within ``CLEANUP_WORK_WAIT_SECONDS`` is waited for here (so the event
+    cleanup frees the slot itself, as soon as it may); a later one is returned, and the
+    caller leaves the slot to the reconciler's sweeps.
+    """
+    ends = may_still_run(sfn, lease.execution_arn, now, lease.expires_at)
+    if ends is None:
+        return None
+    wait = (ends - now).total_seconds()
+    if wait > CLEANUP_WORK_WAIT_SECONDS:
+        return ends
+    time.sleep(wait + 1)  # a second past it, for the clocks' difference
+    return None
+
+
 def release_execution(
-    dynamodb: Any, table: str, lock_key: str, execution_arn: str
+    dynamodb: Any,
+    table: str,
+    lock_key: str,
+    execution_arn: str,
+    *,
+    sfn: Any = None,
+    now: dt.datetime | None = None,
 ) -> dict[str, Any]:
-    """Release one execution's lease if it holds one (idempotent)."""
+    """Release one ended execution's lease if it holds one (idempotent).
+
+    With ``sfn``, not while a task of the execution may still run (:mod:`inflight`):
+    the lease is then kept for a reconciler sweep after ``work_running_until``.
+    """
     attribute = holder_attribute(execution_arn)
     item = dynamodb.get_item(
         TableName=table,
@@ -291,6 +367,15 @@ def release_execution(
         ExpressionAttributeNames={"#holder": attribute},
     ).get("Item", {})
     held = [lease for lease in leases(item) if lease.execution_arn == execution_arn]
+    if held and sfn is not None:
+        ends = wait_for_work(sfn, held[0], now or utcnow())
+        if ends is not None:
+            return {
+                "execution_arn": execution_arn,
+                "held": True,
+                "released": False,
+                "work_running_until": iso(ends),
+            }
     released = bool(held) and release_lease(dynamodb, table, lock_key, held[0])
     return {"execution_arn": execution_arn, "held": bool(held), "released": released}
 
@@ -389,9 +474,19 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         )
     if _strategy() == "oldest-first":
         return {"execution_arn": execution_arn, "status": status, "target": target_status}
+    # Any other holder's slot goes back only once none of its tasks can still run
+    # (inflight.py); until then the reconciler's sweeps keep it and free it after.
     if _strategy() == "callback":
         semaphore = from_environment()
-        released = semaphore.release(execution_arn)
+        lease = semaphore.read_lock().leases.get(execution_arn)
+        ends = None
+        if lease is not None and _own_work(execution_arn, target_status):
+            ends = wait_for_work(semaphore.sfn, lease, semaphore.now())
+        released = (
+            {"released": False, "handed_to": []}
+            if ends is not None
+            else semaphore.release(execution_arn)
+        )
         result = {
             "execution_arn": execution_arn,
             "status": status,
@@ -399,6 +494,8 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             "handed_to": released["handed_to"],
             "left_queue": semaphore.leave(execution_arn),
         }
+        if ends is not None:
+            result["work_running_until"] = iso(ends)
         if target_status != "NONE":
             result["target"] = target_status
         LOG.info("cleanup: %s", json.dumps(result))
@@ -406,9 +503,16 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             "semaphore",
             {"SlotsReclaimed": int(result["released"]), "HandOvers": len(result["handed_to"])},
         )
+        _retry_without_sweeps(result)
         return result
     dynamodb = clients.client("dynamodb")
-    result = release_execution(dynamodb, table, lock_key, execution_arn)
+    result = release_execution(
+        dynamodb,
+        table,
+        lock_key,
+        execution_arn,
+        sfn=clients.client("stepfunctions") if _own_work(execution_arn, target_status) else None,
+    )
     result["status"] = status
     queue = leave_queue(dynamodb, table, lock_key, execution_arn)
     if queue["tickets_removed"] or queue["tickets_skipped"]:
@@ -417,4 +521,20 @@ def cleanup_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         result["target"] = target_status
     LOG.info("cleanup: %s", json.dumps(result))
     metrics.emit("semaphore", {"SlotsReclaimed": int(result["released"])})
+    _retry_without_sweeps(result)
     return result
+
+
+def _retry_without_sweeps(result: dict[str, Any]) -> None:
+    """Fail the cleanup, so EventBridge retries it, when no reconciler will free the slot.
+
+    A slot kept because a task of the ended holder may still run is otherwise left to
+    the reconciler's sweeps; with the reconciler off (``SEMAPHORE_RECONCILER=off``)
+    the event's retries are what frees it once the task's deadline has passed.
+    """
+    until = result.get("work_running_until")
+    if until and os.environ.get("SEMAPHORE_RECONCILER", "on") == "off":
+        raise RuntimeError(
+            f"a task of {result['execution_arn']} may run until {until}: its slot stays "
+            "held (no reconciler; EventBridge retries this event)"
+        )

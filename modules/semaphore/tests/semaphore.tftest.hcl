@@ -95,6 +95,10 @@ run "reconciler_off" {
     condition     = length(aws_cloudwatch_event_rule.reconcile) == 0 && length(aws_cloudwatch_event_target.reconcile) == 0 && length(aws_lambda_permission.reconcile) == 0 && output.reconciler_function_name == null
     error_message = "reconciler_enabled = false creates no reconciler."
   }
+  assert {
+    condition     = local.semaphore_environment.SEMAPHORE_RECONCILER == "off"
+    error_message = "Without a reconciler the cleanup is told so (its event is retried while a stopped holder's task may still run)."
+  }
 }
 
 run "event_cleanup_watches_the_holder_machines" {
@@ -116,6 +120,10 @@ run "event_cleanup_watches_the_holder_machines" {
   assert {
     condition     = length(aws_dynamodb_table.queue) == 0 && output.callback_function_name == null
     error_message = "strategy = dynamodb needs no queue table and no callback Lambda."
+  }
+  assert {
+    condition     = local.holder_history_statements[0].actions == ["states:GetExecutionHistory"] && local.holder_history_statements[0].resources == ["arn:aws:states:eu-west-1:123456789012:execution:worker:*"]
+    error_message = "The cleanup and the reconciler may read the histories of the holder machines' executions (and no others)."
   }
 }
 

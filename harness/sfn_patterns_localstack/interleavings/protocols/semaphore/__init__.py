@@ -30,7 +30,8 @@ is one ``fallback_seconds``: a parked execution's task times out, and it re-chec
 
 At quiescence the checker runs one more reconciler sweep, fault-free and outside the
 actors: the README promises an abort's slot back "within one event delivery, or at
-worst one reconciler period", and that sweep is the period's end (:mod:`.invariants`).
+worst one reconciler period", once none of the execution's tasks can still run; that
+sweep is the first period's end after every task's deadline (:mod:`.invariants`).
 """
 
 from __future__ import annotations
@@ -93,8 +94,8 @@ class Scenario:
         acquire_timeout_seconds: A waiter fails after this long in the queue.
         lease_seconds: The lease stored with each holder.
         count_stopped_critical: Count a stopped holder's critical-section Lambda that is
-            still running against the limit (issue 53, finding 2: the runtime gives the
-            slot back at the stop, so this breaks; off, the explorer looks past it).
+            still running against the limit (off, the explorer looks past it: the
+            oldest-first gate admits beside it).
 
     """
 
@@ -294,8 +295,16 @@ class Semaphore(Protocol):
         )
 
     def _final_sweep(self, clock: FakeClock) -> None:
-        """One more reconciler sweep after the run, outside the actors (no faults)."""
-        assert self._sweeper is not None
+        """One more reconciler sweep after the run, outside the actors (no faults).
+
+        It runs once every task of the run has ended or timed out: a stopped holder's slot
+        is kept while its critical section's Lambda may still run, until the first sweep
+        after that task's ``TimeoutSeconds``.
+        """
+        assert self._sweeper is not None and self._world is not None
+        last = self._world.last_deadline()
+        if last is not None and last > clock.now:
+            clock.advance(last - clock.now)
         reconciler.reconcile_callback(self._sweeper, now=clock.now)
 
     def runtime_clock(self, clock: FakeClock) -> contextlib.AbstractContextManager[Any]:
@@ -409,8 +418,7 @@ class Semaphore(Protocol):
             "--count-stopped-critical",
             dest="count_stopped_critical",
             action="store_true",
-            help="count a stopped holder's still-running critical section against the limit "
-            "(issue 53, finding 2)",
+            help="count a stopped holder's still-running critical section against the limit",
         )
 
     @classmethod

@@ -56,6 +56,9 @@ ENTER, EXIT = "enter", "exit"
 #: Attempts of a Lambda task before Step Functions fails the execution (the ASL's
 #: ``acquire_budget`` and ``release_budget`` ``MaxAttempts``, plus the first attempt).
 ACQUIRE_ATTEMPTS, RELEASE_ATTEMPTS = 7, 11
+#: The critical section's Task ``TimeoutSeconds``: a Lambda invocation of a stopped
+#: execution runs on, until at most this long after it was scheduled.
+CRITICAL_TIMEOUT = timedelta(minutes=10)
 #: Deliveries of an event to a cleanup that keeps failing, before it is dropped (EventBridge
 #: retries for up to a day; a few attempts are as good as all here, the run's clock stands still).
 CLEANUP_ATTEMPTS = 5
@@ -105,14 +108,24 @@ def _failure(error: BaseException) -> str:
     return f"{type(error).__name__}{f' ({code})' if code else ''}: {error}"
 
 
-def critical_section(ctx: ActorContext, key: frozenset[str], running: Callable[[], bool]) -> bool:
+def critical_section(
+    ctx: ActorContext,
+    world: StepFunctions,
+    execution_arn: str,
+    key: frozenset[str],
+    running: Callable[[], bool],
+) -> bool:
     """Enter, run the critical section's Lambda for a step, leave; whether the run goes on.
 
-    The Lambda runs on even if the execution is stopped while it runs (a Lambda invocation
-    does not stop with its execution); the execution takes its next state only if running.
+    The section is a Lambda task of the execution (``TaskScheduled`` in its history, with
+    :data:`CRITICAL_TIMEOUT`). The Lambda runs on even if the execution is stopped while it
+    runs (a Lambda invocation does not stop with its execution), and its return is recorded
+    only if the execution still runs; the execution takes its next state only if running.
     """
+    token = world.park(execution_arn, timeout=CRITICAL_TIMEOUT, resource="invoke")
     ctx.effect(ENTER)
-    ctx.wait_for(None, "critical section", keys=key)
+    ctx.wait_for(None, "critical section", keys=key, writes=True)
+    world.complete_task(token)
     ctx.effect(EXIT)
     return running()
 
@@ -159,7 +172,7 @@ class Holder:
         """Acquire, critical section, release; each only while the execution runs."""
         if not self.inside and not self._acquire(ctx):
             return
-        if not critical_section(ctx, self.key, self.running):
+        if not critical_section(ctx, self.world, self.arn, self.key, self.running):
             return
         release = functools.partial(self.semaphore.release, self.arn)
         if self._invoke(ctx, "release", release, RELEASE_ATTEMPTS):
@@ -260,7 +273,9 @@ class Gate:
     def __call__(self, ctx: ActorContext) -> None:
         """Ask the gate until it says proceed; critical section; end."""
         _handler.sfn = self.sfn
-        if not self._acquire(ctx) or not critical_section(ctx, self.key, self.running):
+        if not self._acquire(ctx) or not critical_section(
+            ctx, self.world, self.arn, self.key, self.running
+        ):
             return
         ctx.wait_for(None, "to end", keys=self.key, writes=True)
         self.world.finish(self.arn)
@@ -283,7 +298,7 @@ class Gate:
                 continue
             ctx.note(f"gate: {decision}", outcome="proceed" if decision["proceed"] else "wait")
             if decision["proceed"]:
-                ctx.wait_for(None, "to its critical section", keys=self.key)
+                ctx.wait_for(None, "to its critical section", keys=self.key, writes=True)
                 return self.running()
             if waited >= self.acquire_timeout:
                 ctx.wait_for(None, "Acquire timed out", keys=self.key, writes=True)

@@ -27,8 +27,9 @@ After every step (issue 53's list, and the invariant ``callback.py`` states):
 ``critical``
     At most ``limit`` critical sections run at once. A stopped holder's critical-section
     Lambda runs on after the stop (a Lambda invocation does not stop with its execution);
-    it counts only with ``count_stopped_critical`` (issue 53, finding 2: the runtime gives
-    its slot back at the stop, so the count then exceeds the limit).
+    it counts with ``count_stopped_critical``. The callback strategy keeps a stopped
+    holder's slot until its critical-section task has ended or timed out, so it holds
+    then; the oldest-first gate counts only RUNNING executions, so it does not.
 
 With ``strategy = "oldest-first"`` there is no lock item (a slot is an execution that
 runs): only ``critical`` and ``stopped`` apply.
