@@ -33,9 +33,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # Each: (what it is, the expression). Case-insensitive, on one line at a time.
 PHRASES: tuple[tuple[str, str], ...] = (
     ("a run label", r"\bverify\d+\b"),
-    ("a numbered work period", r"\bstops? \d+(?:\s*(?:-|to|and)\s*\d+)?\b(?!\s*(?:s\b|ms\b|%))"),
+    # Not an option (`--stop 0,1` stops execution 0 in the interleaving explorer).
+    (
+        "a numbered work period",
+        r"(?<!-)\bstops? \d+(?:\s*(?:-|to|and)\s*\d+)?\b(?!\s*(?:s\b|ms\b|%))",
+    ),
     ("a work period", r"\bCI of stop\b|\bwork periods?\b"),
-    ("a work period", r"\b(?:this|the|that|each|every|a|next|previous|earlier) stop's\b"),
+    # "each stop's event" is an execution's stop; "this stop's" a work period.
+    ("a work period", r"\b(?:this|that|next|previous|earlier) stop's\b"),
     ("a work period", r"\bthis stop\b|\bearlier stops\b|\bthe stop before\b"),
     ("the working session", r"\bthis session(?:'s)?\b"),
     ("the working session", r"\bthis pass\b|\bverify run\b"),

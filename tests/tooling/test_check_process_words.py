@@ -69,6 +69,8 @@ def test_a_planted_process_phrase_fails_naming_file_and_line(
         "Every test session checks every definition; the session's LocalStack is thrown away.",
         "StopExecution ends it at once; a stop 5 s later finds it ABORTED.",
         "Started and not yet through at the stop: parked.",
+        "Deliveries of each stop's event to the cleanup; the stop's event is lost.",
+        "``--stop 0,1``: the executions the stopper stops.",
         "sessions no longer running go; botocore session",
         "A label such as verify69 stays here for a reason. (process-words: allow)",
     ],
