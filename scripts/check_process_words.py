@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fail when a tracked file speaks of how the project was built instead of what it does.
 
-Why: the repository is a product. Labels of internal runs ("verify69"), numbered work
-periods ("stop 49", "CI of stop 38") and "this session" mean nothing to a user, go
+Why: the repository is a product. Labels of internal runs (a word and a run number),
+numbered stops of the work and mentions of the working session mean nothing to a user, go
 stale the day they are written, and crowd out what the code does. Docs say what the
 code does; the CHANGELOG says what changed; `git log` keeps the rest.
 
@@ -33,32 +33,31 @@ ROOT = Path(__file__).resolve().parents[1]
 # Each: (what it is, the expression). Case-insensitive, on one line at a time.
 PHRASES: tuple[tuple[str, str], ...] = (
     ("a run label", r"\bverify\d+\b"),
-    # Not an option (`--stop 0,1` stops execution 0 in the interleaving explorer).
+    # Not an option (`--stop 0,1` names executions to stop in the interleaving explorer).
     (
-        "a numbered work period",
-        r"(?<!-)\bstops? \d+(?:\s*(?:-|to|and)\s*\d+)?\b(?!\s*(?:s\b|ms\b|%))",
+        "a numbered stop of the work",
+        r"(?<!-)\bstops?\s\d+(?:\s*(?:-|to|and)\s*\d+)?\b(?!\s*(?:s\b|ms\b|%))",
     ),
-    ("a work period", r"\bCI of stop\b|\bwork periods?\b"),
-    # "each stop's event" is an execution's stop; "this stop's" a work period.
-    ("a work period", r"\b(?:this|that|next|previous|earlier) stop's\b"),
-    ("a work period", r"\bthis stop\b|\bearlier stops\b|\bthe stop before\b"),
-    ("the working session", r"\bthis session(?:'s)?\b"),
-    ("the working session", r"\bthis pass\b|\bverify run\b"),
+    ("a stop of the work", r"\bCI\s+of\s+stop\b|\bwork\s+periods?\b"),
+    # An execution's stop ("each stop's event") is the product's word; a stop of the work
+    # is named by the demonstratives below.
+    ("a stop of the work", r"\b(?:this|that|next|previous|earlier)\s+stop's\b"),
+    ("a stop of the work", r"\bthis\s+stop\b|\bearlier\s+stops\b|\bthe\s+stop\s+before\b"),
+    ("the working session", r"\bthis\s+session(?:'s)?\b"),
+    ("the working session", r"\bthis\s+pass\b|\bverify\s+run\b"),
 )
 ALLOW_MARKER = "process-words: allow"
 _COMPILED = tuple((label, re.compile(expr, re.IGNORECASE)) for label, expr in PHRASES)
 # One pass per line first (every phrase at once); the labels only for a line that matched.
 _ANY = re.compile("|".join(f"(?:{expr})" for _, expr in PHRASES), re.IGNORECASE)
-# This checker and its test hold the phrases on purpose.
-SELF = {"scripts/check_process_words.py", "tests/tooling/test_check_process_words.py"}
 
 
 def tracked_files(root: Path) -> list[Path]:
-    """The files git tracks under ``root`` (the checker itself and its test left out)."""
+    """The files git tracks under ``root`` (the checker and its test included)."""
     out = subprocess.run(
         ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True
     ).stdout.decode()
-    return [root / name for name in out.split("\0") if name and name not in SELF]
+    return [root / name for name in out.split("\0") if name]
 
 
 def matches(lines: Iterable[str]) -> Iterator[tuple[int, str, str]]:
@@ -98,9 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     """Check the given files, or every tracked one; 1 when a phrase matched."""
     parser = argparse.ArgumentParser(
         description=(
-            "Fail on words of the process that built the project (run labels such as "
-            "verify69, numbered work periods such as 'stop 49', 'this session') in "
-            "tracked files: the repository speaks of the product only."
+            "Fail on words of the process that built the project (labels of internal "
+            "runs, numbered stops of the work, mentions of the working session) in tracked "
+            "files: the repository speaks of the product only."
         )
     )
     parser.add_argument(
