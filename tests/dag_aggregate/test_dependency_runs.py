@@ -116,32 +116,6 @@ def test_a_run_begun_by_the_previous_runtime_finishes_every_task_once(ddb: Any) 
     assert [r[0] for r in launcher.results] == ["success"]
 
 
-def test_a_ready_item_of_a_task_that_already_ran_never_takes_a_slot(ddb: Any) -> None:
-    """The 5,000-task scale run stalled with slots held by tasks that had succeeded.
-
-    Their ready items had outlived their runs; a claim started them again (a no-op on
-    the existing execution) and no report ever freed the slot. A claim now checks
-    the task item is still pending at that attempt, and discards such an item.
-    """
-    launcher = FakeLauncher()
-    sched = scheduler(ddb, make_plan({"a": set(), "b": set()}), 1, launcher)
-    start(sched, "stale", "e", "t")
-    assert launcher.order() == ["a"] and ready_items(ddb, "stale") == ["b"]
-    ddb.update_item(  # b ran meanwhile (however its ready item outlived that)
-        TableName=TABLE,
-        Key={"pk": {"S": "stale"}, "sk": {"S": "task#b"}},
-        UpdateExpression="SET #s = :done",
-        ExpressionAttributeNames={"#s": "status"},
-        ExpressionAttributeValues={":done": {"S": "succeeded"}},
-    )
-    sched.task_done("stale", *launcher.take("a"), ok())
-    assert launcher.order() == ["a"]  # b not started again
-    assert ready_items(ddb, "stale") == []
-    run = item(ddb, "stale", "run")
-    assert run["active"] == {"M": {}} and run["ready_count"] == {"N": "0"}
-    assert [r[0] for r in launcher.results] == ["success"]
-
-
 def test_a_new_coordinator_adopts_a_running_run_and_nothing_runs_twice(ddb: Any) -> None:
     launcher = FakeLauncher()
     launcher.alive.add("coord-1")

@@ -54,10 +54,9 @@ def _claims_delete_unconditionally(items: list[dict[str, Any]]) -> None:
             del delete["ExpressionAttributeValues"]
 
 
-def _claims_skip_the_pending_check(items: list[dict[str, Any]]) -> None:
-    """A claim no longer checks that each task is still pending at that attempt."""
-    values = [item.get("Update", {}).get("ExpressionAttributeValues", {}) for item in items]
-    if any(":max" in v for v in values):
+def _releases_skip_the_pending_check(items: list[dict[str, Any]]) -> None:
+    """A release queues a child without checking that it is still pending at that attempt."""
+    if any("Put" in item for item in items):
         items[:] = [item for item in items if "ConditionCheck" not in item]
 
 
@@ -121,11 +120,12 @@ MUTANTS: dict[str, Mutant] = {
             lambda: _rewritten_transactions(_claims_delete_unconditionally),
         ),
         Mutant(
-            "claim-skips-pending-check",
-            "RunStore.claim drops its check that each task is still pending at that attempt "
-            "(the guard added after the 5,000-task run): a ready item for a task that already "
-            "ran takes a slot",
-            lambda: _rewritten_transactions(_claims_skip_the_pending_check),
+            "release-skips-pending-check",
+            "RunStore.release queues a child that has no ready item and holds no slot, "
+            "without checking that its task item is still pending at that attempt (the "
+            "ready item and the slot look like enough): a replayed report queues a child "
+            "that has already run, and it runs again",
+            lambda: _rewritten_transactions(_releases_skip_the_pending_check),
         ),
         Mutant(
             "launch-before-claim",
