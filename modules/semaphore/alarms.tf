@@ -32,7 +32,12 @@ module "alarms" {
   # The reconciler's sweep is what reclaims leaked slots: alarm when it stops running
   # (only for a rate(...) schedule, or with alarms.dead_man_period_seconds).
   scheduled_functions = local.create_reconciler && local.reconciler_period > 0 ? {
-    reconciler = { name = "${var.name}-reconciler", period_seconds = local.reconciler_period }
+    reconciler = {
+      name           = "${var.name}-reconciler"
+      period_seconds = local.reconciler_period
+      # The first sweep at deploy (a sweep of a new lock table finds nothing to release).
+      first_run = { function_arn = module.reconciler.function_arn }
+    }
   } : {}
   tables = merge(
     local.create_table ? { table = { name = local.table_name, operations = ["GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query"] } } : {},

@@ -21,7 +21,12 @@ module "alarms" {
   functions = { starter = { name = local.starter_name, timeout_seconds = var.max_seconds_per_run + 30 } }
   # Only while the schedule runs: a paused schedule stops the starter on purpose.
   scheduled_functions = var.schedule_enabled ? {
-    starter = { name = local.starter_name, period_seconds = coalesce(var.alarms.dead_man_period_seconds, local.schedule_seconds) }
+    starter = {
+      name           = local.starter_name
+      period_seconds = coalesce(var.alarms.dead_man_period_seconds, local.schedule_seconds)
+      # The first tick at deploy, short: admit what is queued for a second, then return.
+      first_run = { function_arn = module.starter.function_arn, input = jsonencode({ max_seconds = 1 }) }
+    }
   } : {}
   dead_letter_queues = { dlq = local.dlq_name }
   tables             = { ledger = { name = local.ledger_name, operations = ["Scan", "PutItem", "DeleteItem"] } }

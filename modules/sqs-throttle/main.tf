@@ -53,9 +53,11 @@ locals {
       },
       { sid = "Ledger", effect = "Allow", actions = ["dynamodb:Scan", "dynamodb:PutItem", "dynamodb:DeleteItem"], resources = [local.ledger_arn] },
     ],
-    # The key decrypts received messages and encrypts the ledger's items.
+    # The key decrypts received messages (SQS) and the ledger's table key (DynamoDB
+    # asks for kms:Decrypt as the caller on reads and writes alike); the starter sends
+    # nothing to the queue, so it needs no data key.
     var.kms_key_arn == null ? [] : [
-      { sid = "ModuleKey", effect = "Allow", actions = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey"], resources = [var.kms_key_arn] },
+      { sid = "ModuleKey", effect = "Allow", actions = ["kms:Decrypt"], resources = [var.kms_key_arn] },
     ],
   )
 }
@@ -235,7 +237,7 @@ data "aws_iam_policy_document" "target_role_trust" {
 data "aws_iam_policy_document" "producer" {
   statement {
     sid       = "EnqueueStartRequests"
-    actions   = ["sqs:SendMessage", "sqs:GetQueueAttributes"]
+    actions   = ["sqs:SendMessage"]
     resources = [local.queue_arn]
   }
 

@@ -118,7 +118,7 @@ resource "aws_sfn_state_machine" "this" {
     level                  = var.logging_level
   }
 
-  # Only written when on: LocalStack 4.9.2 does not keep the setting, so an
+  # Only written when on: LocalStack 4.14.0 does not return the setting, so an
   # explicit "enabled = false" block would show as drift there.
   dynamic "tracing_configuration" {
     for_each = var.tracing_enabled ? [1] : []

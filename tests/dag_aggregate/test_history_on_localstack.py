@@ -322,7 +322,8 @@ def runs(
     }
     results = _finish(aws, started)
     # Events lost: with the rule's target removed, only the fallback describe can see
-    # the end. (LocalStack 4.9.2 still delivers to a DISABLED rule.)
+    # the end. (Stock LocalStack 4.14.0 still delivers to a DISABLED rule; only the
+    # harness's emulation/fixes/events_rule_state.py stops that.)
     bus = aws("events")
     targets = bus.list_targets_by_rule(Rule=completion["rule"])["Targets"]
     bus.remove_targets(Rule=completion["rule"], Ids=[t["Id"] for t in targets])

@@ -254,8 +254,9 @@ def runs(deployed: dict[str, Any], aws: Callable) -> dict[str, dict]:
     }
     done = helpers.wait_all(sfn, {k: v for k, v in started.items() if k not in LATE}, timeout=120)
     # Events lost: with the rule's target removed, only the fallback check can see the
-    # end. (LocalStack 4.9.2 still delivers to a DISABLED rule, so disabling it would
-    # not do.)
+    # end. (Stock LocalStack 4.14.0 still delivers to a DISABLED rule, so disabling it
+    # would not do on a LOCALSTACK_ENDPOINT run; the harness's
+    # emulation/fixes/events_rule_state.py stops that.)
     rule = outputs["events_rule_name"]
     targets = events.list_targets_by_rule(Rule=rule)["Targets"]
     events.remove_targets(Rule=rule, Ids=[t["Id"] for t in targets])

@@ -1,6 +1,7 @@
 """examples/sqs-throttle's starter and queue alarms fired on LocalStack, on their own deployment.
 
-The dead man's switch (``starter-not-running``) and ``queue-oldest-message`` each need
+The dead man's switch (``starter-not-running``) first shows that a new deployment does
+not page; then it and ``queue-oldest-message`` each need
 the starter left to the test for a minute or more: the test is the schedule (the
 rule's rate is a day), ticking, then stopped; or not ticking while a request ages. On
 test_example.py's deployment they made that file the run's longest, so they run here
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns.sqs_throttle import enqueue, execution_name
-from tests.alarm_check import Inbox, prove_alarm
+from tests.alarm_check import PERIOD, Inbox, prove_alarm, wait_state
 
 from .deployment import OLDEST_MESSAGE_SECONDS, deploy, invoke_starter, queue_depth
 
@@ -44,6 +45,21 @@ def deployed(
         destroy=destroy_deployments,
     ) as outputs:
         yield outputs
+
+
+def test_a_new_deployment_does_not_page(aws: Callable, deployed: dict) -> None:
+    """The switch's first evaluation, before any tick of the schedule, finds a run: OK.
+
+    CloudWatch treats a missing datum of this alarm as breaching, and a new alarm has
+    nothing but missing data: created before the schedule's first tick (which comes up
+    to one period after a deploy), it went to ALARM at its first evaluation and paged
+    on every deploy. The module runs the starter once at deploy, before the alarm
+    exists. The test's schedule has not ticked yet (the rule's rate is a day), so the
+    deploy's run is the only datum there is: without it the first evaluation (two
+    periods after the alarm's creation, on LocalStack) is ALARM, and stays so.
+    """
+    name = deployed["alarms"]["starter-not-running"]["name"]
+    wait_state(aws, name, "OK", 3 * PERIOD)
 
 
 def test_a_stopped_schedule_fires_the_dead_mans_switch(

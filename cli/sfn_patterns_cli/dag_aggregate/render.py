@@ -6,7 +6,7 @@ SQL. Inside the iterator a Choice on the index jumps to a per-task Pass state wh
 ``Result`` holds that task's SQL as a plain JSON string.
 
 Why not ``States.ArrayGetItem(States.Array('sql', ...), $.index)``: intrinsic string
-literals need ``'{}\\`` escaped, and LocalStack 4.9.2 keeps the backslash of ``\\'``
+literals need ``'{}\\`` escaped, and LocalStack 4.14.0 keeps the backslash of ``\\'``
 when it evaluates such literals (AWS drops it), so any SQL with a string literal would
 reach Redshift differently on LocalStack and on AWS. JSON strings are exact on both.
 """

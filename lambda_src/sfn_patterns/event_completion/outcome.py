@@ -2,7 +2,7 @@
 
 A token stops waiting when its task timed out (the fallback took over), when the
 execution ended or was stopped, or when the other side already answered. AWS then
-answers TaskTimedOut, InvalidToken or TaskDoesNotExist (LocalStack 4.9.2 answers
+answers TaskTimedOut, InvalidToken or TaskDoesNotExist (LocalStack 4.14.0 answers
 ``{}`` for a timed-out task and InvalidToken for a finished execution): the job's
 end is then found by the fallback check, so these are ignored.
 """

@@ -59,16 +59,41 @@ run "one_alarm_per_signal_with_static_arns" {
   }
 }
 
+run "a_dead_mans_switch_starts_with_a_run" {
+  command = plan
+
+  variables {
+    scheduled_functions = {
+      starter = {
+        name           = "orders-starter"
+        period_seconds = 60
+        first_run      = { function_arn = "arn:aws-cn:lambda:cn-north-1:123456789012:function:orders-starter", input = "{\"max_seconds\": 1}" }
+      }
+      sweeper = { name = "orders-sweeper", period_seconds = 300 }
+    }
+  }
+
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.this["starter-not-running"].treat_missing_data == "breaching" && aws_cloudwatch_metric_alarm.this["starter-not-running"].evaluation_periods == 2 && aws_cloudwatch_metric_alarm.this["starter-not-running"].period == 60
+    error_message = "The switch is Invocations < 1 over two schedule periods, missing data breaching: a schedule that stops trips it."
+  }
+  assert {
+    condition     = keys(aws_lambda_invocation.first_run) == ["starter"] && aws_lambda_invocation.first_run["starter"].input == "{\"max_seconds\": 1}" && aws_lambda_invocation.first_run["starter"].function_name == "arn:aws-cn:lambda:cn-north-1:123456789012:function:orders-starter"
+    error_message = "A scheduled function with first_run is invoked once with its input (and only such a one)."
+  }
+}
+
 run "create_false_makes_nothing" {
   command = plan
 
   variables {
-    create = false
+    create              = false
+    scheduled_functions = { starter = { name = "orders-starter", period_seconds = 60, first_run = { function_arn = "arn:aws-cn:lambda:cn-north-1:123456789012:function:orders-starter" } } }
   }
 
   assert {
-    condition     = length(aws_cloudwatch_metric_alarm.this) == 0 && length(output.alarms) == 0
-    error_message = "create = false makes no alarm and maps no signal."
+    condition     = length(aws_cloudwatch_metric_alarm.this) == 0 && length(output.alarms) == 0 && length(aws_lambda_invocation.first_run) == 0
+    error_message = "create = false makes no alarm, maps no signal and invokes nothing."
   }
 }
 

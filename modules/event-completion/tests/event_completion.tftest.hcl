@@ -120,7 +120,7 @@ run "a_kms_key_encrypts_the_table_and_may_be_used_by_the_function" {
     error_message = "The table uses the caller's key."
   }
   assert {
-    condition     = jsonencode(local.function_policy_statements[2]) == jsonencode({ sid = "UseTheKmsKey", actions = ["kms:Decrypt", "kms:GenerateDataKey"], resources = [var.kms_key_arn] })
+    condition     = jsonencode(local.function_policy_statements[2]) == jsonencode({ sid = "UseTheKmsKey", actions = ["kms:Decrypt"], resources = [var.kms_key_arn] })
     error_message = "The function may use the key, and only that key."
   }
 }
