@@ -6,4 +6,4 @@ click); the runtime library that goes into Lambda zips is the separate
 ``sfn-patterns-runtime`` distribution (import name ``sfn_patterns``).
 """
 
-__version__ = "0.2.0"
+__version__ = "1.0.0"

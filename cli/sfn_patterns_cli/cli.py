@@ -32,7 +32,7 @@ def main() -> None:
 
 HARNESS_INSTALL = (
     "pip install 'sfn-patterns-localstack @ "
-    "git+https://example.com/sfn-patterns.git@v0.2.0#subdirectory=harness'"
+    "git+https://example.com/sfn-patterns.git@v1.0.0#subdirectory=harness'"
 )
 # Commands other distributions add to ``sfn-patterns``. The harness adds ``localstack``
 # and ``demo`` this way, so the CLI never imports the harness (the layers point one

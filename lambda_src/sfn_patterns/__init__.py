@@ -5,4 +5,4 @@ template directory, tests and CLI group. This top-level module stays free of
 imports so that every Lambda package can include it at no cost.
 """
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"

@@ -56,7 +56,7 @@ variable "terminal_statuses" {
 
 # tflint-ignore: terraform_unused_declarations # deprecated, kept so callers' plans do not break
 variable "waiting_state_machine_arns" {
-  description = "Deprecated, no effect (removed in 0.3): AWS cannot scope states:SendTaskSuccess to a state machine, so the function's grant is on *."
+  description = "Deprecated, no effect (removed in 2.0.0): AWS cannot scope states:SendTaskSuccess to a state machine, so the function's grant is on *."
   type        = list(string)
 
   validation {

@@ -50,7 +50,7 @@ from ..tooling.pythons import venv_for
 pytestmark = [pytest.mark.integration, pytest.mark.terraform, pytest.mark.slow]
 
 TEAM_REPO = Path(__file__).resolve().parent / "team_repo"
-TAG = "v0.2.0"  # the ref the fixture pins
+TAG = "v1.0.0"  # the ref the fixture pins
 PUBLISHED_URL = "https://example.com/sfn-patterns.git"  # the URL the README documents
 ANALYTICS = "222222222222"  # the other account (LocalStack: account from the access key)
 

@@ -220,7 +220,7 @@ def test_shared_inputs_reach_every_pattern(plans: dict[str, Any]) -> None:
 
 
 def test_module_field_names_reach_the_resources(plans: dict[str, Any]) -> None:
-    """Every renamed field of the root objects (0.2.0 naming scheme) reaches its resource."""
+    """Every renamed field of the root objects (1.0.0 naming scheme) reaches its resource."""
     plan = _plan(plans["planned"], "fields")
     created = {rc["address"]: rc["change"]["after"] for rc in _created(plan)}
 

@@ -31,7 +31,7 @@ locals {
 # --- job-poller, with our own adapter Lambda -------------------------------------------
 
 module "export_adapter" {
-  source = "git::https://example.com/sfn-patterns.git//modules/lambda-function?ref=v0.2.0"
+  source = "git::https://example.com/sfn-patterns.git//modules/lambda-function?ref=v1.0.0"
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
   function_name     = "${var.name_prefix}-export-adapter"
@@ -42,7 +42,7 @@ module "export_adapter" {
 }
 
 module "export_poller" {
-  source = "git::https://example.com/sfn-patterns.git//modules/job-poller?ref=v0.2.0"
+  source = "git::https://example.com/sfn-patterns.git//modules/job-poller?ref=v1.0.0"
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
   name                  = "${var.name_prefix}-export"
@@ -87,7 +87,7 @@ resource "aws_sfn_state_machine" "load" {
 }
 
 module "warehouse_slot" {
-  source = "git::https://example.com/sfn-patterns.git//modules/semaphore?ref=v0.2.0"
+  source = "git::https://example.com/sfn-patterns.git//modules/semaphore?ref=v1.0.0"
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
   name                     = "${var.name_prefix}-wh"
@@ -138,7 +138,7 @@ resource "aws_iam_role_policy" "throttle_target" {
 }
 
 module "report_throttle" {
-  source = "git::https://example.com/sfn-patterns.git//modules/sqs-throttle?ref=v0.2.0"
+  source = "git::https://example.com/sfn-patterns.git//modules/sqs-throttle?ref=v1.0.0"
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
   name                     = "${var.name_prefix}-reports"
@@ -155,7 +155,7 @@ module "report_throttle" {
 # --- dag-aggregate on our own SQL -------------------------------------------------------
 
 module "aggregates" {
-  source = "git::https://example.com/sfn-patterns.git//modules/dag-aggregate?ref=v0.2.0"
+  source = "git::https://example.com/sfn-patterns.git//modules/dag-aggregate?ref=v1.0.0"
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
   name            = "${var.name_prefix}-aggregates"
@@ -180,7 +180,7 @@ module "aggregates" {
 
 # --8<-- [start:git-source]
 module "order_tasks" {
-  source = "git::https://example.com/sfn-patterns.git//modules/status-table?ref=v0.2.0"
+  source = "git::https://example.com/sfn-patterns.git//modules/status-table?ref=v1.0.0"
   # checkov:skip=CKV_TF_1:A team pins the release tag the README documents; the test serves it from a local clone.
 
   name = "${var.name_prefix}-order-tasks"
