@@ -1,7 +1,7 @@
 # Job poller example: the same pattern three times.
 #
 # * "lambda": generic Run Job / Get Job Status Lambdas driving the sample job
-#   (seed 000's async job runner), start-time timeout with the start time in S3,
+#   (a sample asynchronous job runner), start-time timeout with the start time in S3,
 #   retry polling (the Lambda variant's default: one transition per poll).
 # * "sdk": no Lambdas at all. Step Functions' own StartExecution/DescribeExecution
 #   (aws-sdk integrations) start and poll a child state machine that stands in for
@@ -87,7 +87,7 @@ module "sdk" {
     })
     status_action = "sfn:describeExecution"
     # DescribeExecution's input is rebuilt from StartExecution's output, kept at
-    # <state_path>.run.handle (the seed's "describe rebuilds its own input").
+    # <state_path>.run.handle (the describe step rebuilds its own input).
     status_parameters_json = jsonencode({ "ExecutionArn.$" = "$.job_poller.child.run.handle.ExecutionArn" })
     status_path            = "$.Status"
     succeeded_statuses     = ["SUCCEEDED"]

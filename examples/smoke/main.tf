@@ -1,5 +1,5 @@
 # Smoke example: one Lambda from lambda_src/ and a STANDARD state machine that
-# calls it with the context object ("Payload.$": "$$"), as seed 000 recommends.
+# calls it with the context object ("Payload.$": "$$"), so the function sees the execution it runs in.
 # It proves the toolchain end to end: packaging, IAM, Lambda, Step Functions.
 
 provider "aws" {

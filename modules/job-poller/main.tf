@@ -2,7 +2,7 @@
 # outcome, with a per-loop timeout. How it waits (templates/job-poller/poll-*.tftpl):
 #   polling = "retry"        Wait (initial) -> Get Status whose Retry polls (1 transition per poll)
 #   polling = "loop-assign"  Wait -> Get Status (+ counter variable) -> Check -> Wait (3 per poll)
-#   polling = "loop"         the 4-state loop of earlier versions (Count Pass, 4 per poll)
+#   polling = "loop"         a 4-state loop (Wait, Get Status, a Count Pass, Check: 4 per poll)
 #   completion = "event"     park on a task token; the job's completion event resumes it,
 #                            a fallback check every fallback_seconds guarantees the end
 # Lambda variant (generic Run Job / Get Job Status Lambdas calling a pluggable

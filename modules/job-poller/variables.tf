@@ -64,7 +64,7 @@ variable "timeout_seconds" {
 }
 
 variable "polling" {
-  description = "How the loop waits while the job runs: retry (Get Status raises JobStillRunning and its own Retry polls, 1 transition per poll; Lambda variant), loop-assign (Wait, Get Status counting in a workflow variable, Check: 3 per poll), or loop (the 4-state loop of earlier versions); null = retry for the Lambda variant, loop-assign for the aws-sdk one."
+  description = "How the loop waits while the job runs: retry (Get Status raises JobStillRunning and its own Retry polls, 1 transition per poll; Lambda variant), loop-assign (Wait, Get Status counting in a workflow variable, Check: 3 per poll), or loop (a 4-state loop: Wait, Get Status, Count, Check: 4 per poll); null = retry for the Lambda variant, loop-assign for the aws-sdk one."
   type        = string
   default     = null
 
@@ -217,7 +217,7 @@ variable "lambda_package" {
 }
 
 variable "create_sample_job" {
-  description = "Whether to deploy the sample asynchronous job (seed 000's job runner) and its adapter; used when job_adapter is null."
+  description = "Whether to deploy the sample asynchronous job (an asynchronous job runner writing its status to S3) and its adapter; used when job_adapter is null."
   type        = bool
   default     = true
 }

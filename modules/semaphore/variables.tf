@@ -15,7 +15,7 @@ variable "name" {
 }
 
 variable "strategy" {
-  description = "How executions are admitted: \"callback\" (the default: blocked executions park on a task token and a release hands the slot over), \"dynamodb\" (atomic counter, waiters poll) or \"oldest-first\" (the seed's ListExecutions gate; see the README for its limits)."
+  description = "How executions are admitted: \"callback\" (the default: blocked executions park on a task token and a release hands the slot over), \"dynamodb\" (atomic counter, waiters poll) or \"oldest-first\" (a ListExecutions gate: the oldest running executions hold the slots; see the semaphore guide for its limits)."
   type        = string
   default     = "callback"
 

@@ -2,7 +2,7 @@
 
 Payload (built by the ASL template): ``{"context": $$, "poller": name, "input": $,
 "timeout_strategy": ..., "timeout_seconds": N}``. The context object gives the
-execution ARN, whose md5 keys the metadata, as in seed 000. The start time is
+execution ARN, whose md5 keys the metadata. The start time is
 written *before* the job starts, so a slow start counts against the timeout.
 """
 

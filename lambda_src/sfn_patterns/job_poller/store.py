@@ -1,4 +1,4 @@
-"""Per-execution metadata (the start time) in S3 or DynamoDB, keyed as in seed 000.
+"""Per-execution metadata (the start time) in S3 or DynamoDB, keyed by the execution ARN.
 
 The key is the md5 of the execution ARN (fixed length, no ``:`` or ``/`` from the
 ARN in S3 keys or DynamoDB keys) plus the poller name, so several poll loops in
@@ -18,7 +18,7 @@ S3_PREFIX = "job-poller"
 
 
 def execution_key(execution_arn: str) -> str:
-    """The md5 hex digest of the execution ARN (seed 000's key)."""
+    """The md5 hex digest of the execution ARN (the metadata's key)."""
     return hashlib.md5(execution_arn.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 

@@ -1,1 +1,1 @@
-"""semaphore: executions wait for a slot (DynamoDB counter) before a critical section (seed 002)."""
+"""semaphore: executions wait for a slot (DynamoDB counter) before a critical section."""

@@ -440,8 +440,9 @@ class CallbackSemaphore:
                     continue
                 waiter = waiters[0]
                 if waiter.execution_arn in state.leases:
-                    # A queued execution that already holds a slot (left by an older
-                    # version's re-check race) can take no hand-over: drop its ticket.
+                    # A queued execution that already holds a slot (a ticket left by a
+                    # deployment whose re-check could race) can take no hand-over: drop
+                    # its ticket.
                     self.leave(waiter.execution_arn)
                     continue
                 if not self._hand_over(lease, waiter):
@@ -642,7 +643,7 @@ class CallbackSemaphore:
             # and Step Functions retries the acquire, which finds this lease. But an
             # execution stopped while the call ran retries nothing, and the cleanup its
             # end triggered may have run before the lease was taken: the lease goes
-            # back now, or it is held until the reconciler's sweep (seen in a CI run).
+            # back now, or it is held until the reconciler's sweep.
             status = self.describe(execution_arn)
             if live_token and status in ("RUNNING", UNKNOWN):
                 raise

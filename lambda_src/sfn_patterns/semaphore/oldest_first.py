@@ -1,4 +1,4 @@
-"""strategy = "oldest-first": the seed's ListExecutions gate (seed 002, option 2).
+"""strategy = "oldest-first": a ListExecutions gate: the oldest running executions hold the slots.
 
 An execution may proceed when it is among the ``SEMAPHORE_LIMIT`` oldest RUNNING
 executions of the holder state machines (``STATE_MACHINE_ARNS``), by start date.

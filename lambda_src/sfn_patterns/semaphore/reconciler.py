@@ -32,8 +32,9 @@ target has ended: both stop the target execution (named like the wrapper's) and
 wait for its end first. The cleanup fails while the target still runs, so
 EventBridge retries it; the reconciler keeps the slot until a later sweep.
 
-Race with a delayed acquire (the public sample's bug): an acquire write still in
-flight when the execution stops can land after the cleanup ran. The sweep sees
+Race with a delayed acquire (the AWS Step Functions semaphore sample misses it):
+an acquire write still in flight when the execution stops can land after the
+cleanup ran. The sweep sees
 that lease on its next run and, because the execution is not RUNNING (it can
 never become RUNNING again), releases it then.
 """

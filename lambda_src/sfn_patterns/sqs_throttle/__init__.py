@@ -1,4 +1,4 @@
-"""sqs-throttle: a scheduled starter keeps at most MAX executions running (seed 002).
+"""sqs-throttle: a scheduled starter keeps at most max_concurrency executions running.
 
 ``producer.enqueue`` puts a request on the FIFO queue; ``starter.handler`` is the
 scheduled Lambda. Standard library and boto3 only (the Lambda bundle packs this

@@ -1,1 +1,1 @@
-"""The job-poller sample job (seed 000's asynchronous job runner) and its adapter."""
+"""The job-poller sample job (an asynchronous job runner) and its adapter."""

@@ -1,8 +1,8 @@
-"""A sample asynchronous job (seed 000's job runner) and the adapter that drives it.
+"""A sample asynchronous job (an asynchronous job runner) and the adapter that drives it.
 
 The job is a Lambda invoked asynchronously (``InvocationType=Event``): it writes
 ``RUNNING``, sleeps, then writes its final status to the metadata store, exactly
-like the seed's runner writes ``status.txt`` to S3. What it does comes from the
+as a typical job runner writes ``status.txt`` to S3. What it does comes from the
 state input, so tests and demos steer it without redeploying::
 
     {"job": {"duration_seconds": 3, "outcome": "succeed" | "fail" | "unknown",

@@ -1,6 +1,6 @@
 """Echo the Step Functions context object back, so tests can see what the Lambda saw.
 
-The state machine passes ``"Payload.$": "$$"`` (the context object), as seed 000
+The state machine passes ``"Payload.$": "$$"`` (the context object), as the AWS guidance
 recommends: the Lambda then knows its execution ARN without extra plumbing.
 """
 

@@ -116,7 +116,7 @@ run "loop_is_still_selectable" {
 
   assert {
     condition     = output.poll_loop_template == "poll-loop.asl.json.tftpl" && output.poll_loop_entry_state == "job Start"
-    error_message = "polling = loop renders the loop of earlier versions."
+    error_message = "polling = loop renders the 4-state loop."
   }
   assert {
     condition     = [for c in jsondecode(output.definition).States["job Check"].Choices : c.Next] == ["job Succeeded", "job Job Failed", "job Timed Out", "job Count"]

@@ -21,12 +21,12 @@ Layout (``pk`` = run id, ``sk`` = ``run``, ``ready#<rank>#<name>`` or ``task#<na
 * one **ready item** per task whose parents all succeeded and which waits for a
   slot: ``sk`` = ``ready#<rank>#<name>`` (rank = inverted priority in ms, 15 digits,
   so a Query in sort-key order reads the longest remaining path first) and its
-  ``attempt``. They were a ``ready`` map in the run item until the scale benchmark
-  showed what that costs: a DAG with a thousand roots queued them all there, and
-  every report rewrote the whole queue (9 KB and 56 write units per task at 1,000
-  tasks, growing with the DAG). A ready item is written in the same transaction as
-  the run item's ``ready_count`` change (queueing with a slot's release, claiming
-  with its move into ``active``), so the count and the items always agree;
+  ``attempt``. Not a map in the run item: a DAG with a thousand roots would queue
+  them all there, and every report would rewrite the whole queue (9 KB and 56 write
+  units per task at 1,000 tasks, growing with the DAG). A ready item is written in
+  the same transaction as the run item's ``ready_count`` change (queueing with a
+  slot's release, claiming with its move into ``active``), so the count and the
+  items always agree;
 * one **task item** per selected task: ``status`` (pending, succeeded, failed),
   ``attempt`` (the attempt the task runs as next or now, which names its execution),
   ``waiting_on`` (parents in this run not yet succeeded; absent once all did),
