@@ -129,9 +129,10 @@ def markdown(groups: dict[str, Group], endpoint: str, seconds: float, command: s
         "something only the harness gives (what AWS does, then the part of",
         "`harness/sfn_patterns_localstack/emulation` that supplies it).",
         "",
-        "Two plugins stay in the stock LocalStack, for this machine's sake, not AWS's:",
-        "Lambda functions run on the local-process executor (a container runs them in",
-        "Docker) and DynamoDB on moto (a container downloads DynamoDB Local).",
+        "The stock LocalStack this page was made with keeps two plugins, so that it runs",
+        "without a Docker engine; neither changes what AWS behaviour a test sees: Lambda",
+        "functions run on the local-process executor (a container runs them in Docker)",
+        "and DynamoDB on moto (a container downloads DynamoDB Local).",
         "",
         "The examples are applied with `tags = {}`: "
         + CAPABILITIES["alarm-tags"][0]
