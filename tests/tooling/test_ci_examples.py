@@ -246,7 +246,8 @@ def job_problems(
         }
         for tool, (least, versions, how) in installs.items():
             known = [version(v) for v in versions]
-            if not known or any(v is None or v < least for v in known):
+            # "1.26" is the newest 1.26.x: compared on the parts it names.
+            if not known or any(v is None or v < least[: len(v)] for v in known):
                 wanted = ".".join(str(part) for part in least)
                 found.append(
                     f"{where}: the full scripts/bootstrap.sh needs {tool} {wanted} or later, "
