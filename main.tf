@@ -66,6 +66,7 @@ module "sqs_throttle" {
 
   name                          = local.names.sqs_throttle
   target_state_machine_arn      = var.sqs_throttle.target_state_machine_arn
+  target_role_arn               = var.sqs_throttle.target_role_arn
   max_concurrency               = var.sqs_throttle.max_concurrency
   schedule_expression           = var.sqs_throttle.schedule_expression
   schedule_enabled              = var.sqs_throttle.schedule_enabled

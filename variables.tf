@@ -168,6 +168,7 @@ variable "sqs_throttle" {
     create_dashboard         = optional(bool, false)
     name                     = optional(string)
     target_state_machine_arn = optional(string)
+    target_role_arn          = optional(string)
     max_concurrency          = optional(number, 10)
     # Renamed max_concurrency in 1.0.0; kept only so that the old name fails the plan
     # instead of being dropped silently with the object's other unknown attributes.

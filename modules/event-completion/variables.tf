@@ -56,13 +56,9 @@ variable "terminal_statuses" {
 
 # tflint-ignore: terraform_unused_declarations # deprecated, kept so callers' plans do not break
 variable "waiting_state_machine_arns" {
-  description = "Deprecated, no effect (removed in 2.0.0): AWS cannot scope states:SendTaskSuccess to a state machine, so the function's grant is on *."
+  description = "Deprecated and ignored (removed in 2.0.0): AWS cannot scope states:SendTaskSuccess to a state machine, so the function's grant is on *."
   type        = list(string)
-
-  validation {
-    condition     = length(var.waiting_state_machine_arns) > 0 && alltrue([for arn in var.waiting_state_machine_arns : can(regex("^arn:aws[a-z-]*:states:[a-z0-9-]+:[0-9]{12}:stateMachine:[A-Za-z0-9_-]+$", arn))])
-    error_message = "waiting_state_machine_arns must list at least one state machine ARN (arn:PARTITION:states:REGION:ACCOUNT:stateMachine:NAME)."
-  }
+  default     = []
 }
 
 variable "token_ttl_seconds" {

@@ -29,8 +29,11 @@ module "alarms" {
     }
   } : {}
   dead_letter_queues = { dlq = local.dlq_name }
-  tables             = { ledger = { name = local.ledger_name, operations = ["Scan", "PutItem", "DeleteItem"] } }
-  rules              = { schedule = local.starter_name }
+  # What the starter calls on its ledger (sfn_patterns/sqs_throttle/ledger.py): Scan
+  # (the count), TransactWriteItems (an admission, recorded with the lease renewal),
+  # PutItem (the run lease), DeleteItem (a forgotten entry, the lease's release).
+  tables = { ledger = { name = local.ledger_name, operations = ["Scan", "TransactWriteItems", "PutItem", "DeleteItem"] } }
+  rules  = { schedule = local.starter_name }
 
   signals = {
     queue-oldest-message = {

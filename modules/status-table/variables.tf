@@ -56,7 +56,7 @@ variable "deletion_protection_enabled" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for server-side encryption; null encrypts with the AWS owned key."
+  description = "Customer managed KMS key for server-side encryption; null encrypts with the AWS managed key aws/dynamodb (its KMS requests are charged), not the free AWS owned key."
   type        = string
   default     = null
 

@@ -30,6 +30,8 @@ PREFIX = "sfnp-root-test"
 KMS_KEY = "arn:aws:kms:us-east-1:000000000000:key/11111111-2222-3333-4444-555555555555"
 TAGS = {"Project": "sfn-patterns", "Owner": "root-module-test"}
 TARGET = "arn:aws:states:us-east-1:000000000000:stateMachine:sfnp-root-test-target"
+# A target in another account: the role there that the throttle's starter assumes.
+TARGET_ROLE = "arn:aws:iam::111111111111:role/sfnp-root-test-target"
 
 ALL_ENABLED: dict[str, Any] = {
     "job_poller": {"create": True, "timeout_strategy": "start-time"},
@@ -62,6 +64,7 @@ PLANNED: dict[str, dict[str, Any]] = {
         "sqs_throttle": {
             "create": True,
             "target_state_machine_arn": TARGET,
+            "target_role_arn": TARGET_ROLE,
             "kms_data_key_reuse_period_seconds": 600,
         },
         "semaphore": {
@@ -263,6 +266,9 @@ def test_module_field_names_reach_the_resources(plans: dict[str, Any]) -> None:
     assert {(q["kms_master_key_id"], q["kms_data_key_reuse_period_seconds"]) for q in queues} == {
         (KMS_KEY, 600)
     }
+    # target_role_arn reaches the starter, which assumes it for the target's account.
+    (starter,) = only("sqs_throttle", "aws_lambda_function")
+    assert starter["environment"][0]["variables"]["TARGET_ROLE_ARN"] == TARGET_ROLE
 
     (runs,) = [
         after

@@ -31,10 +31,9 @@ variables {
     source        = ["aws.redshift-data"]
     "detail-type" = ["Redshift Data Statement Status Change"]
   })
-  job_id_path                = "$.detail.statementId"
-  status_path                = "$.detail.state"
-  terminal_statuses          = ["FINISHED", "FAILED", "ABORTED"]
-  waiting_state_machine_arns = ["arn:aws:states:eu-west-1:123456789012:stateMachine:waiter"]
+  job_id_path       = "$.detail.statementId"
+  status_path       = "$.detail.state"
+  terminal_statuses = ["FINISHED", "FAILED", "ABORTED"]
 }
 
 run "creates_the_table_the_function_and_the_rule" {
@@ -70,7 +69,7 @@ run "creates_the_table_the_function_and_the_rule" {
   }
 }
 
-run "the_function_may_update_tokens_and_resume_the_waiting_machines_only" {
+run "the_function_may_update_tokens_and_resume_tasks_only" {
   command = plan
 
   assert {
@@ -79,7 +78,7 @@ run "the_function_may_update_tokens_and_resume_the_waiting_machines_only" {
   }
   assert {
     condition     = local.function_policy_statements[0].resources == ["arn:aws:dynamodb:eu-west-1:123456789012:table/stmts-tokens"] && local.function_policy_statements[1].resources == ["*"]
-    error_message = "The function may update its own table and resume only the waiting state machines' tasks."
+    error_message = "The function may update its own table, and resume tasks on * (AWS cannot scope states:SendTaskSuccess to a state machine)."
   }
   assert {
     condition     = [for s in local.function_policy_statements : s.actions] == [["dynamodb:UpdateItem"], ["states:SendTaskSuccess"]]
@@ -202,20 +201,18 @@ run "rejects_no_terminal_status" {
   expect_failures = [var.terminal_statuses]
 }
 
-run "rejects_a_waiting_arn_that_is_not_a_state_machine" {
+# waiting_state_machine_arns is deprecated and ignored: every other run leaves it out,
+# and a caller that still passes it (any list: it is not validated) plans the same grant.
+run "accepts_and_ignores_the_deprecated_waiting_state_machine_arns" {
   command = plan
   variables {
-    waiting_state_machine_arns = ["arn:aws:lambda:eu-west-1:123456789012:function:waiter"]
+    waiting_state_machine_arns = ["arn:aws:states:eu-west-1:123456789012:stateMachine:waiter", "not-an-arn"]
   }
-  expect_failures = [var.waiting_state_machine_arns]
-}
 
-run "rejects_no_waiting_state_machine" {
-  command = plan
-  variables {
-    waiting_state_machine_arns = []
+  assert {
+    condition     = [for s in local.function_policy_statements : s.resources] == [["arn:aws:dynamodb:eu-west-1:123456789012:table/stmts-tokens"], ["*"]]
+    error_message = "waiting_state_machine_arns changes nothing: the function updates its table and resumes tasks on *."
   }
-  expect_failures = [var.waiting_state_machine_arns]
 }
 
 run "rejects_a_token_ttl_under_an_hour" {

@@ -86,8 +86,7 @@ run "partition_aws" {
   providers = { aws = aws.aws, local = local }
 
   variables {
-    waiting_state_machine_arns = ["arn:aws:states:us-east-1:123456789012:stateMachine:waiter"]
-    kms_key_arn                = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    kms_key_arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
   assert {
@@ -103,8 +102,7 @@ run "partition_aws_cn" {
   providers = { aws = aws.cn, local = local }
 
   variables {
-    waiting_state_machine_arns = ["arn:aws-cn:states:cn-north-1:123456789012:stateMachine:waiter"]
-    kms_key_arn                = "arn:aws-cn:kms:cn-north-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
   assert {
@@ -128,8 +126,7 @@ run "partition_aws_us_gov" {
   providers = { aws = aws.gov, local = local }
 
   variables {
-    waiting_state_machine_arns = ["arn:aws-us-gov:states:us-gov-west-1:123456789012:stateMachine:waiter"]
-    kms_key_arn                = "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    kms_key_arn = "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
   assert {
