@@ -83,8 +83,9 @@ class Scenario:
         limit: ``max_concurrency``.
         executions: Holder executions ``e0..eN-1`` (2-3 keep the search small).
         holding: The first this many executions hold a slot from the start (acquired by
-            the real ``acquire`` in the setup) and are in their critical section: a
-            schedule reaches their release in a few steps.
+            the real ``acquire`` in the setup; with oldest-first, admitted as the oldest
+            RUNNING ones) and are in their critical section: a schedule reaches their
+            release, or their stop inside it, in a few steps.
         queued: The next this many executions are parked in the queue from the start
             (queued by the real ``acquire`` in the setup, in order).
         stops: The executions the stopper stops, in order (empty: no stopper).
@@ -92,7 +93,8 @@ class Scenario:
         sweeps: Reconciler sweeps (0: no reconciler actor; oldest-first has none).
         fallback_seconds: The parked task's timeout, and the tick.
         acquire_timeout_seconds: A waiter fails after this long in the queue.
-        lease_seconds: The lease stored with each holder.
+        lease_seconds: The lease stored with each holder (callback); with oldest-first,
+            how long after its stop an ended holder may keep its slot.
         count_stopped_critical: Count a stopped holder's critical-section Lambda that is
             still running against the limit (off, the explorer looks past it: the
             oldest-first gate admits beside it).
@@ -115,8 +117,8 @@ class Scenario:
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"--semaphore-strategy {self.strategy!r}: one of {STRATEGIES}")
-        if self.strategy != "callback" and (self.holding or self.queued):
-            raise ValueError("--holding and --queued are for the callback strategy")
+        if self.strategy != "callback" and self.queued:
+            raise ValueError("--queued is for the callback strategy (oldest-first queues none)")
         if self.limit < 1 or self.executions < 1:
             raise ValueError("the semaphore needs a limit and an execution (at least 1 each)")
         bad = [s for s in self.stops if not 0 <= s < self.executions]
@@ -230,6 +232,8 @@ class Semaphore(Protocol):
         semaphore = self._semaphore("setup", gateway, self._world.clock)
         self._parked = {}
         s = self.scenario
+        if s.strategy != "callback":  # oldest-first: the oldest RUNNING executions hold
+            return
         for index in range(s.holding + s.queued):
             arn = self.execution_arn(index)
             token = self._world.park(arn, timeout=self.tick)
@@ -257,6 +261,7 @@ class Semaphore(Protocol):
                     self.execution_arn(index),
                     wait=self.tick,
                     acquire_timeout=timedelta(seconds=s.acquire_timeout_seconds),
+                    inside=index < s.holding,
                 )
                 bodies.append((name, gate))
                 continue
@@ -308,8 +313,8 @@ class Semaphore(Protocol):
         reconciler.reconcile_callback(self._sweeper, now=clock.now)
 
     def runtime_clock(self, clock: FakeClock) -> contextlib.AbstractContextManager[Any]:
-        """The cleanup handler's environment, and its semaphore: the stopper's own."""
-        return self._handler_environment()
+        """The handlers' environment, the stopper's semaphore for the cleanup, the clock."""
+        return self._handler_environment(clock)
 
     def _environment(self) -> dict[str, str]:
         """What the module sets in the handlers' environment, for this scenario."""
@@ -320,10 +325,11 @@ class Semaphore(Protocol):
             "SEMAPHORE_STRATEGY": self.scenario.strategy,
             "SEMAPHORE_LIMIT": str(self.scenario.limit),
             "STATE_MACHINE_ARNS": StepFunctions(FakeClock()).state_machine_arn(STATE_MACHINE),
+            "SEMAPHORE_LEASE_SECONDS": str(self.scenario.lease_seconds),
         }
 
     @contextlib.contextmanager
-    def _handler_environment(self) -> Iterator[None]:
+    def _handler_environment(self, clock: FakeClock) -> Iterator[None]:
         """The environment while exploring (each run sets its own), then the original back."""
         values = self._environment()
         saved = {name: os.environ.get(name) for name in values}
@@ -332,6 +338,7 @@ class Semaphore(Protocol):
             with (
                 patched(reconciler, "from_environment", handler_semaphore),
                 patched(oldest_first, "clients", HandlerClients),
+                patched(oldest_first, "utcnow", clock),
             ):
                 yield
         finally:
