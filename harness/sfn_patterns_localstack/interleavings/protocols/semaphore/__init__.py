@@ -4,7 +4,8 @@ Which strategies: those whose admission runs in Python. ``callback`` (the defaul
 callback Lambda's ``CallbackSemaphore`` (acquire, park, release, hand-over, re-check),
 with its event cleanup and reconciler (``reconciler.cleanup_handler``,
 ``reconcile_callback``). ``oldest-first``: the gate Lambda (``oldest_first.handler``, a
-``ListExecutions`` check), with the cleanup (which only stops a wrapper's target there).
+``ListExecutions`` check that also reads the histories of the executions that ended),
+with the cleanup (which only stops a wrapper's target there).
 The ``dynamodb`` strategy (with or without ``fairness = "fifo"``) acquires and releases
 in ASL alone (``updateItem`` states in ``templates/semaphore/*.tftpl``): there is no
 runtime code of its admission to run here, and a copy of its expressions would test the
@@ -96,8 +97,8 @@ class Scenario:
         lease_seconds: The lease stored with each holder (callback); with oldest-first,
             how long after its stop an ended holder may keep its slot.
         count_stopped_critical: Count a stopped holder's critical-section Lambda that is
-            still running against the limit (off, the explorer looks past it: the
-            oldest-first gate admits beside it).
+            still running against the limit, until its task's timeout (off, the explorer
+            looks past it).
 
     """
 
