@@ -15,7 +15,9 @@
 # fairness = "fifo" (dynamodb only): waiters draw a ticket (atomic ADD on the
 # lock item) and only the head of the queue may take a free slot.
 #
-# strategy = "oldest-first": the seed's ListExecutions gate in a Lambda.
+# strategy = "oldest-first": the seed's ListExecutions gate in a Lambda. It counts the
+# holder executions that ended within lease_seconds while a task of theirs may still
+# run (their history, GetExecutionHistory), besides the RUNNING ones.
 #
 # Every strategy with a lock item frees leaked slots with an EventBridge cleanup
 # (FAILED/TIMED_OUT/ABORTED) and a scheduled reconciler (DescribeExecution); both
@@ -43,11 +45,13 @@ data "aws_service_principal" "events" {
 
 locals {
   # The strategy-specific inputs default to null (variables.tf fails the plan when one is
-  # set under a strategy it does nothing for); these are their values in effect.
+  # set under a strategy it does nothing for); these are their values in effect. With
+  # oldest-first, lease_seconds is how long after its stop an ended holder is looked at
+  # (its history read at every gate call): 900 s by default, Lambda's largest timeout.
   fallback_seconds               = coalesce(var.fallback_seconds, 300)
   fairness                       = coalesce(var.fairness, "none")
   lock_key                       = coalesce(var.lock_key, "semaphore")
-  lease_seconds                  = coalesce(var.lease_seconds, 86400)
+  lease_seconds                  = coalesce(var.lease_seconds, local.oldest_first ? 900 : 86400)
   wait_min_seconds               = coalesce(var.wait_min_seconds, 5)
   wait_max_seconds               = coalesce(var.wait_max_seconds, 15)
   reconciler_enabled             = coalesce(var.reconciler_enabled, true)
@@ -178,6 +182,30 @@ locals {
 
   gate_function_name = "${var.name}-oldest-first-gate"
   gate_function_arn  = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.gate_function_name}"
+  # The gate follows a stopped wrapper through its target when it can list the target's
+  # executions (same account), and every other ended holder through its history.
+  gate_follows_target = var.create_wrapper && var.target_role_arn == null
+  gate_environment = merge(
+    {
+      SEMAPHORE_LIMIT         = tostring(var.max_concurrency)
+      STATE_MACHINE_ARNS      = join(",", local.holder_machine_arns)
+      SEMAPHORE_LEASE_SECONDS = tostring(local.lease_seconds)
+      # Its own invocations only read: a waiter stopped while asking holds nothing.
+      SEMAPHORE_GATE_STATE = "${var.fragment_state_prefix}Acquire"
+    },
+    local.gate_follows_target ? {
+      TARGET_STATE_MACHINE_ARN  = var.target_state_machine_arn
+      WRAPPER_STATE_MACHINE_ARN = local.wrapper_arn
+    } : {},
+  )
+  gate_statements = concat(
+    length(local.holder_machine_arns) == 0 ? [] : [{
+      sid       = "ListHolderExecutions"
+      actions   = ["states:ListExecutions"]
+      resources = concat(local.holder_machine_arns, local.gate_follows_target ? [var.target_state_machine_arn] : [])
+    }],
+    local.holder_history_statements,
+  )
 
   # --- History budget ---------------------------------------------------------
   # Events one pass of the wait loop writes, counted from the states it enters
@@ -558,25 +586,15 @@ module "gate" {
   source_path   = [{ path = "${path.module}/../../lambda_src", patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/metrics.py", "sfn_patterns/semaphore/**"] }]
   handler       = "sfn_patterns.semaphore.oldest_first.handler"
   timeout       = 30
-  environment_variables = merge(
-    {
-      SEMAPHORE_LIMIT    = tostring(var.max_concurrency)
-      STATE_MACHINE_ARNS = join(",", local.holder_machine_arns)
-    },
-    # A stopped wrapper's target still holds its slot until it ends.
-    var.create_wrapper && var.target_role_arn == null ? { TARGET_STATE_MACHINE_ARN = var.target_state_machine_arn } : {},
-  )
+  # A stopped wrapper's target, and a stopped holder's task, still hold their slot.
+  environment_variables             = local.gate_environment
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   build_dir                         = var.build_dir
   python_executable                 = var.python_executable
   tags                              = var.tags
 
-  policy_statements = length(local.holder_machine_arns) == 0 ? [] : [{
-    sid       = "ListHolderExecutions"
-    actions   = ["states:ListExecutions"]
-    resources = concat(local.holder_machine_arns, var.create_wrapper && var.target_role_arn == null ? [var.target_state_machine_arn] : [])
-  }]
+  policy_statements = local.gate_statements
 }
 
 # --- Wrapper state machine ----------------------------------------------------------

@@ -115,18 +115,13 @@ variable "lock_key" {
 }
 
 variable "lease_seconds" {
-  description = "Lease stored with each holder: a holder whose execution can no longer be described is released once acquired_at + lease_seconds has passed. Applies to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none) only; null means 86400."
+  description = "Lease stored with each holder: a holder whose execution can no longer be described is released once acquired_at + lease_seconds has passed, and an ended holder's task without a known end keeps its slot until then; null means 86400. With strategy \"oldest-first\" (no lease is stored): how long after its stop an ended holder is still counted while a task of its may run (its history is read at each gate call), and how long a task without a known end, or an unreadable history, counts; null means 900 (Lambda's largest function timeout)."
   type        = number
   default     = null
 
   validation {
     condition     = coalesce(var.lease_seconds, 86400) >= 60 && floor(coalesce(var.lease_seconds, 86400)) == coalesce(var.lease_seconds, 86400)
     error_message = "lease_seconds must be a whole number of seconds >= 60."
-  }
-
-  validation {
-    condition     = var.lease_seconds == null || var.strategy != "oldest-first"
-    error_message = "lease_seconds applies only to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none); strategy is \"${var.strategy}\", where it would do nothing: remove it."
   }
 }
 

@@ -8,6 +8,8 @@ it. Longer explorations: ``python -m sfn_patterns_localstack.interleavings explo
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +27,11 @@ from sfn_patterns_localstack.interleavings.protocols.semaphore import (
     Scenario,
     Semaphore,
 )
-from sfn_patterns_localstack.interleavings.protocols.semaphore.actors import ENTER, EXIT
+from sfn_patterns_localstack.interleavings.protocols.semaphore.actors import (
+    CRITICAL_TIMEOUT,
+    ENTER,
+    EXIT,
+)
 from sfn_patterns_localstack.interleavings.protocols.semaphore.invariants import (
     Layout,
     SemaphoreChecker,
@@ -64,8 +70,12 @@ def test_two_slots_three_executions_two_stops_and_duplicated_events() -> None:
 
 
 def test_the_oldest_first_gate_admits_at_most_limit_running_executions() -> None:
-    """The real gate handler (ListExecutions), three executions, two slots, two stops."""
-    scenario = Scenario(strategy="oldest-first", limit=2, executions=3, stops=(0, 2))
+    """The real gate handler (ListExecutions, and the histories of the executions that
+    ended), three executions, two slots, two stops; a stopped holder's critical section
+    counts until it returns or its task times out."""
+    scenario = Scenario(
+        strategy="oldest-first", limit=2, executions=3, stops=(0, 2), count_stopped_critical=True
+    )
     with Explorer(Semaphore(scenario)) as explorer:
         report = explorer.explore(RandomWalk(53), max_runs=15)
     _passes(report)
@@ -75,23 +85,33 @@ def test_the_oldest_first_gate_admits_at_most_limit_running_executions() -> None
 
 # The smallest scenarios that hold each race: a holder in its critical section and an
 # execution arriving (the release and the enqueue race), or one already queued (the
-# hand-over and the wake-up race). Each mutant must be caught by 40 runs of the seed-0
-# walk; when they were added it took 4, 23, 7 and 4 runs (0.1 CPU-s a run).
+# hand-over and the wake-up race); with oldest-first, the oldest execution in its critical
+# section and stopped there (its Lambda runs on), the other at the gate. Each mutant must
+# be caught by 40 runs of the seed-0 walk; when they were added it took 4, 23, 7, 4 and
+# 29 runs (0.1 CPU-s a run).
 ARRIVING = Scenario(holding=1, stops=(), sweeps=0)
 QUEUED = Scenario(holding=1, queued=1, stops=(), sweeps=0)
+STOPPED_INSIDE = Scenario(
+    strategy="oldest-first", holding=1, stops=(0,), count_stopped_critical=True
+)
 MUTANT_RUNS = 40
 MUTANTS: Mapping[str, tuple[Scenario, str]] = {
     "enqueue-when-free": (ARRIVING, "free-slot:"),
     "give-back-on-stale-read": (ARRIVING, "free-slot:"),
     "wake-before-hand-over": (QUEUED, "lease:"),
     "dead-token-without-describe": (QUEUED, "lease:"),
+    "gate-counts-running-only": (STOPPED_INSIDE, "critical: 2"),
 }
 
 
 @pytest.fixture(scope="module")
 def races() -> Iterator[dict[Scenario, Explorer]]:
-    with Explorer(Semaphore(ARRIVING)) as arriving, Explorer(Semaphore(QUEUED)) as queued:
-        yield {ARRIVING: arriving, QUEUED: queued}
+    with (
+        Explorer(Semaphore(ARRIVING)) as arriving,
+        Explorer(Semaphore(QUEUED)) as queued,
+        Explorer(Semaphore(STOPPED_INSIDE)) as gate,
+    ):
+        yield {ARRIVING: arriving, QUEUED: queued, STOPPED_INSIDE: gate}
 
 
 def test_every_mutant_of_the_protocol_is_tested() -> None:
@@ -111,7 +131,7 @@ def test_each_mutant_is_caught_within_the_budget(
     print(f"{mutant}: caught after {report.runs} runs ({report.cpu_seconds:.2f} CPU-s)\n{failure}")
     assert failure.violations[0].startswith(invariant), failure
     assert failure.mutant == mutant
-    assert "--holding 1" in failure.command()
+    assert shlex.join(Semaphore(scenario).arguments()) in failure.command()
 
 
 def test_the_real_semaphore_survives_the_schedules_that_catch_the_mutants(
@@ -177,20 +197,48 @@ def test_a_sweep_keeps_a_stopped_holders_slot_until_its_critical_section_timed_o
     assert (lock["holder_count"], [a for a in lock if a.startswith("h_")]) == (0, [])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 53, finding 2, strategy oldest-first (not fixed: the gate counts RUNNING "
-    "executions only): e0 is admitted and enters; it is stopped, so it no longer runs and "
-    "the gate admits e1, while e0's critical-section Lambda still runs: two critical "
-    "sections under a limit of 1",
-)
-def test_oldest_first_does_not_admit_beside_a_stopped_holders_running_critical_section() -> None:
-    scenario = Scenario(strategy="oldest-first", stops=(0,), count_stopped_critical=True)
-    with Explorer(Semaphore(scenario)) as explorer:
-        # e0: the gate, then its critical section; the stop; e1: the gate, then enters.
-        result = explorer.run(Replay(parse_schedule("0 0 2 1 1")))
-    assert not result.violations, result.violations
+# e0 is in its critical section; the stop; e1 asks the gate: three ListExecutions of ended
+# executions, e0's history, one ListExecutions of RUNNING ones, and its gate task ends (with
+# the planted mistake, one ListExecutions call, the gate task's end, and it enters).
+E1_ASKS_BESIDE_STOPPED_E0 = {False: "2 1 1 1 1 1 1", True: "2 1 1 1"}
+
+
+@pytest.mark.parametrize("planted", [False, True], ids=["real", "gate-counts-running-only"])
+def test_oldest_first_does_not_admit_beside_a_stopped_holders_running_critical_section(
+    planted: bool, races: dict[Scenario, Explorer]
+) -> None:
+    """e0 is admitted and enters; it is stopped, so it no longer runs, but its critical-section
+    Lambda does: the gate reads e0's history, sees that task without its end, and keeps e1
+    waiting until the task's TimeoutSeconds has passed. With the planted mistake (the gate
+    counts RUNNING executions only) e1 enters beside e0's Lambda."""
+    explorer = races[STOPPED_INSIDE]
+    mutated = explorer.mutated("gate-counts-running-only") if planted else contextlib.nullcontext()
+    with mutated:
+        result = explorer.run(Replay(parse_schedule(E1_ASKS_BESIDE_STOPPED_E0[planted])))
+    if planted:
+        assert result.violations and result.violations[0].startswith("critical: 2"), result
+        return
+    assert result.quiescent and not result.violations, result.violations
+    asked = [e.text for e in result.events if isinstance(e, Note) and e.actor == 1]
+    assert asked[0].startswith("gate: {'proceed': False"), asked
+    entered = {
+        e.actor: e.now for e in result.events if isinstance(e, Effect) and e.subject == ENTER
+    }
+    assert entered[1] >= entered[0] + CRITICAL_TIMEOUT, entered
+
+
+def test_oldest_first_counts_a_holder_stopped_between_the_gates_reads(
+    races: dict[Scenario, Explorer],
+) -> None:
+    """What the explorer found: e1's gate lists the RUNNING executions (e0 among them), e0
+    is stopped in its critical section, then the gate lists the ended ones (e0 among them,
+    its history read): e0 is counted once, and e1 waits. Had the gate read the ended
+    executions first, e0 would be in neither list (tests/semaphore/
+    test_oldest_first_unit.py plants that order)."""
+    result = races[STOPPED_INSIDE].run(Replay(parse_schedule("1 2 1 1 1 1 1")))
+    assert result.quiescent and not result.violations, result.violations
+    asked = [e.text for e in result.events if isinstance(e, Note) and e.actor == 1]
+    assert asked[0].startswith("gate: {'proceed': False, 'position': 1"), asked
 
 
 # -- the invariants, each shown failing on a planted state ---------------------------------------

@@ -1,8 +1,9 @@
 """End to end: examples/semaphore with ``strategy = "oldest-first"`` on LocalStack.
 
 The seed's ListExecutions gate: an execution proceeds when it is among the
-``limit`` oldest RUNNING ones. With limit 1 the holders' own recorded times must
-show one holder at a time, admitted in start order.
+``limit`` oldest RUNNING ones, or the stopped holders whose critical work may still
+run. With limit 1 the holders' own recorded times must show one holder at a time,
+admitted in start order.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from sfn_patterns_localstack.executions import history
+from tests.sfn_history import states_entered
+
 from . import fault_run
 from .support import (
     NO_ALARMS,
@@ -22,11 +26,16 @@ from .support import (
     start,
     stopped_wrappers_keep_the_limit,
     wait_done,
+    wait_until,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 LIMIT = 1
+# TimeoutSeconds of the critical section's task (and its Lambda's timeout): a holder
+# stopped in its critical section counts until this has passed since the task was
+# scheduled, since its Lambda runs on after the stop.
+CRITICAL_TIMEOUT = 20
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +56,7 @@ def deployed(
         wait_min_seconds=1,
         wait_max_seconds=2,
         acquire_timeout_seconds=300,
+        critical_section_timeout_seconds=CRITICAL_TIMEOUT,
         alarms=NO_ALARMS,
     ) as outputs:
         # Terraform leaves null outputs out: no lock table for this strategy.
@@ -73,6 +83,32 @@ def test_oldest_is_admitted_first_and_never_more_than_the_limit(
     by_admission = sorted(arns, key=lambda arn: recorded[arn][0])
     print("\nadmission order (start rank):", [by_start.index(arn) for arn in by_admission])
     assert by_admission == by_start
+
+
+def test_a_holder_stopped_in_its_critical_section_keeps_its_slot_while_its_lambda_runs(
+    aws: Callable, deployed: dict
+) -> None:
+    """Issue 53: the stopped holder is no longer RUNNING, but its critical section's Lambda
+    runs on; the gate counts it (its history shows that task without its end) until the
+    task's TimeoutSeconds has passed, so the waiter enters only after the Lambda left. The
+    oracle is the Lambdas' own recorded times; the gate reads the history under its role
+    (IAM enforced)."""
+    sfn = aws("stepfunctions")
+    machine = deployed["embedded_state_machine_arn"]
+    holder = start(sfn, machine, {"sleep_seconds": CRITICAL_TIMEOUT - 8, "n": 0})
+    wait_until(
+        lambda: "Critical section" in states_entered(history(sfn, holder)),
+        60,
+        "the holder in its critical section",
+    )
+    waiter = start(sfn, machine, {"sleep_seconds": 1, "n": 1})
+    sfn.stop_execution(executionArn=holder, error="Test.Stop", cause="stopped in its section")
+    done = wait_done(sfn, [holder, waiter], timeout=CRITICAL_TIMEOUT + 90)
+    assert done[holder]["status"] == "ABORTED", done[holder]
+    assert done[waiter]["status"] == "SUCCEEDED", done[waiter]
+    recorded = records(aws, deployed, [holder, waiter])
+    assert max_overlap(list(recorded.values())) <= LIMIT, recorded
+    assert recorded[waiter][0] >= recorded[holder][1], recorded
 
 
 def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(

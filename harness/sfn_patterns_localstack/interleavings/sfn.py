@@ -35,8 +35,9 @@ Answers follow Step Functions' documented behaviour where the runtime depends on
   since is still ``RUNNING``), otherwise it is strongly consistent;
 * ``StopExecution`` of an execution that has ended changes nothing;
 * ``GetExecutionHistory`` (``reverseOrder``, ``maxResults``, ``nextToken``): the
-  execution's start, each task's ``TaskScheduled`` (with its ``resource`` and
-  ``timeoutInSeconds``) and ``TaskStarted``, the task's end (``TaskSucceeded``,
+  execution's start, each task's ``TaskStateEntered`` (with its state's name, for a task
+  opened with one), ``TaskScheduled`` (with its ``resource`` and ``timeoutInSeconds``,
+  its ``previousEventId`` the state's entry) and ``TaskStarted``, the task's end (``TaskSucceeded``,
   ``TaskFailed``, or ``TaskTimedOut`` at its deadline) if it ended while the execution
   ran, and the execution's end. A task still open when its execution ended has no end
   event, as on AWS, whose discarded result writes none.
@@ -120,6 +121,8 @@ class Task:
 
     ``resource``: as ``TaskScheduled`` names it (``invoke.waitForTaskToken`` for a task
     that waits for its token, ``invoke`` for a Lambda the harness completes itself).
+    ``state``: the name of the Task state, as its ``TaskStateEntered`` event gives it
+    (None: the history shows no state entry for it).
     """
 
     token: str
@@ -133,6 +136,7 @@ class Task:
     error: str | None = None
     resource: str = "invoke.waitForTaskToken"
     closed_at: datetime | None = None
+    state: str | None = None
 
 
 @dataclass
@@ -259,8 +263,12 @@ class StepFunctions:
         timeout: timedelta | None = None,
         heartbeat: timedelta | None = None,
         resource: str = "invoke.waitForTaskToken",
+        state: str | None = None,
     ) -> str:
-        """Open a task of a RUNNING execution (``.waitForTaskToken`` unless named); its token."""
+        """Open a task of a RUNNING execution (``.waitForTaskToken`` unless named); its token.
+
+        ``state``: the Task state's name, which the history shows (``TaskStateEntered``).
+        """
         with self._changing("TaskScheduled"):
             execution = self.execution(execution_arn)
             if execution.status != RUNNING:
@@ -278,6 +286,7 @@ class StepFunctions:
                 heartbeat=heartbeat,
                 beat_at=now,
                 resource=resource,
+                state=state,
             )
             return token
 
@@ -492,8 +501,13 @@ class StepFunctions:
                 details["heartbeatInSeconds"] = int(task.heartbeat.total_seconds())
             when = task.scheduled_at
             scheduled, started = f"scheduled:{task.token}", f"started:{task.token}"
+            entered = None
+            if task.state is not None:
+                entered = f"entered:{task.token}"
+                state = {"stateEnteredEventDetails": {"name": task.state}}
+                raw.append((when, "TaskStateEntered", state, entered, None))
             raw.append(
-                (when, "TaskScheduled", {"taskScheduledEventDetails": details}, scheduled, None)
+                (when, "TaskScheduled", {"taskScheduledEventDetails": details}, scheduled, entered)
             )
             begun = {
                 "taskStartedEventDetails": {"resourceType": "lambda", "resource": task.resource}

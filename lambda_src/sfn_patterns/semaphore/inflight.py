@@ -22,13 +22,20 @@ still be running:
 A ``.sync``, ``.waitForTaskToken`` or activity task without a ``TimeoutSeconds`` has no
 known end: its slot is kept until the lease expires (``lease_seconds``), as is the slot
 of an execution whose history cannot be read (deleted, expired, no permission).
+
+A caller may leave out the tasks of some states (``ignore_states``): the oldest-first
+gate leaves out its own invocations, which only read, so a waiter stopped while asking
+the gate holds nothing. A task is named by the ``*StateEntered`` event its
+``previousEventId`` is (for a retried task: the failure of its earlier attempt, whose
+chain leads back to that attempt's scheduled event, and so on); a task whose state
+cannot be found that way is counted.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -65,6 +72,10 @@ ENDED = frozenset(
 )
 # An end event points at its start (or submit) event, which points at the scheduled one.
 MAX_HOPS = 4
+#: The end events of an attempt that failed: a retried task's scheduled event follows one.
+FAILED_ATTEMPT = ENDED - {"TaskSucceeded", "LambdaFunctionSucceeded", "ActivitySucceeded"}
+# Attempts followed back to a task's state entry; past them the task is counted.
+MAX_ATTEMPTS = 50
 
 
 def history(sfn: Any, execution_arn: str) -> Iterator[dict[str, Any]]:
@@ -84,28 +95,65 @@ def history(sfn: Any, execution_arn: str) -> Iterator[dict[str, Any]]:
         kwargs = {"nextToken": page["nextToken"]}
 
 
-def open_tasks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The scheduled events of ``events`` whose work has no end event."""
+def open_tasks(
+    events: list[dict[str, Any]], ignore_states: Collection[str] = ()
+) -> list[dict[str, Any]]:
+    """The scheduled events of ``events`` whose work has no end event.
+
+    Tasks scheduled by a state named in ``ignore_states`` are left out.
+    """
     by_id = {event.get("id"): event for event in events}
     ended: set[Any] = set()
     for event in events:
         if event.get("type") not in ENDED:
             continue
-        link = event
-        for _ in range(MAX_HOPS):
-            link = by_id.get(link.get("previousEventId"))
-            if link is None:
-                break
-            if link.get("type") in SCHEDULED:
-                ended.add(link.get("id"))
-                break
-    return [e for e in events if e.get("type") in SCHEDULED and e.get("id") not in ended]
+        scheduled = _attempt_scheduled(event, by_id)
+        if scheduled is not None:
+            ended.add(scheduled.get("id"))
+    return [
+        e
+        for e in events
+        if e.get("type") in SCHEDULED
+        and e.get("id") not in ended
+        and not (ignore_states and scheduling_state(e, by_id) in ignore_states)
+    ]
+
+
+def scheduling_state(event: dict[str, Any], by_id: dict[Any, dict[str, Any]]) -> str | None:
+    """The name of the state that scheduled a task (None: not found in the history)."""
+    scheduled: dict[str, Any] | None = event
+    for _ in range(MAX_ATTEMPTS):
+        previous = by_id.get((scheduled or {}).get("previousEventId"))
+        kind = str((previous or {}).get("type", ""))
+        if previous is not None and kind.endswith("StateEntered"):
+            name = (previous.get("stateEnteredEventDetails") or {}).get("name")
+            return None if name is None else str(name)
+        if previous is None or kind not in FAILED_ATTEMPT:
+            return None
+        scheduled = _attempt_scheduled(previous, by_id)  # the earlier attempt's own
+        if scheduled is None:
+            return None
+    return None
+
+
+def _attempt_scheduled(
+    end: dict[str, Any], by_id: dict[Any, dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The scheduled event an end event's chain leads to (None: not within ``MAX_HOPS``)."""
+    link: dict[str, Any] | None = end
+    for _ in range(MAX_HOPS):
+        link = by_id.get((link or {}).get("previousEventId"))
+        if link is None:
+            return None
+        if link.get("type") in SCHEDULED:
+            return link
+    return None
 
 
 def task_deadline(event: dict[str, Any]) -> dt.datetime | None:
     """When a scheduled task's work has ended at the latest; None when nothing bounds it."""
     details = event.get(SCHEDULED[event["type"]]) or {}
-    scheduled = _timestamp(event["timestamp"])
+    scheduled = timestamp(event["timestamp"])
     timeout = details.get("timeoutInSeconds")
     resource = str(details.get("resource", ""))
     request_response = event["type"] == "LambdaFunctionScheduled" or (
@@ -120,12 +168,15 @@ def task_deadline(event: dict[str, Any]) -> dt.datetime | None:
     return None
 
 
-def work_ends(sfn: Any, execution_arn: str, unbounded: dt.datetime) -> dt.datetime | None:
+def work_ends(
+    sfn: Any, execution_arn: str, unbounded: dt.datetime, ignore_states: Collection[str] = ()
+) -> dt.datetime | None:
     """When the last task of an ended execution can still be running; None: none can.
 
     ``unbounded`` stands for a task without a known end, and for an execution whose
     history cannot be read (the lease's expiry). A transient error (throttling, 5xx)
-    raises: the caller keeps the slot and asks again later.
+    raises: the caller keeps the slot and asks again later. The tasks of the states in
+    ``ignore_states`` are not counted.
     """
     try:
         events = list(history(sfn, execution_arn))
@@ -135,24 +186,28 @@ def work_ends(sfn: Any, execution_arn: str, unbounded: dt.datetime) -> dt.dateti
             raise
         LOG.warning("cannot read the history of %s: %s", execution_arn, code)
         return unbounded
-    deadlines = [task_deadline(event) for event in open_tasks(events)]
+    deadlines = [task_deadline(event) for event in open_tasks(events, ignore_states)]
     if not deadlines:
         return None
     return max(unbounded if d is None else d for d in deadlines)
 
 
 def may_still_run(
-    sfn: Any, execution_arn: str, now: dt.datetime, unbounded: dt.datetime
+    sfn: Any,
+    execution_arn: str,
+    now: dt.datetime,
+    unbounded: dt.datetime,
+    ignore_states: Collection[str] = (),
 ) -> dt.datetime | None:
     """The moment an ended execution's work may run until, if that is after ``now``; else None."""
-    ends = work_ends(sfn, execution_arn, unbounded)
+    ends = work_ends(sfn, execution_arn, unbounded, ignore_states)
     if ends is not None and ends > now:
         LOG.info("%s may still run a task until %s: its slot is kept", execution_arn, ends)
         return ends
     return None
 
 
-def _timestamp(value: Any) -> dt.datetime:
+def timestamp(value: Any) -> dt.datetime:
     """A history event's timestamp (botocore gives a datetime; a JSON stub, an ISO string)."""
     if isinstance(value, dt.datetime):
         return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)

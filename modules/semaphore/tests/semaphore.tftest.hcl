@@ -200,6 +200,35 @@ run "oldest_first_has_a_gate_and_no_lock" {
     condition     = length(aws_cloudwatch_event_rule.reconcile) == 0 && output.table_arn == null
     error_message = "Without a lock item there is nothing to reconcile."
   }
+  assert {
+    condition     = local.gate_environment.SEMAPHORE_LEASE_SECONDS == "900" && local.gate_environment.SEMAPHORE_GATE_STATE == "Semaphore: Acquire"
+    error_message = "The gate looks at holders ended within 900 s by default, and leaves out its own state's tasks."
+  }
+}
+
+run "oldest_first_gate_reads_ended_holders_histories" {
+  command = plan
+
+  variables {
+    strategy                  = "oldest-first"
+    holder_state_machine_arns = ["arn:aws:states:eu-west-1:123456789012:stateMachine:worker"]
+    create_wrapper            = true
+    target_state_machine_arn  = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+    lease_seconds             = 1800
+  }
+
+  assert {
+    condition = jsonencode(local.gate_statements[1]) == jsonencode({
+      sid       = "ReadHolderHistories"
+      actions   = ["states:GetExecutionHistory"]
+      resources = ["arn:aws:states:eu-west-1:123456789012:execution:worker:*", "arn:aws:states:eu-west-1:123456789012:execution:demo-wrapper:*"]
+    })
+    error_message = "The gate may read the histories of the holder machines' executions (and no others): an ended holder counts while a task of its may run."
+  }
+  assert {
+    condition     = local.gate_environment.SEMAPHORE_LEASE_SECONDS == "1800" && local.gate_environment.WRAPPER_STATE_MACHINE_ARN == "arn:aws:states:eu-west-1:123456789012:stateMachine:demo-wrapper" && local.gate_environment.TARGET_STATE_MACHINE_ARN == "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+    error_message = "lease_seconds bounds how long after its stop the gate counts an ended holder; a stopped wrapper is followed through its target."
+  }
 }
 
 run "caller_policy_names_this_table" {
@@ -409,7 +438,6 @@ run "rejects_lock_item_settings_with_oldest_first" {
     create_wrapper                 = true
     target_state_machine_arn       = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
     lock_key                       = "other"
-    lease_seconds                  = 600
     reconciler_enabled             = false
     reconciler_schedule_expression = "rate(1 minute)"
     point_in_time_recovery_enabled = false
@@ -417,7 +445,6 @@ run "rejects_lock_item_settings_with_oldest_first" {
   }
   expect_failures = [
     var.lock_key,
-    var.lease_seconds,
     var.reconciler_enabled,
     var.reconciler_schedule_expression,
     var.point_in_time_recovery_enabled,

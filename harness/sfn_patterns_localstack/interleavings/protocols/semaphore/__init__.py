@@ -4,7 +4,8 @@ Which strategies: those whose admission runs in Python. ``callback`` (the defaul
 callback Lambda's ``CallbackSemaphore`` (acquire, park, release, hand-over, re-check),
 with its event cleanup and reconciler (``reconciler.cleanup_handler``,
 ``reconcile_callback``). ``oldest-first``: the gate Lambda (``oldest_first.handler``, a
-``ListExecutions`` check), with the cleanup (which only stops a wrapper's target there).
+``ListExecutions`` check that also reads the histories of the executions that ended),
+with the cleanup (which only stops a wrapper's target there).
 The ``dynamodb`` strategy (with or without ``fairness = "fifo"``) acquires and releases
 in ASL alone (``updateItem`` states in ``templates/semaphore/*.tftpl``): there is no
 runtime code of its admission to run here, and a copy of its expressions would test the
@@ -83,8 +84,9 @@ class Scenario:
         limit: ``max_concurrency``.
         executions: Holder executions ``e0..eN-1`` (2-3 keep the search small).
         holding: The first this many executions hold a slot from the start (acquired by
-            the real ``acquire`` in the setup) and are in their critical section: a
-            schedule reaches their release in a few steps.
+            the real ``acquire`` in the setup; with oldest-first, admitted as the oldest
+            RUNNING ones) and are in their critical section: a schedule reaches their
+            release, or their stop inside it, in a few steps.
         queued: The next this many executions are parked in the queue from the start
             (queued by the real ``acquire`` in the setup, in order).
         stops: The executions the stopper stops, in order (empty: no stopper).
@@ -92,10 +94,11 @@ class Scenario:
         sweeps: Reconciler sweeps (0: no reconciler actor; oldest-first has none).
         fallback_seconds: The parked task's timeout, and the tick.
         acquire_timeout_seconds: A waiter fails after this long in the queue.
-        lease_seconds: The lease stored with each holder.
+        lease_seconds: The lease stored with each holder (callback); with oldest-first,
+            how long after its stop an ended holder may keep its slot.
         count_stopped_critical: Count a stopped holder's critical-section Lambda that is
-            still running against the limit (off, the explorer looks past it: the
-            oldest-first gate admits beside it).
+            still running against the limit, until its task's timeout (off, the explorer
+            looks past it).
 
     """
 
@@ -115,8 +118,8 @@ class Scenario:
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"--semaphore-strategy {self.strategy!r}: one of {STRATEGIES}")
-        if self.strategy != "callback" and (self.holding or self.queued):
-            raise ValueError("--holding and --queued are for the callback strategy")
+        if self.strategy != "callback" and self.queued:
+            raise ValueError("--queued is for the callback strategy (oldest-first queues none)")
         if self.limit < 1 or self.executions < 1:
             raise ValueError("the semaphore needs a limit and an execution (at least 1 each)")
         bad = [s for s in self.stops if not 0 <= s < self.executions]
@@ -230,6 +233,8 @@ class Semaphore(Protocol):
         semaphore = self._semaphore("setup", gateway, self._world.clock)
         self._parked = {}
         s = self.scenario
+        if s.strategy != "callback":  # oldest-first: the oldest RUNNING executions hold
+            return
         for index in range(s.holding + s.queued):
             arn = self.execution_arn(index)
             token = self._world.park(arn, timeout=self.tick)
@@ -257,6 +262,7 @@ class Semaphore(Protocol):
                     self.execution_arn(index),
                     wait=self.tick,
                     acquire_timeout=timedelta(seconds=s.acquire_timeout_seconds),
+                    inside=index < s.holding,
                 )
                 bodies.append((name, gate))
                 continue
@@ -308,8 +314,8 @@ class Semaphore(Protocol):
         reconciler.reconcile_callback(self._sweeper, now=clock.now)
 
     def runtime_clock(self, clock: FakeClock) -> contextlib.AbstractContextManager[Any]:
-        """The cleanup handler's environment, and its semaphore: the stopper's own."""
-        return self._handler_environment()
+        """The handlers' environment, the stopper's semaphore for the cleanup, the clock."""
+        return self._handler_environment(clock)
 
     def _environment(self) -> dict[str, str]:
         """What the module sets in the handlers' environment, for this scenario."""
@@ -320,10 +326,11 @@ class Semaphore(Protocol):
             "SEMAPHORE_STRATEGY": self.scenario.strategy,
             "SEMAPHORE_LIMIT": str(self.scenario.limit),
             "STATE_MACHINE_ARNS": StepFunctions(FakeClock()).state_machine_arn(STATE_MACHINE),
+            "SEMAPHORE_LEASE_SECONDS": str(self.scenario.lease_seconds),
         }
 
     @contextlib.contextmanager
-    def _handler_environment(self) -> Iterator[None]:
+    def _handler_environment(self, clock: FakeClock) -> Iterator[None]:
         """The environment while exploring (each run sets its own), then the original back."""
         values = self._environment()
         saved = {name: os.environ.get(name) for name in values}
@@ -332,6 +339,7 @@ class Semaphore(Protocol):
             with (
                 patched(reconciler, "from_environment", handler_semaphore),
                 patched(oldest_first, "clients", HandlerClients),
+                patched(oldest_first, "utcnow", clock),
             ):
                 yield
         finally:

@@ -59,6 +59,10 @@ ACQUIRE_ATTEMPTS, RELEASE_ATTEMPTS = 7, 11
 #: The critical section's Task ``TimeoutSeconds``: a Lambda invocation of a stopped
 #: execution runs on, until at most this long after it was scheduled.
 CRITICAL_TIMEOUT = timedelta(minutes=10)
+#: The critical section's Task state (the module's ``fragment_acquired_next`` default).
+CRITICAL_STATE = "Critical section"
+#: The acquire fragment's Task state that invokes the oldest-first gate (default prefix).
+GATE_STATE = oldest_first.DEFAULT_GATE_STATE
 #: Deliveries of an event to a cleanup that keeps failing, before it is dropped (EventBridge
 #: retries for up to a day; a few attempts are as good as all here, the run's clock stands still).
 CLEANUP_ATTEMPTS = 5
@@ -122,7 +126,9 @@ def critical_section(
     runs (a Lambda invocation does not stop with its execution), and its return is recorded
     only if the execution still runs; the execution takes its next state only if running.
     """
-    token = world.park(execution_arn, timeout=CRITICAL_TIMEOUT, resource="invoke")
+    token = world.park(
+        execution_arn, timeout=CRITICAL_TIMEOUT, resource="invoke", state=CRITICAL_STATE
+    )
     ctx.effect(ENTER)
     ctx.wait_for(None, "critical section", keys=key, writes=True)
     world.complete_task(token)
@@ -246,6 +252,7 @@ class Gate:
         execution_arn: This execution.
         wait: One ``Wait for a slot`` (the tick).
         acquire_timeout: Waiting after which the execution fails.
+        inside: The gate admitted the execution already: it starts in its critical section.
 
     """
 
@@ -257,8 +264,10 @@ class Gate:
         *,
         wait: timedelta,
         acquire_timeout: timedelta,
+        inside: bool = False,
     ) -> None:
         self.world = world
+        self.inside = inside
         self.sfn = sfn
         self.arn = execution_arn
         self.machine = world.execution(execution_arn).state_machine_arn
@@ -273,7 +282,7 @@ class Gate:
     def __call__(self, ctx: ActorContext) -> None:
         """Ask the gate until it says proceed; critical section; end."""
         _handler.sfn = self.sfn
-        if not self._acquire(ctx) or not critical_section(
+        if not (self.inside or self._acquire(ctx)) or not critical_section(
             ctx, self.world, self.arn, self.key, self.running
         ):
             return
@@ -284,12 +293,16 @@ class Gate:
         waited, failures = timedelta(0), 0
         event = {"execution_arn": self.arn, "state_machine_arn": self.machine}
         while True:
+            # The gate's invocation is a task of the execution (in its history, named by
+            # its state): a stop while the gate runs leaves it without an end event.
+            token = self.world.park(self.arn, resource="invoke", state=GATE_STATE)
             try:
                 decision = oldest_first.handler(event, None)
             except Exception as error:  # the gate's Retry
                 ctx.note(f"gate failed: {_failure(error)}", outcome="error")
                 failures += 1
                 ctx.wait_for(None, "gate retried", keys=self.key, writes=True)
+                self.world.close_task(token)
                 if failures >= ACQUIRE_ATTEMPTS:
                     self.world.finish(self.arn, "FAILED")
                     return False
@@ -297,6 +310,10 @@ class Gate:
                     return False
                 continue
             ctx.note(f"gate: {decision}", outcome="proceed" if decision["proceed"] else "wait")
+            ctx.wait_for(None, "the gate task succeeds", keys=self.key, writes=True)
+            self.world.complete_task(token)
+            if not self.running():
+                return False
             if decision["proceed"]:
                 ctx.wait_for(None, "to its critical section", keys=self.key, writes=True)
                 return self.running()

@@ -27,9 +27,11 @@ After every step (issue 53's list, and the invariant ``callback.py`` states):
 ``critical``
     At most ``limit`` critical sections run at once. A stopped holder's critical-section
     Lambda runs on after the stop (a Lambda invocation does not stop with its execution);
-    it counts with ``count_stopped_critical``. The callback strategy keeps a stopped
-    holder's slot until its critical-section task has ended or timed out, so it holds
-    then; the oldest-first gate counts only RUNNING executions, so it does not.
+    it counts with ``count_stopped_critical``, until it returns or its task's
+    ``TimeoutSeconds`` (``CRITICAL_TIMEOUT``, no shorter than the function's timeout)
+    has passed since it entered. Both strategies keep a stopped holder's slot until
+    then: the callback strategy on the lock item, the oldest-first gate by counting
+    the ended holders whose history shows that task without its end.
 
 With ``strategy = "oldest-first"`` there is no lock item (a slot is an execution that
 runs): only ``critical`` and ``stopped`` apply.
@@ -47,11 +49,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sfn_patterns_localstack.interleavings.clock import FakeClock
 from sfn_patterns_localstack.interleavings.protocol import Checker, RunView
-from sfn_patterns_localstack.interleavings.protocols.semaphore.actors import ENTER, EXIT, short
+from sfn_patterns_localstack.interleavings.protocols.semaphore.actors import (
+    CRITICAL_TIMEOUT,
+    ENTER,
+    EXIT,
+    short,
+)
 from sfn_patterns_localstack.interleavings.scheduler import Effect
 from sfn_patterns_localstack.interleavings.sfn import KEY_PREFIX, RUNNING, StepFunctions
 from sfn_patterns_localstack.interleavings.store import Snapshot
@@ -198,7 +206,8 @@ class SemaphoreChecker(Checker):
     count_stopped_critical: bool = False
     final_sweep: Callable[[FakeClock], None] | None = None
     slots: bool = True
-    inside: set[str] = field(default_factory=set)  # executions in their critical section
+    # Executions in their critical section, and when each entered it.
+    inside: dict[str, datetime] = field(default_factory=dict)
     _seen: int = 0
 
     def after_step(self, view: RunView) -> list[str]:
@@ -214,8 +223,9 @@ class SemaphoreChecker(Checker):
             broken += state_violations(self.layout, lock)
         running = [
             arn
-            for arn in sorted(self.inside)
-            if self.count_stopped_critical or view.sfn.status(arn) == RUNNING
+            for arn, entered in sorted(self.inside.items())
+            if view.sfn.status(arn) == RUNNING
+            or (self.count_stopped_critical and view.clock.now < entered + CRITICAL_TIMEOUT)
         ]
         for arn in running if self.slots else []:
             if arn not in lock.leases:
@@ -235,11 +245,11 @@ class SemaphoreChecker(Checker):
     def _effect(self, effect: Effect, sfn: StepFunctions) -> list[str]:
         arn = self.executions[effect.actor]
         if effect.subject == EXIT:
-            self.inside.discard(arn)
+            self.inside.pop(arn, None)
             return []
         if effect.subject != ENTER:
             return []
-        self.inside.add(arn)
+        self.inside[arn] = effect.now
         broken = []
         status = sfn.status(arn)
         if status != RUNNING:

@@ -1,7 +1,8 @@
-"""Realistic mistakes in the callback semaphore, to show the explorer would catch them.
+"""Realistic mistakes in the semaphore's runtime, to show the explorer would catch them.
 
-Each mutant replaces one method of the real ``CallbackSemaphore`` for the duration of a
-context, keeping everything else as the Lambdas run it. Where the mistake is one
+Each mutant replaces one method of the real ``CallbackSemaphore`` (or one function of the
+oldest-first gate) for the duration of a context, keeping everything else as the Lambdas
+run it. Where the mistake is one
 condition of a write, the mutant runs the real method with the condition edited on its
 way to DynamoDB (:class:`_Edited`), so the rest of the method is the runtime's own.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from sfn_patterns.semaphore import oldest_first
 from sfn_patterns.semaphore.callback import DEAD_TOKEN_ERRORS, CallbackSemaphore, Waiter
 from sfn_patterns.semaphore.lease import Lease
 from sfn_patterns_localstack.interleavings.clock import patched
@@ -119,6 +121,11 @@ def _wake_without_describe(self: CallbackSemaphore, waiter: Waiter) -> bool:
     return True
 
 
+def _no_stopped_holders(*_: Any, **__: Any) -> list[dict[str, Any]]:
+    """The gate looks at RUNNING executions only: "a stopped execution holds nothing"."""
+    return []
+
+
 def _replace(name: str, function: Any) -> contextlib.AbstractContextManager[Any]:
     return patched(CallbackSemaphore, name, function)
 
@@ -152,6 +159,13 @@ MUTANTS: dict[str, Mutant] = {
             "DescribeExecution: the slot of a waiter that is re-checking (or whose wake-up "
             "answer was lost) is passed on while it enters",
             lambda: _replace("_wake", _wake_without_describe),
+        ),
+        Mutant(
+            "gate-counts-running-only",
+            "the oldest-first gate counts only RUNNING executions (oldest_first."
+            "stopped_holders finds none): a holder stopped in its critical section frees its "
+            "slot while its Lambda still runs",
+            lambda: patched(oldest_first, "stopped_holders", _no_stopped_holders),
         ),
     )
 }
