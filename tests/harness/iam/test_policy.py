@@ -413,6 +413,23 @@ def test_variables_are_not_substituted_in_non_string_conditions(operator, key, v
 
 
 @pytest.mark.parametrize(
+    ("operator", "key", "value", "other"),
+    [
+        ("NumericNotEquals", "s3:max-keys", "10", "0"),
+        ("DateNotEquals", "aws:CurrentTime", "2026-11-25T21:00:00Z", "1999-01-01T00:00:00Z"),
+        ("NotIpAddress", "aws:SourceIp", "10.1.2.3", "192.168.0.0/16"),
+    ],
+)
+def test_a_value_that_cannot_be_compared_meets_no_negated_operator(operator, key, value, other):
+    # The unsubstituted text is no number, date or address: nothing was compared, so the
+    # negated operator is not met either (an Allow never grants through it).
+    context = {key.lower(): value, "aws:username": value}
+    assert not conditions_match({operator: {key: "${aws:username}"}}, context)
+    assert not conditions_match({operator: {key: value}}, context)
+    assert conditions_match({operator: {key: other}}, context)
+
+
+@pytest.mark.parametrize(
     "operator",
     ["StringEquals", "StringLike", "StringNotEquals", "StringNotLike", "StringEqualsIfExists"],
 )

@@ -384,7 +384,7 @@ def _key_matches(
     return _one_matches(test, negated, values[0], wanted, context)
 
 
-Test = Callable[[str, str, Mapping[str, ContextValue]], bool]
+Test = Callable[[str, str, Mapping[str, ContextValue]], bool | None]
 
 
 def _one_matches(
@@ -394,9 +394,14 @@ def _one_matches(
     wanted: list[Any],
     context: Mapping[str, ContextValue],
 ) -> bool:
-    """A positive operator: the value matches any wanted; a negated one: it matches none."""
-    hits = (test(value, str(w), context) for w in wanted)
-    return not any(hits) if negated else any(hits)
+    """A positive operator: the value matches any wanted; a negated one: it matches none.
+
+    A test answers None when the two cannot be compared (a value that is not a number,
+    date, address or boolean, such as an unsubstituted ``${...}``): that decides nothing,
+    so a negated operator is not met either.
+    """
+    hits = [test(value, str(w), context) for w in wanted]
+    return all(hit is False for hit in hits) if negated else any(hits)
 
 
 # String and ARN operators read policy variables in their values; the others compare the
@@ -420,8 +425,8 @@ def _arn_like(value: str, pattern: str, context: Mapping[str, ContextValue]) -> 
     return bool(regex.fullmatch(value))
 
 
-def _literal(compare: Callable[[str, str], bool]) -> Test:
-    def test(value: str, wanted: str, context: Mapping[str, ContextValue]) -> bool:
+def _literal(compare: Callable[[str, str], bool | None]) -> Test:
+    def test(value: str, wanted: str, context: Mapping[str, ContextValue]) -> bool | None:
         return compare(value, wanted)
 
     return test
@@ -435,9 +440,9 @@ def _number(text: str) -> float | None:
 
 
 def _numeric(compare: Callable[[float, float], bool]) -> Test:
-    def test(value: str, wanted: str) -> bool:
+    def test(value: str, wanted: str) -> bool | None:
         a, b = _number(value), _number(wanted)
-        return a is not None and b is not None and compare(a, b)
+        return None if a is None or b is None else compare(a, b)
 
     return _literal(test)
 
@@ -456,18 +461,25 @@ def _date(text: str) -> float | None:
 
 
 def _dates(compare: Callable[[float, float], bool]) -> Test:
-    def test(value: str, wanted: str) -> bool:
+    def test(value: str, wanted: str) -> bool | None:
         a, b = _date(value), _date(wanted)
-        return a is not None and b is not None and compare(a, b)
+        return None if a is None or b is None else compare(a, b)
 
     return _literal(test)
 
 
-def _ip(value: str, network: str) -> bool:
+def _ip(value: str, network: str) -> bool | None:
     try:
         return ipaddress.ip_address(value) in ipaddress.ip_network(network, strict=False)
     except ValueError:
-        return False
+        return None
+
+
+def _bool(value: str, wanted: str) -> bool | None:
+    booleans = ("true", "false")
+    if value.lower() not in booleans or wanted.lower() not in booleans:
+        return None
+    return value.lower() == wanted.lower()
 
 
 def _equal(value: str, wanted: str) -> bool:
@@ -502,7 +514,7 @@ _OPERATORS: dict[str, Test] = {
     "DateLessThanEquals": _dates(lambda a, b: a <= b),
     "DateGreaterThan": _dates(lambda a, b: a > b),
     "DateGreaterThanEquals": _dates(lambda a, b: a >= b),
-    "Bool": _literal(_equal_ignore_case),
+    "Bool": _literal(_bool),
     "IpAddress": _literal(_ip),
     "NotIpAddress": _literal(_ip),
 }
