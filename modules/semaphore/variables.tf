@@ -174,13 +174,19 @@ variable "acquire_timeout_seconds" {
 }
 
 variable "holder_state_machine_arns" {
-  description = "ARNs of your state machines that embed the acquire/release fragments; they get event cleanup and reconciler coverage (the wrapper is always covered)."
+  description = "ARNs of your state machines that embed the acquire/release fragments (required unless create_wrapper): the module grants its functions access to their executions only, for the oldest-first gate, the reconciler and the event cleanup (the wrapper is always covered)."
   type        = list(string)
   default     = []
 
   validation {
     condition     = alltrue([for arn in var.holder_state_machine_arns : can(regex("^arn:[a-z-]+:states:[a-z0-9-]+:[0-9]{12}:stateMachine:[A-Za-z0-9_-]{1,80}$", arn))])
     error_message = "holder_state_machine_arns must be state machine ARNs (arn:<partition>:states:<region>:<account>:stateMachine:<name>)."
+  }
+
+  # Cross-variable: the module's roles are granted only on the machines it knows.
+  validation {
+    condition     = !var.create || var.create_wrapper || length(var.holder_state_machine_arns) > 0
+    error_message = "holder_state_machine_arns is empty and create_wrapper is false: name every state machine that embeds the acquire/release fragments. The module grants its functions access to those machines' executions only: the oldest-first gate lists them (an unlisted machine's acquire is denied), and the reconciler and the event cleanup read them to give a stopped holder's slot back (callback, dynamodb)."
   }
 }
 

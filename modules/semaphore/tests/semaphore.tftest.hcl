@@ -27,6 +27,8 @@ mock_provider "local" {
 
 variables {
   name = "demo"
+  # The machine that embeds the fragments (required without the wrapper).
+  holder_state_machine_arns = ["arn:aws:states:eu-west-1:123456789012:stateMachine:worker"]
 }
 
 run "callback_default_creates_lock_queue_callback_and_reconciler" {
@@ -45,8 +47,8 @@ run "callback_default_creates_lock_queue_callback_and_reconciler" {
     error_message = "The reconciler is on by default, every 5 minutes."
   }
   assert {
-    condition     = length(aws_cloudwatch_event_rule.ended) == 0 && output.cleanup_function_name == null
-    error_message = "Without holder machines (and without the wrapper) there is nothing for the event cleanup to watch."
+    condition     = length(aws_cloudwatch_event_rule.ended) == 1 && output.cleanup_function_name == "demo-cleanup"
+    error_message = "The event cleanup watches the holder machines' ends."
   }
   assert {
     condition     = output.wrapper_state_machine_arn_static == null && output.wrapper_definition == null && output.gate_function_name == null
@@ -485,4 +487,14 @@ run "no_roles_to_trust_without_a_cross_account_target" {
     condition     = length(output.target_role_principal_arns) == 0
     error_message = "A target in the same account needs no trust policy."
   }
+}
+
+run "rejects_fragments_without_a_holder_machine" {
+  command = plan
+
+  variables {
+    holder_state_machine_arns = []
+  }
+
+  expect_failures = [var.holder_state_machine_arns]
 }
