@@ -22,9 +22,9 @@ variable "tags" {
 }
 
 variable "create_kms_key" {
-  description = "Whether to create the customer managed KMS key every pattern encrypts with; off by default because LocalStack 4.14.0 does not keep a Lambda's KMSKeyArn, so a re-plan would show drift there (turn it on for AWS)."
+  description = "Whether to create the customer managed KMS key every pattern encrypts with (its tables, queues, bucket, log groups and Lambda environments), with a key policy that hands access to IAM as an account's default key policy does; false keeps AWS's keys."
   type        = bool
-  default     = false
+  default     = true
 }
 
 variable "kms_deletion_window_in_days" {

@@ -109,17 +109,25 @@ def localstack_status(endpoint: str) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Keep Terraform state and data here (default: a new temporary directory).",
 )
-def demo_command(
+@click.option(
+    "--aws-owned-keys",
+    is_flag=True,
+    help="Encrypt with AWS's keys instead of the customer managed KMS key the demo "
+    "creates (examples/complete's create_kms_key = false).",
+)
+def demo_command(  # noqa: PLR0917 (click passes each option by position)
     endpoint: str | None,
     keep: bool,
     report_path: Path,
     name_prefix: str,
     work_dir: Path | None,
+    aws_owned_keys: bool,
 ) -> None:
     """Deploy every pattern to LocalStack, run each once, print a summary, write a report.
 
-    Progress goes to stderr, the summary table to stdout; the exit code is 0 only
-    when every pattern succeeded.
+    Everything is encrypted with a customer managed KMS key the demo creates, as a
+    regulated account would (--aws-owned-keys: AWS's keys). Progress goes to stderr,
+    the summary table to stdout; the exit code is 0 only when every pattern succeeded.
     """
     from sfn_patterns_localstack.demo import run
 
@@ -130,6 +138,7 @@ def demo_command(
             report_path=report_path,
             name_prefix=name_prefix,
             work_dir=work_dir,
+            customer_key=not aws_owned_keys,
         )
     )
 

@@ -34,9 +34,16 @@ output "park_policy_statements" {
 
 output "token_writer_policy_statements" {
   description = "IAM statements a function needs to park tokens itself (sfn_patterns.event_completion.tokens.TokenTable)."
-  value = var.create ? [{
+  value = var.create ? concat([{
     sid       = "ParkTokens"
     actions   = ["dynamodb:UpdateItem"]
     resources = [local.table_arn]
-  }] : []
+    }],
+    # The token table's key: DynamoDB asks the caller for kms:Decrypt on every write.
+    var.kms_key_arn == null ? [] : [{
+      sid       = "UseTheTokenTableKey"
+      actions   = ["kms:Decrypt"]
+      resources = [var.kms_key_arn]
+    }],
+  ) : []
 }

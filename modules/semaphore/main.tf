@@ -119,6 +119,14 @@ locals {
     var.create_wrapper && var.target_role_arn != null ? { TARGET_ROLE_ARN = var.target_role_arn } : {},
   )
 
+  # The tables' key: DynamoDB asks for kms:Decrypt as the caller on every read and
+  # write of a table encrypted with the caller's key.
+  table_key_statements = var.kms_key_arn == null ? [] : [{
+    sid       = "UseTheTableKey"
+    actions   = ["kms:Decrypt"]
+    resources = [var.kms_key_arn]
+  }]
+
   # Table permissions of every Lambda that hands slots over (callback: both tables).
   lock_statements = concat(
     [{
@@ -126,6 +134,7 @@ locals {
       actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
       resources = [local.table_arn]
     }],
+    local.table_key_statements,
     local.callback ? [
       {
         sid       = "WaiterQueue"
@@ -580,11 +589,11 @@ module "wrapper" {
   definition = coalesce(local.wrapper_definition, "{}")
 
   policy_statements = concat(
-    local.dynamodb ? [{
+    local.dynamodb ? concat([{
       sid       = "AcquireAndRelease"
       actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
       resources = [local.table_arn]
-    }] : [],
+    }], local.table_key_statements) : [],
     local.callback ? [{
       sid       = "InvokeSemaphore"
       actions   = ["lambda:InvokeFunction"]
@@ -640,6 +649,15 @@ data "aws_iam_policy_document" "caller" {
       sid       = "SemaphoreAcquireAndRelease"
       actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
       resources = [local.table_arn]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.dynamodb && var.kms_key_arn != null ? [1] : []
+    content {
+      sid       = "SemaphoreTableKey"
+      actions   = ["kms:Decrypt"]
+      resources = [var.kms_key_arn]
     }
   }
 

@@ -7,10 +7,15 @@ locals {
   # on the table (a TransactWriteItems is decided as its items' UpdateItem/PutItem).
   item_reads  = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:DescribeTable"]
   item_writes = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
-  read_statements = local.table_arn == null ? [] : [
+  read_statements = local.table_arn == null ? [] : concat([
     { Sid = "ReadStatusTable", Effect = "Allow", Action = local.item_reads, Resource = local.table_arn },
     { Sid = "QueryStatusIndex", Effect = "Allow", Action = ["dynamodb:Query"], Resource = local.index_arn },
-  ]
+    ],
+    # A table encrypted with the caller's key: DynamoDB asks for kms:Decrypt as the
+    # caller on every read and write (the table key), so readers and writers need it.
+    var.kms_key_arn == null ? [] : [
+      { Sid = "UseTheTableKey", Effect = "Allow", Action = ["kms:Decrypt"], Resource = var.kms_key_arn },
+  ])
 }
 
 output "table_name" {
@@ -39,7 +44,7 @@ output "table_stream_arn" {
 }
 
 output "iam_policy_read_only_json" {
-  description = "IAM policy document for a reader of the tasks (get, the status queries): item reads on this table and Query on its status index, nothing else."
+  description = "IAM policy document for a reader of the tasks (get, the status queries): item reads on this table, Query on its status index and, with kms_key_arn, kms:Decrypt on that key; nothing else."
   value = local.table_arn == null ? null : jsonencode({
     Version   = "2012-10-17"
     Statement = local.read_statements

@@ -52,17 +52,21 @@ def workspace(endpoint: str, work_dir: Path, log: Callable[[str], None] | None =
     return Workspace(EXAMPLE, endpoint, Path(work_dir) / "terraform", log=log)
 
 
-def variables(name_prefix: str) -> dict[str, Any]:
+def variables(name_prefix: str, *, customer_key: bool = True) -> dict[str, Any]:
     """The variables the demo applies examples/complete with (tests re-plan with them).
 
     The warehouse (a DuckDB database on LocalStack) is named after the prefix: the
     demo drops and re-creates its schemas before each DAG run, which must never touch
-    another deployment's data.
+    another deployment's data. ``customer_key``: every pattern encrypts with the
+    customer managed key examples/complete creates (its key policy hands access to
+    IAM, as an account's default key policy does), so each role's KMS grants are
+    decided by the harness as AWS decides them; False keeps AWS's keys.
     """
     return {
         "name_prefix": name_prefix,
         **workgroup_variables(f"{name_prefix}-wg"),
         "dag_strategy": DAG_STRATEGY,
+        "create_kms_key": customer_key,
     }
 
 
@@ -146,6 +150,7 @@ def run(
     report_path: Path | None = None,
     name_prefix: str = DEFAULT_PREFIX,
     work_dir: Path | None = None,
+    customer_key: bool = True,
 ) -> int:
     """Run the demo; return the process exit code (0 when every pattern succeeded).
 
@@ -169,7 +174,7 @@ def run(
         endpoint = localstack.endpoint
     progress.step(f"LocalStack ready at {endpoint}")
 
-    settings = variables(name_prefix)
+    settings = variables(name_prefix, customer_key=customer_key)
     deployment = workspace(endpoint, work_dir, log=progress.log)
     try:
         progress.step("[examples/complete] terraform init + apply (every pattern, stand-ins)")

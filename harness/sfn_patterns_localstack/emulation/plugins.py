@@ -18,6 +18,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     lambda_async,
     lambda_code_url,
     lambda_delete_failed,
+    lambda_kms_key_arn,
     moto_dispatch,
     moto_expression_cache,
     moto_query_partition,
@@ -88,6 +89,7 @@ def install_all() -> None:
     region_lookup.apply()
     lambda_code_url.apply()
     lambda_delete_failed.apply()
+    lambda_kms_key_arn.apply()
     sfn_task_timeout.apply()  # before sfn_stop, which wraps what it patches
     sfn_stop.apply()
     sfn_executions_snapshot.apply()

@@ -123,6 +123,10 @@ run "a_kms_key_encrypts_the_table_and_may_be_used_by_the_function" {
     condition     = jsonencode(local.function_policy_statements[2]) == jsonencode({ sid = "UseTheKmsKey", actions = ["kms:Decrypt"], resources = [var.kms_key_arn] })
     error_message = "The function may use the key, and only that key."
   }
+  assert {
+    condition     = jsonencode(output.token_writer_policy_statements[1]) == jsonencode({ sid = "UseTheTokenTableKey", actions = ["kms:Decrypt"], resources = [var.kms_key_arn] })
+    error_message = "A function that parks tokens itself gets kms:Decrypt on the token table's key (DynamoDB asks the caller for it on every write)."
+  }
 }
 
 run "create_false_creates_nothing" {

@@ -91,7 +91,7 @@ run "partition_aws" {
   }
 
   assert {
-    condition = length(regexall("arn:[a-z-]*:", jsonencode([output.table_arn, output.function_arn, local.function_policy_statements, output.park_policy_statements, output.token_writer_policy_statements]))) == 7 && alltrue([
+    condition = length(regexall("arn:[a-z-]*:", jsonencode([output.table_arn, output.function_arn, local.function_policy_statements, output.park_policy_statements, output.token_writer_policy_statements]))) == 8 && alltrue([
       for prefix in regexall("arn:[a-z-]*:", jsonencode([output.table_arn, output.function_arn, local.function_policy_statements, output.park_policy_statements, output.token_writer_policy_statements])) : prefix == "arn:aws:"
     ])
     error_message = "Every ARN starts with arn:aws: in the aws partition."
@@ -108,7 +108,7 @@ run "partition_aws_cn" {
   }
 
   assert {
-    condition = length(regexall("arn:[a-z-]*:", jsonencode([output.table_arn, output.function_arn, local.function_policy_statements, output.park_policy_statements, output.token_writer_policy_statements]))) == 7 && alltrue([
+    condition = length(regexall("arn:[a-z-]*:", jsonencode([output.table_arn, output.function_arn, local.function_policy_statements, output.park_policy_statements, output.token_writer_policy_statements]))) == 8 && alltrue([
       for prefix in regexall("arn:[a-z-]*:", jsonencode([output.table_arn, output.function_arn, local.function_policy_statements, output.park_policy_statements, output.token_writer_policy_statements])) : prefix == "arn:aws-cn:"
     ])
     error_message = "Every ARN starts with arn:aws-cn: in the aws-cn partition."
@@ -133,7 +133,7 @@ run "partition_aws_us_gov" {
   }
 
   assert {
-    condition = length(regexall("arn:[a-z-]*:", jsonencode([output.table_arn, output.function_arn, local.function_policy_statements, output.park_policy_statements, output.token_writer_policy_statements]))) == 7 && alltrue([
+    condition = length(regexall("arn:[a-z-]*:", jsonencode([output.table_arn, output.function_arn, local.function_policy_statements, output.park_policy_statements, output.token_writer_policy_statements]))) == 8 && alltrue([
       for prefix in regexall("arn:[a-z-]*:", jsonencode([output.table_arn, output.function_arn, local.function_policy_statements, output.park_policy_statements, output.token_writer_policy_statements])) : prefix == "arn:aws-us-gov:"
     ])
     error_message = "Every ARN starts with arn:aws-us-gov: in the aws-us-gov partition."
