@@ -31,8 +31,8 @@ import json
 import random
 import re
 import resource
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,7 @@ class Case:
     context: dict[str, Any]
     identity: tuple[Mapping[str, Any], ...] = ()
     trust: Mapping[str, Any] | None = None
-    service: str | None = field(default=None)
+    service: str | None = None
 
     def ours(self) -> str:
         """The harness evaluator's decision."""
@@ -108,7 +108,7 @@ class Deviation:
 
     name: str
     aws_says: str
-    applies: Any  # Callable[[Case, str, str], bool]: (case, ours, theirs)
+    applies: Callable[[Case, str, str], bool]  # (case, ours, theirs)
 
 
 def _conditions(case: Case) -> list[tuple[str, Any]]:
