@@ -212,8 +212,17 @@ def temporary_role(
     tag: str,
     policy: str | dict | None = None,
     trust: dict | None = None,
+    *,
+    module_output: bool = False,
 ) -> Iterator[str]:
-    """A role with ``policy`` as its only (inline) policy, or none; deleted afterwards."""
+    """A role with ``policy`` as its only (inline) policy, or none; deleted afterwards.
+
+    ``module_output``: the policy is a module's output that callers attach (a producer's,
+    a reader's, an embedder's). Its inline policy is then named ``<role>-inline``, as
+    the modules name their own, so the session's IAM account (tests/iam_check.py) holds
+    it to the same rule: each of its statements' actions allowed a call in the run, or
+    docs/harness.md says why it cannot on LocalStack.
+    """
     iam = aws("iam")
     name = f"{tag}-{uuid.uuid4().hex[:8]}"
     arn = iam.create_role(
@@ -221,7 +230,8 @@ def temporary_role(
     )["Role"]["Arn"]
     if policy is not None:
         document = policy if isinstance(policy, str) else json.dumps(policy)
-        iam.put_role_policy(RoleName=name, PolicyName="only", PolicyDocument=document)
+        policy_name = f"{name}-inline" if module_output else "only"
+        iam.put_role_policy(RoleName=name, PolicyName=policy_name, PolicyDocument=document)
     try:
         yield arn
     finally:

@@ -81,6 +81,11 @@ output "poll_loop_fragment_json" {
   value       = module.lambda.poll_loop_fragment_json
 }
 
+output "poll_loop_embedder_policy_json" {
+  description = "The policy for the role of a state machine that embeds the Lambda variant's poll loop."
+  value       = module.lambda.poll_loop_embedder_policy_json
+}
+
 output "alarms" {
   description = "Each signal of each poller (lambda, events, sdk) mapped to its alarm's name and ARN."
   value       = { lambda = module.lambda.alarms, events = module.events.alarms, sdk = module.sdk.alarms }

@@ -16,6 +16,7 @@ module "status_table" {
 
   alarms           = var.alarms
   create_dashboard = var.create_dashboard
+  kms_key_arn      = var.kms_key_arn
 
   name = "${var.name_prefix}-tasks"
   tags = var.tags

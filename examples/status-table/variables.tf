@@ -32,3 +32,9 @@ variable "alarms" {
   type        = any
   default     = {}
 }
+
+variable "kms_key_arn" {
+  description = "Customer managed KMS key ARN the table is encrypted with (the policy outputs then grant kms:Decrypt on it); null for the AWS managed key."
+  type        = string
+  default     = null
+}

@@ -25,6 +25,7 @@ import pytest
 
 from sfn_patterns_localstack.demo import run as demo
 from sfn_patterns_localstack.demo.report import browser, gantt
+from sfn_patterns_localstack.terraform.workspace import Workspace
 
 from .test_browser import assert_renders
 
@@ -59,7 +60,7 @@ def planned_changes(workspace: Any, variables: dict[str, Any]) -> tuple[list[str
     for examples/complete's plan) only when there is something to sort.
     """
     saved = workspace.scratch_dir / "replan.tfplan"
-    var_args = [f"-var={k}={v}" for k, v in variables.items()]
+    var_args = Workspace.var_args(variables)
     proc = workspace.run(
         "plan",
         "-input=false",

@@ -30,6 +30,7 @@ import pytest
 from sfn_patterns.job_poller.store import execution_key
 from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.emulation.faults import scenarios
+from sfn_patterns_localstack.roles import trust_policy
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 from tests.alarm_check import PERIOD, Inbox, alarm, prove_alarm
@@ -39,6 +40,7 @@ from tests.iam_denial import (
     denial,
     expect_denials,
     require_enforcement,
+    temporary_role,
     without_actions,
 )
 from tests.sfn_history import states_entered
@@ -484,6 +486,45 @@ def test_without_invoke_job_lambdas_the_poller_fails_with_access_denied(
     # The grant back, the same machine runs again (the revocation was the only cause).
     again = helpers.start(sfn, machine, {"job": {"duration_seconds": 0}})
     assert helpers.wait_all(sfn, {"again": again}, timeout=60)["again"]["status"] == "SUCCEEDED"
+
+
+def test_an_embedding_machine_runs_the_loop_with_the_embedder_policy_alone(
+    example: dict[str, Any], aws: Callable, localstack_endpoint: str
+) -> None:
+    """poll_loop_embedder_policy_json is enough, and used: a machine of the caller's own
+    that embeds the Lambda variant's loop (here: its whole definition, under another
+    name), with that output as its role's only policy, runs a job to success. The
+    policy is attached as a module output (``module_output``): each action it grants
+    must allow a call in the run.
+    """
+    require_enforcement(aws, localstack_endpoint)
+    sfn = aws("stepfunctions")
+    definition = sfn.describe_state_machine(
+        stateMachineArn=example["outputs"]["lambda_state_machine_arn"]
+    )["definition"]
+    assert json.loads(example["outputs"]["poll_loop_fragment_json"]).keys() <= set(
+        json.loads(definition)["States"]
+    )
+    trust = json.loads(trust_policy("states"))
+    with temporary_role(
+        aws,
+        f"{example['variables']['name_prefix']}-embedder",
+        example["outputs"]["poll_loop_embedder_policy_json"],
+        trust=trust,
+        module_output=True,
+    ) as role:
+        machine = sfn.create_state_machine(
+            name=f"{example['variables']['name_prefix']}-embedder",
+            definition=definition,
+            roleArn=role,
+        )["stateMachineArn"]
+        try:
+            arn = helpers.start(sfn, machine, {"job": {"duration_seconds": 2}})
+            run = helpers.wait_all(sfn, {"embedded": arn}, timeout=90)["embedded"]
+        finally:
+            sfn.delete_state_machine(stateMachineArn=machine)
+    assert run["status"] == "SUCCEEDED", (run["status"], _why_not(run))
+    assert "job Get Status" in states_entered(run["events"])
 
 
 # --- under faults (issue 28) ----------------------------------------------------------

@@ -471,7 +471,9 @@ def test_producer_policy_json_lets_a_producer_enqueue_and_nothing_more(
     prefix = deployed["prefix"]
     queue_arn = f"arn:aws:sqs:*:{queue.rsplit('/', 1)[1]}"  # any region and account
     with (
-        temporary_role(aws, f"{prefix}-producer", deployed["producer_policy_json"]) as producer,
+        temporary_role(
+            aws, f"{prefix}-producer", deployed["producer_policy_json"], module_output=True
+        ) as producer,
         temporary_role(aws, f"{prefix}-stranger") as stranger,
         expect_denials(
             denial(producer, "sqs:ReceiveMessage", queue_arn),

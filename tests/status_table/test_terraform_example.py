@@ -43,16 +43,21 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "status-table"
 def example(
     localstack_endpoint: str, aws: Callable, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict]:
-    # Alarms without a target (created for the dashboard's alarm widget).
+    # Alarms without a target (created for the dashboard's alarm widget). The table is
+    # encrypted with a customer managed key whose policy hands access to IAM, as an
+    # account's default key policy does: the policy outputs' roles need the key too.
+    key = aws("kms").create_key(Description="status-table example test")["KeyMetadata"]["Arn"]
     variables = {
         "name_prefix": f"st-{int(time.time()) % 100000}",
         "create_dashboard": True,
         "alarms": {"create": True},
+        "kms_key_arn": key,
     }
     workspace = Workspace(EXAMPLE, localstack_endpoint, tmp_path_factory.mktemp("status-tf"))
     with workspace.applied(variables) as outputs:
         yield {"workspace": workspace, "variables": variables, **outputs}
         table_name = outputs["table_name"]
+    aws("kms").schedule_key_deletion(KeyId=key, PendingWindowInDays=7)
     assert table_name not in aws("dynamodb").list_tables()["TableNames"]
     assert leftovers(aws, variables["name_prefix"]) == {}
 
@@ -130,7 +135,7 @@ def test_example_table_serves_the_tracker(
     assert pitr["PointInTimeRecoveryStatus"] == "ENABLED"
 
     # The read-write policy: item actions on this table, Query on its index only (the
-    # ARN each is decided on), and no wildcard action.
+    # ARN each is decided on), kms:Decrypt on the table's key, and no wildcard action.
     policy = aws("iam").get_role_policy(
         RoleName=outputs["worker_role_arn"].rsplit("/", 1)[1],
         PolicyName=f"{variables['name_prefix']}-worker-status-table",
@@ -144,8 +149,10 @@ def test_example_table_serves_the_tracker(
         for action in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
         for resource in ([s["Resource"]] if isinstance(s["Resource"], str) else s["Resource"])
     }
-    assert {r for _, r in granted} == {outputs["table_arn"], index_arn}
+    assert {r for _, r in granted} == {outputs["table_arn"], index_arn, variables["kms_key_arn"]}
     assert {a for a, r in granted if r == index_arn} == {"dynamodb:Query"}
+    assert {a for a, r in granted if r == variables["kms_key_arn"]} == {"kms:Decrypt"}
+    assert table["SSEDescription"]["KMSMasterKeyArn"] == variables["kms_key_arn"]
     assert "dynamodb:Query" not in {a for a, r in granted if r == outputs["table_arn"]}
     assert not [a for a, _ in granted if "*" in a]
 
@@ -212,7 +219,9 @@ def test_read_write_policy_is_all_the_tracker_needs(
     require_enforcement(aws, localstack_endpoint)
     prefix = example["variables"]["name_prefix"]
     with (
-        temporary_role(aws, f"{prefix}-rw", example["iam_policy_read_write_json"]) as writer,
+        temporary_role(
+            aws, f"{prefix}-rw", example["iam_policy_read_write_json"], module_output=True
+        ) as writer,
         temporary_role(aws, f"{prefix}-stranger") as stranger,
         expect_denials(  # create_tasks reads first (BatchGetItem), refused at once
             denial(stranger, "dynamodb:BatchGetItem", f"*:table/{example['table_name']}")
@@ -238,8 +247,8 @@ def test_read_write_policy_is_all_the_tracker_needs(
 def test_read_only_policy_reads_the_table_and_index_but_cannot_write(
     localstack_endpoint: str, aws: Callable, example: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """iam_policy_read_only_json: what dashboards and `status list` do (get, query the
-    status index) works with that policy alone; a write is refused."""
+    """iam_policy_read_only_json: what dashboards and `status list` do (check the table,
+    get, query the status index) works with that policy alone; a write is refused."""
     require_enforcement(aws, localstack_endpoint)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
@@ -247,11 +256,14 @@ def test_read_only_policy_reads_the_table_and_index_but_cannot_write(
     seeded.create_tasks(["r-1"])
     prefix = example["variables"]["name_prefix"]
     with (
-        temporary_role(aws, f"{prefix}-ro", example["iam_policy_read_only_json"]) as reader,
+        temporary_role(
+            aws, f"{prefix}-ro", example["iam_policy_read_only_json"], module_output=True
+        ) as reader,
         expect_denials(denial(reader, "dynamodb:PutItem", f"*:table/{example['table_name']}")),
     ):
         as_role(monkeypatch, localstack_endpoint, reader)
         dashboard = tracker(example, localstack_endpoint, "ro-consumer")
+        assert dashboard.table_exists()  # DescribeTable, as a dashboard's health check
         assert dashboard.get("r-1").status == Status.PENDING
         assert [t.task_id for t in dashboard.query(Status.PENDING)] == ["r-1"]
         with pytest.raises(Exception) as refused:
