@@ -12,7 +12,9 @@ over the sizes; flat is b = 0). Rows:
   DynamoDB, SQS and Step Functions requests, counted by LocalStack's request meter
   (harness/.../emulation/meter: what the services served, calls between services
   included; the benchmark's own clients are left out, the demo workload's own
-  Lambda and table too);
+  Lambda and table too); LocalStack's CPU-seconds (its process, every thread, from
+  the meter's start to its reading: the emulator's own cost, which the machine's
+  other work changes far less than the wall time; its Lambda workers not included);
 * peak LocalStack memory (the process; with its Lambda workers in parentheses) and
   peak threads;
 * the largest DynamoDB item any write left, in bytes (the meter reads it back);
@@ -259,6 +261,7 @@ class Column:
     dynamodb: float | None = 0.0
     sqs: float | None = 0.0
     stepfunctions: float | None = 0.0
+    cpu: float | None = None  # LocalStack's CPU-seconds per item (None: not measured)
     rss: int = 0
     tree_rss: int = 0
     threads: int = 0
@@ -400,6 +403,8 @@ def metered(
             continue
         key = f"{entry['service']}:{entry['operation']}"
         column.ops[key] = column.ops.get(key, 0.0) + entry["calls"] / column.finished
+    if "cpu_seconds" in document:
+        column.cpu = document["cpu_seconds"] / column.finished
     column.rss = document["peak_rss_bytes"]
     column.tree_rss = document["peak_tree_rss_bytes"]
     column.threads = document["peak_threads"]
@@ -1376,6 +1381,7 @@ PER_ITEM = (
     ("DynamoDB requests / item", "dynamodb"),
     ("SQS requests / item", "sqs"),
     ("Step Functions requests / item", "stepfunctions"),
+    ("LocalStack CPU-s / item", "cpu"),
 )
 
 

@@ -83,4 +83,17 @@ def test_demo_exit_code_and_options_reach_the_runner(
         "report_path": report,
         "name_prefix": "p1",
         "work_dir": None,
+        "customer_key": True,  # the demo's default: a customer managed key
     }
+
+
+def test_demo_aws_owned_keys_turns_the_customer_key_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sfn_patterns_localstack.demo import run as demo
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(demo, "run", lambda **kwargs: seen.update(kwargs) or 0)
+    result = CliRunner().invoke(main, ["demo", "--endpoint", "http://x:1", "--aws-owned-keys"])
+    assert result.exit_code == 0, result.output
+    assert seen["customer_key"] is False
+    assert demo.variables("p1", customer_key=False)["create_kms_key"] is False
+    assert demo.variables("p1")["create_kms_key"] is True

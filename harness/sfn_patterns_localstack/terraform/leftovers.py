@@ -212,6 +212,14 @@ def _alarm(aws: Lookup, v: dict) -> bool:
     return v["alarm_name"] in metric | composite
 
 
+def _invocation(aws: Lookup, v: dict) -> bool:
+    """A Lambda invocation leaves nothing: it is a call, not a resource.
+
+    Its function is checked as ``aws_lambda_function``.
+    """
+    return False
+
+
 def _topic(aws: Lookup, v: dict) -> bool:
     return v["arn"] in aws.names("sns", "list_topics", "Topics", "TopicArn")
 
@@ -227,6 +235,7 @@ CHECKERS: dict[str, Callable[[Lookup, dict], bool]] = {
     "aws_lambda_function": _function,
     "aws_lambda_permission": _function_child,
     "aws_lambda_function_event_invoke_config": _function_child,
+    "aws_lambda_invocation": _invocation,
     "aws_cloudwatch_log_group": _log_group,
     "aws_cloudwatch_event_rule": _rule,
     "aws_cloudwatch_event_target": _target,

@@ -8,6 +8,7 @@ computed here from the attributes the test wrote, not from the meter's code.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from sfn_patterns_localstack.emulation.meter import client as meter
+from sfn_patterns_localstack.emulation.meter import meter as meter_module
 from sfn_patterns_localstack.emulation.meter.gateway import resource_name
 from sfn_patterns_localstack.emulation.meter.meter import Meter, descendants, memory
 
@@ -58,6 +60,37 @@ def test_counters_are_exact_under_threads_and_reset_by_start() -> None:
     assert counter.snapshot()["requests"] == []
     counter.stop()
     assert counter.on is False
+
+
+def _burn(seconds: float) -> None:
+    """Use ``seconds`` of this process's CPU."""
+    until = time.process_time() + seconds
+    while time.process_time() < until:
+        pass
+
+
+def test_cpu_seconds_are_this_process_cpu_from_start_to_stop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The memory sampler reads /proc for every process (milliseconds of CPU on a busy
+    # machine); a stand-in keeps the CPU in this test the test's own.
+    monkeypatch.setattr(meter_module, "memory", lambda: (1, 1))
+    counter = Meter(interval=60)
+    assert counter.snapshot()["cpu_seconds"] == 0  # never started
+    counter.start()
+    threading.Event().wait(0.3)  # wall time passes, next to no CPU
+    assert counter.snapshot()["cpu_seconds"] < 0.15
+    worker = threading.Thread(target=_burn, args=(0.3,))  # another thread's CPU counts
+    worker.start()
+    worker.join()
+    assert counter.snapshot()["cpu_seconds"] >= 0.3
+    counter.stop()
+    stopped = counter.snapshot()["cpu_seconds"]
+    _burn(0.2)
+    assert counter.snapshot()["cpu_seconds"] == stopped  # frozen at stop
+    counter.start()
+    assert counter.snapshot()["cpu_seconds"] < 0.15  # start counts from zero again
+    counter.stop()
 
 
 def test_memory_counts_a_child_process() -> None:
