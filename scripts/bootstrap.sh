@@ -360,40 +360,51 @@ else
 fi
 ln -sf "$checkov_venv/bin/checkov" "$venv/bin/checkov"
 
-# --- asl-validator: the ecosystem's ASL checker, over every definition the tests deploy --
-# The version and its dependencies are pinned by scripts/asl-validator/package-lock.json
-# (npm ci installs exactly that tree); the install is reused while the lock is unchanged.
-# The test session runs it once over every definition LocalStack received (tests/asl_check.py).
-printf '==> [asl-validator] Amazon States Language validator (npm, for the test suite)\n'
-aslv_src="$root/scripts/asl-validator"
-aslv_version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["dependencies"]["asl-validator"])' \
-  "$aslv_src/package.json")
-aslv_dir="$cache/asl-validator-$aslv_version"
+# --- npm test tools: pinned by their package-lock.json, installed once into the cache ----
+# Each tool's version and dependencies are pinned by scripts/TOOL/package-lock.json (npm ci
+# installs exactly that tree); the install is reused while the lock is unchanged.
 if ! command -v npm >/dev/null; then
-  echo "error: npm not found; the test suite validates the rendered ASL with asl-validator (Node.js 18 or later)" >&2
+  echo "error: npm not found; the test suite runs asl-validator and iam-simulate (Node.js 18 or later)" >&2
   exit 1
 fi
-if [[ -f "$aslv_dir/node_modules/asl-validator/package.json" ]] \
-  && cmp -s "$aslv_src/package-lock.json" "$aslv_dir/package-lock.json"; then
-  echo "    asl-validator $aslv_version: cached"
-else
-  exec 6>"$cache/.asl-validator.lock"
-  flock 6  # a second bootstrap waits for a running install, then finds it
-  if [[ -f "$aslv_dir/node_modules/asl-validator/package.json" ]] \
-    && cmp -s "$aslv_src/package-lock.json" "$aslv_dir/package-lock.json"; then
-    echo "    asl-validator $aslv_version: cached"
+# npm_tool SOURCE_DIR PACKAGE: install SOURCE_DIR's lock into $cache/TOOL-VERSION, where
+# TOOL is the last part of PACKAGE's name; prints that directory.
+npm_tool() {
+  local src=$1 package=$2 tool=${2##*/} version dir
+  version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["dependencies"][sys.argv[2]])' \
+    "$src/package.json" "$package")
+  dir="$cache/$tool-$version"
+  if [[ -f "$dir/node_modules/$package/package.json" ]] && cmp -s "$src/package-lock.json" "$dir/package-lock.json"; then
+    echo "    $package $version: cached" >&2
   else
-    echo "    installing asl-validator $aslv_version with npm ci into $aslv_dir (first run: about 10 s)"
-    rm -rf "$aslv_dir.tmp"
-    mkdir -p "$aslv_dir.tmp"
-    cp "$aslv_src/package.json" "$aslv_src/package-lock.json" "$aslv_dir.tmp/"
-    (cd "$aslv_dir.tmp" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error \
-      --cache "$cache/npm-cache" >/dev/null)
-    rm -rf "$aslv_dir" && mv "$aslv_dir.tmp" "$aslv_dir"
+    exec 6>"$cache/.$tool.lock"
+    flock 6  # a second bootstrap waits for a running install, then finds it
+    if [[ -f "$dir/node_modules/$package/package.json" ]] && cmp -s "$src/package-lock.json" "$dir/package-lock.json"; then
+      echo "    $package $version: cached" >&2
+    else
+      echo "    installing $package $version with npm ci into $dir (first run: about 10 s)" >&2
+      rm -rf "$dir.tmp"
+      mkdir -p "$dir.tmp"
+      cp "$src/package.json" "$src/package-lock.json" "$dir.tmp/"
+      (cd "$dir.tmp" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error \
+        --cache "$cache/npm-cache" >/dev/null)
+      rm -rf "$dir" && mv "$dir.tmp" "$dir"
+    fi
+    exec 6>&-
   fi
-  exec 6>&-
-fi
+  echo "$dir"
+}
+
+# asl-validator: the ecosystem's ASL checker, over every definition the tests deploy. The
+# test session runs it once over every definition LocalStack received (tests/asl_check.py).
+printf '==> [asl-validator] Amazon States Language validator (npm, for the test suite)\n'
+aslv_dir=$(npm_tool "$root/scripts/asl-validator" asl-validator)
 ln -sf "$aslv_dir/node_modules/.bin/asl-validator" "$venv/bin/asl-validator"
+
+# iam-simulate: an independent IAM policy evaluator, which the differential test
+# (tests/harness/iam/test_differential.py) runs beside the harness's own.
+printf '==> [iam-simulate] IAM policy simulator (npm, for the test suite)\n'
+npm_tool "$root/scripts/iam-simulate" @cloud-copilot/iam-simulate >/dev/null
 
 # --- Chromium: tests open the demo's HTML report in headless Chromium -------------------
 printf '==> [chromium] headless browser for the report test (/usr/bin/chromium)\n'

@@ -17,16 +17,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sfn_patterns_localstack.server import cache_dir
+from sfn_patterns_localstack import npm_tools
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = npm_tools.REPO_ROOT
 SOURCE = REPO_ROOT / "scripts" / "asl-validator"
 
 
@@ -55,12 +53,12 @@ class Problem:
 
 def version() -> str:
     """The asl-validator version pinned in scripts/asl-validator/package.json."""
-    return json.loads((SOURCE / "package.json").read_text())["dependencies"]["asl-validator"]
+    return npm_tools.version(SOURCE, "asl-validator")
 
 
 def install_dir() -> Path:
     """Where scripts/bootstrap.sh installs the pinned asl-validator (node_modules inside)."""
-    return cache_dir() / f"asl-validator-{version()}"
+    return npm_tools.install_dir(SOURCE, "asl-validator")
 
 
 def validate(definitions: Iterable[Definition], *, fresh: bool = False) -> list[Problem]:
@@ -73,23 +71,11 @@ def validate(definitions: Iterable[Definition], *, fresh: bool = False) -> list[
     batch = list(definitions)
     if not batch:
         return []
-    node = shutil.which("node")
-    installed = install_dir()
-    if node is None:
-        raise RuntimeError("node not found: asl-validator needs Node.js 18 or later on PATH")
-    if not (installed / "node_modules" / "asl-validator" / "package.json").exists():
-        raise RuntimeError(
-            f"asl-validator {version()} is not installed in {installed}: run `make bootstrap`"
-        )
-    command = [node, str(SOURCE / "validate.cjs"), str(installed)] + (["--fresh"] if fresh else [])
     payload = {"definitions": [{"id": str(i), "definition": d.text} for i, d in enumerate(batch)]}
-    done = subprocess.run(
-        command, input=json.dumps(payload), capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"asl-validator failed (exit {done.returncode}):\n{done.stderr}")
+    flags = ["--fresh"] if fresh else []
+    output = npm_tools.run(SOURCE, "validate.cjs", "asl-validator", payload, *flags)
     problems: list[Problem] = []
-    for result in json.loads(done.stdout):
+    for result in json.loads(output):
         if result["valid"]:
             continue
         definition = batch[int(result["id"])]

@@ -7,6 +7,8 @@ read back from the code: each case names its page.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sfn_patterns_localstack.emulation.iam.integrations import (
@@ -19,6 +21,7 @@ from sfn_patterns_localstack.emulation.iam.static_check import (
     allowed,
     allowed_somewhere,
     missing_permissions,
+    rendered_policies,
 )
 
 CTX = Context("aws-cn", "cn-north-1", "123456789012")
@@ -364,3 +367,74 @@ def test_a_missing_permission_is_reported() -> None:
         {"Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": [FN, f"{FN}:*"]}
     )
     assert missing_permissions(Machine("m", definition, [fixed], None)) == ([], [])
+
+
+# --- every policy a plan renders ---------------------------------------------------------
+
+
+def _resource(kind: str, address: str, **values: object) -> dict:
+    return {"type": kind, "mode": "managed", "address": address, "values": values}
+
+
+def _data(kind: str, **values: object) -> dict:
+    return {"type": kind, "mode": "data", "address": f"data.{kind}.current", "values": values}
+
+
+def test_rendered_policies_pair_each_role_with_its_policies_and_module_context() -> None:
+    trust = {"Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole"}]}
+    grant = {"Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]}
+    role = "module.m.module.fn.aws_iam_role.this"
+    child = {
+        "address": "module.m.module.fn",
+        "resources": [
+            _resource("aws_iam_role", role, name="r", assume_role_policy=json.dumps(trust)),
+            # Named by the role's name, or (unknown at plan time) by being in its module.
+            _resource(
+                "aws_iam_role_policy",
+                "module.m.module.fn.aws_iam_role_policy.a",
+                role="r",
+                policy=json.dumps(grant),
+            ),
+            _resource(
+                "aws_iam_role_policy",
+                "module.m.module.fn.aws_iam_role_policy.b",
+                role=None,
+                policy=json.dumps(grant),
+            ),
+            _resource(
+                "aws_iam_role_policy",
+                "module.m.module.fn.aws_iam_role_policy.c",
+                role="r",
+                policy=None,
+            ),
+        ],
+    }
+    prior = {
+        "address": "module.m",
+        "resources": [
+            _data("aws_partition", partition="aws-cn"),
+            _data("aws_region", region="cn-north-1"),
+            _data("aws_caller_identity", account_id="123456789012"),
+        ],
+    }
+    plan = {
+        "planned_values": {
+            "root_module": {"child_modules": [{"address": "module.m", "child_modules": [child]}]}
+        },
+        "prior_state": {"values": {"root_module": {"child_modules": [prior]}}},
+    }
+    rendered = rendered_policies(plan)
+    assert rendered["unknown"] == ["module.m.module.fn.aws_iam_role_policy.c"]
+    [only] = rendered["roles"]
+    assert (only["role"], only["name"], only["trust"]) == (role, "r", trust)
+    # The child module has no data sources: the nearest module above it has.
+    assert only["context"] == {
+        "partition": "aws-cn",
+        "region": "cn-north-1",
+        "account": "123456789012",
+    }
+    assert [p["policy"].rsplit(".", 1)[1] for p in only["identity"]] == ["a", "b"]
+    # A policy of a role the plan does not hold is an error, not a silent drop.
+    child["resources"][1]["values"]["role"] = "elsewhere"
+    with pytest.raises(ValueError, match=r"aws_iam_role_policy\.a:"):
+        rendered_policies(plan)

@@ -27,7 +27,11 @@ import pytest
 
 from sfn_patterns_localstack import asl_retry
 from sfn_patterns_localstack.emulation.iam.integrations import required_permissions
-from sfn_patterns_localstack.emulation.iam.static_check import check_plan, machines_in_plan
+from sfn_patterns_localstack.emulation.iam.static_check import (
+    check_plan,
+    machines_in_plan,
+    rendered_policies,
+)
 from sfn_patterns_localstack.terraform.workspace import REPO_ROOT, Workspace
 
 from .. import result_cache
@@ -38,6 +42,10 @@ FIXTURE = Path(__file__).resolve().parent / "iam_static"
 # What each machine needs, for reading (and for issue 27's usage report: the actions
 # LocalStack never exercises): machine, state, action, resource, scope, role, AWS page.
 REQUIREMENTS_OUT = REPO_ROOT / "build" / "iam-static-requirements.json"
+# Every role's trust and inline policies, as the differential test reads them
+# (tests/harness/iam/test_differential.py runs without Terraform, on a copy).
+POLICIES_OUT = REPO_ROOT / "build" / "iam-rendered-policies.json"
+POLICIES_COPY = REPO_ROOT / "tests" / "harness" / "iam" / "rendered_policies.json"
 P = 'module.{kind}["{key}"].module.{machine}.aws_sfn_state_machine.this[0]'
 # Every machine the fixture plans: the check must see all of them (it cannot pass by
 # seeing nothing).
@@ -114,6 +122,38 @@ def test_every_role_allows_what_its_tasks_need(plan: dict[str, Any]) -> None:
     assert report.missing == [], "state machine roles lack permissions AWS requires:\n" + (
         "\n".join(str(f) for f in report.missing)
     )
+
+
+def _policies_text(plan: dict[str, Any]) -> str:
+    return json.dumps(rendered_policies(plan), indent=1, sort_keys=True) + "\n"
+
+
+def test_the_differential_test_reads_the_policies_of_this_plan(plan: dict[str, Any]) -> None:
+    text = _policies_text(plan)
+    POLICIES_OUT.parent.mkdir(exist_ok=True)
+    POLICIES_OUT.write_text(text)
+    copy = POLICIES_COPY.relative_to(REPO_ROOT)
+    assert POLICIES_COPY.read_text() == text, (
+        f"the modules render other IAM policies than {copy} holds, which the differential "
+        f"test decides: refresh it with `cp {POLICIES_OUT.relative_to(REPO_ROOT)} {copy}`"
+    )
+
+
+def test_a_changed_policy_changes_the_differential_tests_input(plan: dict[str, Any]) -> None:
+    # The comparison above must see a policy the copy does not hold: widen one statement.
+    changed = copy.deepcopy(plan)
+    stack = [changed["planned_values"]["root_module"]]
+    while stack:
+        module = stack.pop()
+        stack.extend(module.get("child_modules", []))
+        for res in module.get("resources", []):
+            if res["type"] == "aws_iam_role_policy" and res["values"].get("policy"):
+                document = json.loads(res["values"]["policy"])
+                document["Statement"][0]["Resource"] = "arn:aws:s3:::planted/*"
+                res["values"]["policy"] = json.dumps(document)
+                stack = []
+                break
+    assert _policies_text(changed) != _policies_text(plan)
 
 
 def test_tasks_through_credentials_are_listed_for_the_assumed_role(plan: dict[str, Any]) -> None:

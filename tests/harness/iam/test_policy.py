@@ -341,3 +341,116 @@ def test_not_principal_excludes_the_named_principal():
     )
     assert evaluate([document], invoke({}, "events.amazonaws.com")).allowed
     assert evaluate([document], invoke({}, "sqs.amazonaws.com")).kind == "explicit-deny"
+
+
+# -- edge cases of policy variables and multivalued keys -----------------------------------
+# "IAM policy elements: Variables and tags" and "Single-valued vs. multivalued context keys"
+# (IAM User Guide); each case is AWS's documented rule, quoted in its test.
+
+
+@pytest.mark.parametrize(
+    ("element", "literal", "other"),
+    [("${*}", "*", "x"), ("${?}", "?", "x"), ("${$}", "$", "x")],
+)
+def test_special_character_variables_are_the_characters_not_wildcards(element, literal, other):
+    # "Special characters": ${*} is "use where you need an * (asterisk) character", likewise
+    # ${?} and ${$}; the character is matched as itself, never as a wildcard.
+    bucket = "arn:aws:s3:::bucket/"
+    grant = [policy(allow("s3:GetObject", f"{bucket}a{element}b"))]
+    assert evaluate(grant, Request("s3:GetObject", f"{bucket}a{literal}b")).allowed
+    assert not evaluate(grant, Request("s3:GetObject", f"{bucket}a{other}b")).allowed
+    like = {"StringLike": {"s3:prefix": f"home{element}"}}
+    assert conditions_match(like, {"s3:prefix": f"home{literal}"})
+    assert not conditions_match(like, {"s3:prefix": f"home{other}"})
+    arn = {"ArnLike": {"aws:SourceArn": f"arn:aws:events:us-east-1:1:rule/r{element}"}}
+    assert conditions_match(arn, {"aws:sourcearn": f"arn:aws:events:us-east-1:1:rule/r{literal}"})
+    assert not conditions_match(arn, {"aws:sourcearn": f"arn:aws:events:us-east-1:1:rule/r{other}"})
+
+
+def test_a_variables_value_is_matched_literally():
+    # A value holding * or ? is the request's text, not a pattern of the policy.
+    grant = [policy(allow("s3:GetObject", "arn:aws:s3:::bucket/${aws:username}/*"))]
+    context = {"aws:username": "a*"}
+    assert evaluate(grant, Request("s3:GetObject", "arn:aws:s3:::bucket/a*/x", context)).allowed
+    assert not evaluate(grant, Request("s3:GetObject", "arn:aws:s3:::bucket/ab/x", context)).allowed
+
+
+def test_resource_variables_are_substituted_only_after_the_fifth_colon():
+    # "You can use a policy variable in the Resource element, but only in the resource
+    # portion of the ARN. This portion of the ARN appears after the fifth colon (:). You
+    # can't use a variable to replace parts of the ARN before the fifth colon, such as the
+    # service or account."
+    context = {"aws:principalaccount": "111122223333", "aws:username": "jobs"}
+    in_account = allow("dynamodb:GetItem", "arn:aws:dynamodb:us-east-1:${aws:PrincipalAccount}:*")
+    assert not evaluate([policy(in_account)], Request("dynamodb:GetItem", TABLE, context)).allowed
+    in_resource = allow("dynamodb:GetItem", "arn:aws:dynamodb:us-east-1:*:table/${aws:username}")
+    assert evaluate([policy(in_resource)], Request("dynamodb:GetItem", TABLE, context)).allowed
+    # Not in the Action element either: variables go in Resource and Condition only.
+    by_action = allow("dynamodb:${aws:username}", "*")
+    assert not evaluate(
+        [policy(by_action)], Request("dynamodb:GetItem", "*", {"aws:username": "GetItem"})
+    ).allowed
+
+
+@pytest.mark.parametrize(
+    ("operator", "key", "value"),
+    [
+        ("NumericEquals", "s3:max-keys", "10"),
+        ("DateEquals", "aws:CurrentTime", "2026-11-25T21:00:00Z"),
+        ("Bool", "aws:SecureTransport", "true"),
+        ("IpAddress", "aws:SourceIp", "10.1.2.3"),
+    ],
+)
+def test_variables_are_not_substituted_in_non_string_conditions(operator, key, value):
+    # "You can use a policy variable for Condition values in any condition that involves
+    # the string operators or the ARN operators ... You can't use a policy variable with
+    # other operators, such as Numeric, Date, Boolean, Binary, IP Address, or Null
+    # operators." The text stays as written: not a number, date, boolean or address, so
+    # it matches no value, even the one the variable would have named.
+    context = {key.lower(): value, "aws:username": value}
+    assert not conditions_match({operator: {key: "${aws:username}"}}, context)
+    assert conditions_match({operator: {key: value}}, context)
+
+
+@pytest.mark.parametrize(
+    ("operator", "key", "value", "other"),
+    [
+        ("NumericNotEquals", "s3:max-keys", "10", "0"),
+        ("DateNotEquals", "aws:CurrentTime", "2026-11-25T21:00:00Z", "1999-01-01T00:00:00Z"),
+        ("NotIpAddress", "aws:SourceIp", "10.1.2.3", "192.168.0.0/16"),
+    ],
+)
+def test_a_value_that_cannot_be_compared_meets_no_negated_operator(operator, key, value, other):
+    # The unsubstituted text is no number, date or address: nothing was compared, so the
+    # negated operator is not met either (an Allow never grants through it).
+    context = {key.lower(): value, "aws:username": value}
+    assert not conditions_match({operator: {key: "${aws:username}"}}, context)
+    assert not conditions_match({operator: {key: value}}, context)
+    assert conditions_match({operator: {key: other}}, context)
+
+
+@pytest.mark.parametrize(
+    "operator",
+    ["StringEquals", "StringLike", "StringNotEquals", "StringNotLike", "StringEqualsIfExists"],
+)
+def test_single_valued_operator_on_a_multivalued_key_does_not_match(operator):
+    # "Multivalued condition context keys can have multiple values in the request context
+    # ... Multivalued context keys require a condition set operator." Without
+    # ForAnyValue/ForAllValues the condition is not met, whatever the operator.
+    context = {"aws:tagkeys": ["team", "env"]}
+    assert not conditions_match({operator: {"aws:TagKeys": "team"}}, context)
+    assert not conditions_match({operator: {"aws:TagKeys": "cost"}}, context)
+    # With a set operator the same key is compared value by value ("team" is one of them,
+    # "env" is not "team").
+    assert conditions_match({f"ForAnyValue:{operator}": {"aws:TagKeys": "team"}}, context)
+    # A single-valued key with the same operator is compared as before.
+    positive = "Not" not in operator
+    assert (
+        conditions_match({operator: {"aws:RequestTag/team": "a"}}, {"aws:requesttag/team": "a"})
+        is positive
+    )
+
+
+def test_null_checks_a_multivalued_key_by_presence():
+    # Null tests presence alone (a multivalued key is present).
+    assert conditions_match({"Null": {"aws:TagKeys": "false"}}, {"aws:tagkeys": ["team"]})

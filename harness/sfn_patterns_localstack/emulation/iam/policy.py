@@ -5,7 +5,10 @@ permission boundaries: an explicit ``Deny`` in any policy wins; otherwise some
 ``Allow`` must match; otherwise the request is implicitly denied. A statement matches
 when its action, resource, principal (resource and trust policies only) and every
 condition match. Actions are compared case-insensitively, ARNs case-sensitively, and
-``*``/``?`` are wildcards in both.
+``*``/``?`` are wildcards in both. Policy variables (``${aws:username}``) are substituted
+where AWS substitutes them: in the resource part of a ``Resource`` ARN (after the fifth
+colon) and in String and ARN condition values; their values, and ``${*}``, ``${?}``,
+``${$}``, are matched as literal characters.
 
 This module is pure (no LocalStack, no I/O): the enforcement handler calls it per
 request and a static check of rendered policies calls it offline, so both decide the
@@ -173,7 +176,7 @@ def _match_element(
     negative: str,
     value: str,
     *,
-    regex: Callable[[str], re.Pattern[str]],
+    regex: Callable[[str, Mapping[str, ContextValue]], re.Pattern[str]],
     context: Mapping[str, ContextValue],
 ) -> str | None:
     """The pattern of ``positive`` matching ``value``, ``Not...`` when none of it does.
@@ -182,53 +185,133 @@ def _match_element(
     """
     if positive in statement:
         for pattern in _as_list(statement[positive]):
-            if regex(_substitute(str(pattern), context)).fullmatch(value):
+            if regex(str(pattern), context).fullmatch(value):
                 return str(pattern)
         return None
     if negative in statement:
         for pattern in _as_list(statement[negative]):
-            if regex(_substitute(str(pattern), context)).fullmatch(value):
+            if regex(str(pattern), context).fullmatch(value):
                 return None
         return f"{negative}:" + ",".join(str(p) for p in _as_list(statement[negative]))
     return "*"
 
 
+# Where a pattern's policy variables are substituted: nowhere, everywhere (String and ARN
+# condition values), or only after the fifth colon (a Resource ARN's resource part).
+_NOWHERE, _EVERYWHERE, _IN_RESOURCE_PART = 0, 1, 2
+# A pattern's tokens: a policy variable, a wildcard, or literal text.
+_TOKEN = re.compile(r"\$\{([^}]*)\}|([*?])|([^*?$]+|\$)")
+_NOTHING = re.compile(r"(?!)")
+
+
 @lru_cache(maxsize=4096)
-def _wildcard(pattern: str, flags: int) -> re.Pattern[str]:
-    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.compile("".join(parts), flags | re.DOTALL)
+def _compiled(source: str, flags: int) -> re.Pattern[str]:
+    return re.compile(source, flags | re.DOTALL)
 
 
-def _action_regex(pattern: str) -> re.Pattern[str]:
-    return _wildcard(pattern, re.IGNORECASE)
+def _pattern_source(
+    pattern: str, context: Mapping[str, ContextValue], variables: int, arn: bool
+) -> str | None:
+    """The regex of a wildcard pattern, or None when one of its variables has no value.
+
+    ``*`` and ``?`` are wildcards, except that in an ARN pattern (``arn``) they do not
+    span the colons of the first five fields. A substituted variable's value and the
+    special variables ``${*}``, ``${?}``, ``${$}`` are literal text; a variable where it
+    is not substituted is the text as written.
+    """
+    out: list[str] = []
+    colons = 0
+    for token in _TOKEN.finditer(pattern):
+        name, wildcard, _ = token.groups()
+        substitute = variables == _EVERYWHERE or (variables == _IN_RESOURCE_PART and colons >= 5)
+        if name is not None and substitute:
+            value = _variable(name, context)
+            if value is None:
+                return None  # matches nothing, as AWS does when a variable has no value
+            out.append(re.escape(value))
+            colons += value.count(":")
+        elif wildcard is not None:
+            any_text = not arn or colons >= 5
+            out.append(
+                (".*" if any_text else "[^:]*") if wildcard == "*" else "." if any_text else "[^:]"
+            )
+        else:
+            literal = token.group(0)
+            out.append(re.escape(literal))
+            colons += literal.count(":")
+    if arn and colons < 5:
+        return None
+    return "".join(out)
 
 
-def _resource_regex(pattern: str) -> re.Pattern[str]:
-    return _wildcard(pattern, 0)
+@lru_cache(maxsize=4096)
+def _static_regex(pattern: str, flags: int, arn: bool) -> re.Pattern[str]:
+    """A pattern without variables to substitute, compiled once."""
+    source = _pattern_source(pattern, {}, _NOWHERE, arn)
+    return _NOTHING if source is None else _compiled(source, flags)
 
 
-_VARIABLE = re.compile(r"\$\{([^}]+)\}")
+def _pattern_regex(
+    pattern: str,
+    context: Mapping[str, ContextValue],
+    *,
+    variables: int,
+    arn: bool = False,
+) -> re.Pattern[str]:
+    """``pattern`` (case-sensitive) as a regex, its variables read from ``context``."""
+    if "${" not in pattern:
+        return _static_regex(pattern, 0, arn)
+    source = _pattern_source(pattern, context, variables, arn)
+    return _NOTHING if source is None else _compiled(source, 0)
+
+
+def _action_regex(pattern: str, context: Mapping[str, ContextValue]) -> re.Pattern[str]:
+    """An Action pattern: case-insensitive, no policy variables."""
+    return _static_regex(pattern, re.IGNORECASE, False)
+
+
+def _resource_regex(pattern: str, context: Mapping[str, ContextValue]) -> re.Pattern[str]:
+    """A Resource pattern: variables only in the ARN's resource part."""
+    return _pattern_regex(pattern, context, variables=_IN_RESOURCE_PART)
+
+
+# The special variables: the characters that would otherwise be wildcards or start a variable.
 _LITERALS = {"*": "*", "?": "?", "$": "$"}
 
 
-def _substitute(text: str, context: Mapping[str, ContextValue]) -> str:
-    """Replace policy variables (``${aws:username}``); an unknown one is left unmatched."""
+def _variable(name: str, context: Mapping[str, ContextValue]) -> str | None:
+    """The value of ``${name}``: the key's single value, else its default, else None.
+
+    A multivalued key has no value as a variable.
+    """
+    if name in _LITERALS:
+        return _LITERALS[name]
+    key, _, default = name.partition(",")
+    found = context.get(key.strip().lower())
+    if isinstance(found, str):
+        return found
+    if default:
+        return default.strip().strip("'")
+    return None
+
+
+def _substitute(text: str, context: Mapping[str, ContextValue]) -> str | None:
+    """``text`` with its variables replaced (the exact String operators), or None.
+
+    None when a variable has no value: the condition value then matches nothing.
+    """
     if "${" not in text:
         return text
-
-    def value(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name in _LITERALS:
-            return _LITERALS[name]
-        key, _, default = name.partition(",")
-        found = context.get(key.strip().lower())
-        if isinstance(found, str):
-            return found
-        if default:
-            return default.strip().strip("'")
-        return "\x00"  # matches nothing, as AWS does when a variable has no value
-
-    return _VARIABLE.sub(value, text)
+    out = []
+    for token in _TOKEN.finditer(text):
+        if token.group(1) is None:
+            out.append(token.group(0))
+            continue
+        value = _variable(token.group(1), context)
+        if value is None:
+            return None
+        out.append(value)
+    return "".join(out)
 
 
 def _principal_matches(statement: Mapping[str, Any], principal: Principal | None) -> bool:
@@ -293,35 +376,60 @@ def _key_matches(
         return all(_one_matches(test, negated, v, wanted, context) for v in values)
     if qualifier == "ForAnyValue":
         return any(_one_matches(test, negated, v, wanted, context) for v in values)
-    if not present:
-        # Absent key: false, except IfExists (true) and negated operators (true).
-        return if_exists or negated
-    return any(_one_matches(test, negated, v, wanted, context) for v in values)
+    if not present or isinstance(actual, list | tuple):
+        # Absent key: false, except IfExists (true) and negated operators (true). A
+        # multivalued key needs ForAnyValue/ForAllValues ("Single-valued vs. multivalued
+        # context keys"): without one, no operator matches it.
+        return not present and (if_exists or negated)
+    return _one_matches(test, negated, values[0], wanted, context)
+
+
+Test = Callable[[str, str, Mapping[str, ContextValue]], bool | None]
 
 
 def _one_matches(
-    test: Callable[[str, str], bool],
+    test: Test,
     negated: bool,
     value: str,
     wanted: list[Any],
     context: Mapping[str, ContextValue],
 ) -> bool:
-    """A positive operator: the value matches any wanted; a negated one: it matches none."""
-    hits = (test(value, _substitute(str(w), context)) for w in wanted)
-    return not any(hits) if negated else any(hits)
+    """A positive operator: the value matches any wanted; a negated one: it matches none.
+
+    A test answers None when the two cannot be compared (a value that is not a number,
+    date, address or boolean, such as an unsubstituted ``${...}``): that decides nothing,
+    so a negated operator is not met either.
+    """
+    hits = [test(value, str(w), context) for w in wanted]
+    return all(hit is False for hit in hits) if negated else any(hits)
 
 
-def _string_like(value: str, pattern: str) -> bool:
-    return bool(_resource_regex(pattern).fullmatch(value))
+# String and ARN operators read policy variables in their values; the others compare the
+# value as written ("IAM policy elements: Variables and tags", "Where you can use policy
+# variables").
+def _string_equals(compare: Callable[[str, str], bool]) -> Test:
+    def test(value: str, wanted: str, context: Mapping[str, ContextValue]) -> bool:
+        text = _substitute(wanted, context)
+        return text is not None and compare(value, text)
+
+    return test
 
 
-def _arn_like(value: str, pattern: str) -> bool:
+def _string_like(value: str, pattern: str, context: Mapping[str, ContextValue]) -> bool:
+    return bool(_pattern_regex(pattern, context, variables=_EVERYWHERE).fullmatch(value))
+
+
+def _arn_like(value: str, pattern: str, context: Mapping[str, ContextValue]) -> bool:
     """ARNs match component by component: a wildcard never spans the first five colons."""
-    got = value.split(":", 5)
-    want = pattern.split(":", 5)
-    if len(got) != 6 or len(want) != 6:
-        return False
-    return all(_string_like(g, w) for g, w in zip(got, want, strict=True))
+    regex = _pattern_regex(pattern, context, variables=_EVERYWHERE, arn=True)
+    return bool(regex.fullmatch(value))
+
+
+def _literal(compare: Callable[[str, str], bool | None]) -> Test:
+    def test(value: str, wanted: str, context: Mapping[str, ContextValue]) -> bool | None:
+        return compare(value, wanted)
+
+    return test
 
 
 def _number(text: str) -> float | None:
@@ -331,12 +439,12 @@ def _number(text: str) -> float | None:
         return None
 
 
-def _numeric(compare: Callable[[float, float], bool]) -> Callable[[str, str], bool]:
-    def test(value: str, wanted: str) -> bool:
+def _numeric(compare: Callable[[float, float], bool]) -> Test:
+    def test(value: str, wanted: str) -> bool | None:
         a, b = _number(value), _number(wanted)
-        return a is not None and b is not None and compare(a, b)
+        return None if a is None or b is None else compare(a, b)
 
-    return test
+    return _literal(test)
 
 
 def _date(text: str) -> float | None:
@@ -352,19 +460,26 @@ def _date(text: str) -> float | None:
     return parsed.timestamp()
 
 
-def _dates(compare: Callable[[float, float], bool]) -> Callable[[str, str], bool]:
-    def test(value: str, wanted: str) -> bool:
+def _dates(compare: Callable[[float, float], bool]) -> Test:
+    def test(value: str, wanted: str) -> bool | None:
         a, b = _date(value), _date(wanted)
-        return a is not None and b is not None and compare(a, b)
+        return None if a is None or b is None else compare(a, b)
 
-    return test
+    return _literal(test)
 
 
-def _ip(value: str, network: str) -> bool:
+def _ip(value: str, network: str) -> bool | None:
     try:
         return ipaddress.ip_address(value) in ipaddress.ip_network(network, strict=False)
     except ValueError:
-        return False
+        return None
+
+
+def _bool(value: str, wanted: str) -> bool | None:
+    booleans = ("true", "false")
+    if value.lower() not in booleans or wanted.lower() not in booleans:
+        return None
+    return value.lower() == wanted.lower()
 
 
 def _equal(value: str, wanted: str) -> bool:
@@ -375,16 +490,12 @@ def _equal_ignore_case(value: str, wanted: str) -> bool:
     return value.lower() == wanted.lower()
 
 
-def _bool(value: str, wanted: str) -> bool:
-    return value.lower() == wanted.lower()
-
-
 # Negated operators are stored with their positive test; _one_matches inverts them.
-_OPERATORS: dict[str, Callable[[str, str], bool]] = {
-    "StringEquals": _equal,
-    "StringNotEquals": _equal,
-    "StringEqualsIgnoreCase": _equal_ignore_case,
-    "StringNotEqualsIgnoreCase": _equal_ignore_case,
+_OPERATORS: dict[str, Test] = {
+    "StringEquals": _string_equals(_equal),
+    "StringNotEquals": _string_equals(_equal),
+    "StringEqualsIgnoreCase": _string_equals(_equal_ignore_case),
+    "StringNotEqualsIgnoreCase": _string_equals(_equal_ignore_case),
     "StringLike": _string_like,
     "StringNotLike": _string_like,
     "ArnEquals": _arn_like,
@@ -403,9 +514,9 @@ _OPERATORS: dict[str, Callable[[str, str], bool]] = {
     "DateLessThanEquals": _dates(lambda a, b: a <= b),
     "DateGreaterThan": _dates(lambda a, b: a > b),
     "DateGreaterThanEquals": _dates(lambda a, b: a >= b),
-    "Bool": _bool,
-    "IpAddress": _ip,
-    "NotIpAddress": _ip,
+    "Bool": _literal(_bool),
+    "IpAddress": _literal(_ip),
+    "NotIpAddress": _literal(_ip),
 }
 _NEGATED = frozenset(
     {

@@ -253,3 +253,58 @@ def check_plan(plans: Iterable[Mapping[str, Any]]) -> Report:
             report.missing.extend(missing)
             report.other_roles.extend(other)
     return report
+
+
+# --- every policy a plan renders -----------------------------------------------------
+
+
+def _module_context(contexts: Mapping[str, Context], address: str) -> Context | None:
+    """The context of ``address``'s module, or of the nearest module above it with one."""
+    while True:
+        if address in contexts:
+            return contexts[address]
+        if ".module." not in address:
+            return contexts.get("")
+        address = address.rsplit(".module.", 1)[0]
+
+
+def rendered_policies(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """Every IAM role of a plan with its trust policy and inline policies, as JSON data.
+
+    Why: tests/harness/iam/test_differential.py decides requests against every policy
+    the modules render, and needs no Terraform to do it; this is its input, taken from
+    the iam_static plan. Each role carries its module's partition, region and account.
+    ``unknown`` lists the inline policies not known at plan time (left out).
+    """
+    contexts = _contexts(plan)
+    roles: dict[tuple[str, str], dict[str, Any]] = {}
+    policies: list[tuple[str, Mapping[str, Any]]] = []
+    unknown: list[str] = []
+    for module in _modules(plan["planned_values"]["root_module"]):
+        address = module.get("address", "")
+        for resource in module.get("resources", []):
+            values = resource["values"]
+            if resource["type"] == "aws_iam_role" and resource["mode"] == "managed":
+                context = _module_context(contexts, address)
+                roles[(address, values.get("name") or "")] = {
+                    "role": resource["address"],
+                    "name": values.get("name"),
+                    "context": vars(context) if context else None,
+                    "trust": json.loads(values["assume_role_policy"]),
+                    "identity": [],
+                }
+            elif resource["type"] == "aws_iam_role_policy":
+                if values.get("policy") is None:
+                    unknown.append(resource["address"])
+                else:
+                    policies.append((address, resource))
+    for address, resource in policies:
+        name = resource["values"].get("role")
+        candidates = [r for (m, n), r in roles.items() if (n == name if name else m == address)]
+        if len(candidates) != 1:
+            raise ValueError(f"{resource['address']}: its role is not one role of the plan")
+        candidates[0]["identity"].append(
+            {"policy": resource["address"], "document": json.loads(resource["values"]["policy"])}
+        )
+    ordered = sorted(roles.values(), key=lambda role: role["role"])
+    return {"roles": ordered, "unknown": sorted(unknown)}
