@@ -266,9 +266,13 @@ def test_module_field_names_reach_the_resources(plans: dict[str, Any]) -> None:
     assert {(q["kms_master_key_id"], q["kms_data_key_reuse_period_seconds"]) for q in queues} == {
         (KMS_KEY, 600)
     }
-    # target_role_arn reaches the starter, which assumes it for the target's account.
-    (starter,) = only("sqs_throttle", "aws_lambda_function")
-    assert starter["environment"][0]["variables"]["TARGET_ROLE_ARN"] == TARGET_ROLE
+    # target_role_arn reaches the starter, whose role may assume it for the target's
+    # account (the function's environment is known only at apply; its policy at plan).
+    policies = [json.loads(p["policy"]) for p in only("sqs_throttle", "aws_iam_role_policy")]
+    assume = [
+        s for policy in policies for s in policy["Statement"] if s.get("Sid") == "AssumeTargetRole"
+    ]
+    assert [s["Resource"] for s in assume] == [TARGET_ROLE], policies
 
     (runs,) = [
         after
