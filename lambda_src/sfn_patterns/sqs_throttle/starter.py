@@ -52,22 +52,10 @@ LOG.setLevel(logging.INFO)
 LEASE_MARGIN_SECONDS = 15.0
 # Admission outcomes that end the run, and the reason its report gives.
 STOPPING_OUTCOMES = {"failed": "start_failed", "lease_lost": "lease_lost"}
-# Errors that mean this message can never start: let it reach the DLQ quickly.
+# Errors that refuse the request itself (its name or its input), on every attempt alike:
+# this message can never start, so it is let reach the DLQ quickly, and no attempt of it
+# ever started an execution.
 PERMANENT_ERRORS = frozenset({"InvalidExecutionInput", "InvalidName", "ValidationException"})
-# Errors after which the execution certainly was not started.
-REFUSALS = frozenset(
-    {
-        *PERMANENT_ERRORS,
-        "ThrottlingException",
-        "ExecutionLimitExceeded",
-        "StateMachineDoesNotExist",
-        "StateMachineDeleting",
-        "AccessDeniedException",
-        "KmsAccessDeniedException",
-        "KmsThrottlingException",
-        "InvalidArn",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -254,7 +242,19 @@ class Starter:
         )
 
     def admit(self, message: dict, report: RunReport) -> str:
-        """Start one message's execution: started, existed, poison, failed or lease_lost."""
+        """Start one message's execution: started, existed, poison, failed or lease_lost.
+
+        A failed start leaves its ledger entry, refusals such as ``ThrottlingException``
+        included, unless the request itself is refused (``PERMANENT_ERRORS``). A refusal
+        answers one attempt; botocore re-sends a throttled or timed-out call, so an
+        earlier attempt whose answer was lost may have started the execution, as may an
+        earlier run's start of the same message. The next counts settle the entry as
+        for any ambiguous start, with ``DescribeExecution`` and the grace: that costs no
+        call here, and at most a slot held for the grace when nothing started. A
+        ``DescribeExecution`` here instead would cost a call and prove nothing: a lost
+        attempt may still be in flight. A request refused for its name or input was
+        refused on every attempt, so its entry goes at once and frees its slot.
+        """
         try:
             name = execution_name(request_id_of(message))
             body = message["Body"]
@@ -287,9 +287,8 @@ class Starter:
                 outcome = "existed"
             else:
                 LOG.warning("start of %s failed: %s", name, error)
-                if code in REFUSALS:
-                    self.store.forget(name)
                 if code in PERMANENT_ERRORS:
+                    self.store.forget(name)
                     report.poison.append(name)
                     self._release_now(message)
                     return "poison"

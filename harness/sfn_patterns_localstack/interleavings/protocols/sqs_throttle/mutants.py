@@ -19,7 +19,6 @@ from sfn_patterns.sqs_throttle.naming import execution_name
 from sfn_patterns.sqs_throttle.starter import (
     LOG,
     PERMANENT_ERRORS,
-    REFUSALS,
     STOPPING_OUTCOMES,
     RunReport,
     Starter,
@@ -100,15 +99,62 @@ def _admit_deleting_first(self: Starter, message: dict, report: RunReport) -> st
             report.already_existed.append(name)
             return "existed"
         LOG.warning("start of %s failed: %s", name, error)
-        if code in REFUSALS:
-            self.store.forget(name)
         if code in PERMANENT_ERRORS:
+            self.store.forget(name)
             report.poison.append(name)
             return "poison"
         report.failed.append(name)
         return "failed"
     report.started.append(name)
     return "started"
+
+
+# Refusals of StartExecution taken as "certainly not started" by the mutant below.
+_REFUSALS = frozenset({"ThrottlingException", "ExecutionLimitExceeded"})
+
+
+def _admit_forgetting_refusals(self: Starter, message: dict, report: RunReport) -> str:
+    """A start refused (a throttle, a limit) drops its entry: the refusal taken as proof."""
+    try:
+        name = execution_name(request_id_of(message))
+        body = message["Body"]
+        json.loads(body)
+    except ValueError:
+        report.poison.append(message.get("MessageId", "?"))
+        self._release_now(message)
+        return "poison"
+    try:
+        self.store.record(name, self.clock(), self.owner, self.lease_seconds)
+    except LeaseLost:
+        self._release_now(message)
+        return "lease_lost"
+    outcome = "started"
+    try:
+        self.sfn.start_execution(
+            stateMachineArn=self.config.state_machine_arn, name=name, input=body
+        )
+    except Exception as error:
+        code = _error_code(error)
+        if code == "ExecutionAlreadyExists":
+            outcome = "existed"
+        else:
+            LOG.warning("start of %s failed: %s", name, error)
+            if code in _REFUSALS or code in PERMANENT_ERRORS:
+                self.store.forget(name)
+            if code in PERMANENT_ERRORS:
+                report.poison.append(name)
+                self._release_now(message)
+                return "poison"
+            report.failed.append(name)
+            return "failed"
+    try:
+        self.sqs.delete_message(
+            QueueUrl=self.config.queue_url, ReceiptHandle=message["ReceiptHandle"]
+        )
+    except Exception as error:
+        LOG.warning("delete of %s failed (it will be redelivered): %s", name, error)
+    (report.started if outcome == "started" else report.already_existed).append(name)
+    return outcome
 
 
 def _count_trusting_the_list(self: Starter) -> int:
@@ -158,6 +204,13 @@ MUTANTS: dict[str, Mutant] = {
             "starter.request_id_of prefers the message's deduplication id to its request_id "
             "attribute: a request sent twice with two deduplication ids starts twice",
             lambda: _replace(starter_module, "request_id_of", _request_id_from_dedup_id),
+        ),
+        Mutant(
+            "forget-refused-start",
+            "Starter.admit drops the ledger entry of a start refused with a throttle or a "
+            "limit, as certainly not started: an earlier attempt of the call, its answer "
+            "lost, did start it (a check on a partial answer)",
+            lambda: _replace(Starter, "admit", _admit_forgetting_refusals),
         ),
         Mutant(
             "trust-the-list",
