@@ -175,30 +175,30 @@ def test_a_start_refused_after_a_lost_answer_keeps_its_ledger_entry(
 
 
 # Starter 1 (the first schedule to fire): lease, list, scan, receive r1, record r1; then
-# two minutes pass before its StartExecution, and starter 0 runs. (A search finds it too:
-# depth 7, two ticks, --late-starter 0 --max-seconds 120: run 10.)
+# two minutes pass before its StartExecution, and starter 0 runs. (On the starter as it
+# was, mutant grace-from-record, a depth-first search finds it too: depth 7, two ticks,
+# --late-starter 0 --max-seconds 120: run 10.)
 STALLED_PAST_GRACE = "1 1 1 1 1 + +"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: with max_seconds_per_run above 90 (allowed up to 840), a starter run "
-    "can still be alive, paused between its ledger record and its StartExecution, longer "
-    "than the ledger's grace period (ledger_grace_seconds, 120 s, not tied to the "
-    "function's timeout of max_seconds_per_run + 30 s): another deployment's starter, "
-    "holding the lease by then, forgets the entry as a start that never happened and admits; "
-    "the stalled run's start then lands, one more than MAX",
-)
 def test_a_run_paused_past_the_ledger_grace_cannot_start_beyond_max() -> None:
+    """A run of 120 s (timeout 150 s) paused two minutes between its record and its start.
+
+    Its entry holds the slot for the grace (120 s) after the run's end, not after the
+    record: starter 0, counting two minutes after the record, still finds it; then
+    starter 1's start lands, within MAX.
+    """
     with Explorer(SqsThrottle(Scenario(late=0, max_seconds=120))) as explorer:
         result = explorer.run(Replay(parse_schedule(STALLED_PAST_GRACE)))
     assert not result.violations, (format_schedule(result.schedule), result.violations)
+    assert _first_count(result, actor=0) == 1  # r1, from the ledger
 
 
 # Each finding as a mutant (the starter as it was), and its schedule. A depth-first
 # search catches them too, at the runs given above: more than this file's budget.
 FINDINGS = {
     "forget-refused-start": (Scenario(), REFUSED_AFTER_A_LOST_ANSWER),
+    "grace-from-record": (Scenario(late=0, max_seconds=120), STALLED_PAST_GRACE),
 }
 
 

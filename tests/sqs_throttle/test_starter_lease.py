@@ -14,7 +14,7 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ReadTimeoutError
 
 from sfn_patterns.sqs_throttle.naming import execution_name
 from sfn_patterns.sqs_throttle.producer import build_message
@@ -220,3 +220,28 @@ def test_a_request_refused_for_itself_frees_its_slot_at_once(aws: dict[str, Any]
     starter = _failed_run(aws, clock, Failing("InvalidExecutionInput"))
     assert starter.store.entries() == []
     assert _starter(aws, clock).count_running() == 0
+
+
+def test_an_entry_holds_its_slot_until_the_grace_after_its_run_can_end(
+    aws: dict[str, Any],
+) -> None:
+    """A run may pause between its record and its start until its function's timeout.
+
+    The longest timeout the module allows (max_seconds_per_run 840 + 30 s): another
+    starter's count holds the entry's slot for the grace after that end, not after the
+    record (which a paused run outlives).
+    """
+    clock = Clock()
+    timeout = 870.0
+    _failed_run(
+        aws, clock, Failing(error=ReadTimeoutError(endpoint_url="sfn")), remaining_seconds=timeout
+    )
+    grace = aws["config"].ledger_grace_seconds
+    other = _starter(aws, clock)
+    clock.now = 1_000.0 + grace + 1  # past the grace since the record
+    assert other.count_running() == 1
+    clock.now = 1_000.0 + timeout + grace - 1
+    assert other.count_running() == 1
+    clock.now = 1_000.0 + timeout + grace
+    assert other.count_running() == 0
+    assert other.store.entries() == []  # forgotten: no run can start it any more

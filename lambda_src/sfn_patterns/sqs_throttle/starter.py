@@ -69,8 +69,9 @@ class Config:
     max_messages: int = 100
     max_seconds: float = 50.0
     recheck_seconds: float = 5.0
-    # A ledger entry whose execution does not exist yet is still counted this long
-    # (StartExecution may have answered with an ambiguous error).
+    # A ledger entry whose execution does not exist yet is still counted this long after
+    # the latest its start can be sent (the end of the run that recorded it): a start
+    # whose answer was lost may still appear.
     ledger_grace_seconds: float = 120.0
     ledger_ttl_seconds: int = 86400
     # A role in the target's account, assumed for every Step Functions call.
@@ -161,6 +162,9 @@ class Starter:
         group = config.exclusive_group
         self.owner = f"{group}/{uuid.uuid4().hex}" if group else uuid.uuid4().hex
         self.lease_seconds = config.recheck_seconds + LEASE_MARGIN_SECONDS
+        # When this run ends at the latest (its invocation's deadline), set by run(): the
+        # latest any start it records can be sent. None: a run of no known end.
+        self.ends_at: float | None = None
 
     # -- counting ---------------------------------------------------------------------
 
@@ -181,15 +185,22 @@ class Starter:
             kwargs["nextToken"] = token
 
     def ledger(self) -> list[tuple[str, float]]:
-        """The starter's own starts that it has not yet seen finish: (name, recorded at)."""
+        """Starts recorded and not yet seen finish: (name, the latest the start can be sent)."""
         return self.store.entries()
 
     def count_running(self) -> int:
-        """Executions to count as running: never fewer than actually run from this starter."""
+        """Executions to count as running: never fewer than actually run from this starter.
+
+        A ledger entry whose execution does not exist keeps its slot until the grace has
+        passed since the latest its start can be sent: the end of the run that recorded
+        it, however long that run paused between its record and its ``StartExecution``.
+        Counted from the record instead, a run paused past the grace (a function timeout
+        longer than it) would have its entry forgotten and its start still land.
+        """
         listed = self.listed_running()
         extra = 0
         now = self.clock()
-        for name, recorded_at in self.ledger():
+        for name, start_by in self.ledger():
             if name in listed:
                 continue
             arn = execution_arn(self.config.state_machine_arn, name)
@@ -198,7 +209,7 @@ class Starter:
             except Exception as error:
                 if _error_code(error) != "ExecutionDoesNotExist":
                     raise
-                if now - recorded_at < self.config.ledger_grace_seconds:
+                if now - start_by < self.config.ledger_grace_seconds:
                     extra += 1  # an ambiguous start may still appear: keep its slot
                 else:
                     self.store.forget(name)
@@ -269,7 +280,9 @@ class Starter:
         # write can never hide a running execution from the next count. The record
         # renews the run lease, and is refused when the lease is no longer ours.
         try:
-            self.store.record(name, self.clock(), self.owner, self.lease_seconds)
+            self.store.record(
+                name, self.clock(), self.owner, self.lease_seconds, start_by=self.ends_at
+            )
         except LeaseLost as lost:
             # This run stalled past its lease and another starter took over: that one
             # admits now, and this message is its to take at once.
@@ -358,12 +371,19 @@ class Starter:
         max_seconds: float | None = None,
         remaining_seconds: float | None = None,
     ) -> RunReport:
-        """One bounded run: admit while slots are free, recount while work waits."""
+        """One bounded run: admit while slots are free, recount while work waits.
+
+        ``remaining_seconds`` is the time the invocation has left (the Lambda context's):
+        the run stops admitting 5 s before it, and it is when the function's timeout
+        kills the run, so the latest any start this run records can be sent, which its
+        ledger entries carry for other starters' counts.
+        """
         config = self.config
         budget = min(max_messages or config.max_messages, config.max_messages)
         seconds = min(max_seconds or config.max_seconds, config.max_seconds)
         if remaining_seconds is not None:
             seconds = min(seconds, remaining_seconds - 5)
+            self.ends_at = self.clock() + remaining_seconds
         deadline = self.clock() + max(seconds, 0)
         report = RunReport()
         holder = self._take_lease()

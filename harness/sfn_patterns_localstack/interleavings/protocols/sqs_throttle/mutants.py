@@ -29,21 +29,20 @@ from sfn_patterns_localstack.interleavings.clock import patched
 from sfn_patterns_localstack.interleavings.protocol import Mutant
 
 
-def _record_unfenced(self: Ledger, name: str, now: float, owner: str, lease_seconds: float) -> None:
+def _record_unfenced(
+    self: Ledger,
+    name: str,
+    now: float,
+    owner: str,
+    lease_seconds: float,
+    *,
+    start_by: float | None = None,
+) -> None:
     """The record renews the lease "as it is ours anyway": no ``#owner = :me`` condition."""
     self.dynamodb.transact_write_items(
         TransactItems=[
             {"Put": {"TableName": self.table, "Item": self._lease_item(owner, now, lease_seconds)}},
-            {
-                "Put": {
-                    "TableName": self.table,
-                    "Item": {
-                        LEDGER_KEY: {"S": name},
-                        "recorded_at": {"N": repr(now)},
-                        "expires_at": {"N": str(int(now) + self.ttl_seconds)},
-                    },
-                }
-            },
+            {"Put": {"TableName": self.table, "Item": self.entry_item(name, now, start_by)}},
         ]
     )
 
@@ -84,7 +83,7 @@ def _admit_deleting_first(self: Starter, message: dict, report: RunReport) -> st
         self._release_now(message)
         return "poison"
     try:
-        self.store.record(name, self.clock(), self.owner, self.lease_seconds)
+        self.store.record(name, self.clock(), self.owner, self.lease_seconds, start_by=self.ends_at)
     except LeaseLost:
         self._release_now(message)
         return "lease_lost"
@@ -124,7 +123,7 @@ def _admit_forgetting_refusals(self: Starter, message: dict, report: RunReport) 
         self._release_now(message)
         return "poison"
     try:
-        self.store.record(name, self.clock(), self.owner, self.lease_seconds)
+        self.store.record(name, self.clock(), self.owner, self.lease_seconds, start_by=self.ends_at)
     except LeaseLost:
         self._release_now(message)
         return "lease_lost"
@@ -157,10 +156,26 @@ def _admit_forgetting_refusals(self: Starter, message: dict, report: RunReport) 
     return outcome
 
 
+def _entries_since_their_record(self: Ledger) -> list[tuple[str, float]]:
+    """Every entry is taken as started at its record, not by its run's end."""
+    found: list[tuple[str, float]] = []
+    kwargs: dict[str, Any] = {"TableName": self.table, "ConsistentRead": True}
+    while True:
+        page = self.dynamodb.scan(**kwargs)
+        found.extend(
+            (item[LEDGER_KEY]["S"], float(item["recorded_at"]["N"]))
+            for item in page.get("Items", [])
+            if not item[LEDGER_KEY]["S"].startswith("#")
+        )
+        if "LastEvaluatedKey" not in page:
+            return found
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
 def _count_trusting_the_list(self: Starter) -> int:
     """A ledger entry the list does not show is taken as finished: no DescribeExecution."""
     listed = self.listed_running()
-    for name, _recorded_at in self.ledger():
+    for name, _start_by in self.ledger():
         if name not in listed:
             self.store.forget(name)
     return len(listed)
@@ -211,6 +226,13 @@ MUTANTS: dict[str, Mutant] = {
             "limit, as certainly not started: an earlier attempt of the call, its answer "
             "lost, did start it (a check on a partial answer)",
             lambda: _replace(Starter, "admit", _admit_forgetting_refusals),
+        ),
+        Mutant(
+            "grace-from-record",
+            "Ledger.entries gives each entry's time of recording, not the end of the run "
+            "that recorded it: a run paused past the grace still starts after its entry "
+            "was forgotten",
+            lambda: _replace(Ledger, "entries", _entries_since_their_record),
         ),
         Mutant(
             "trust-the-list",
