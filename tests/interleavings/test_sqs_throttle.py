@@ -15,8 +15,9 @@ from collections.abc import Iterator
 import pytest
 
 from sfn_patterns_localstack.interleavings import cli
-from sfn_patterns_localstack.interleavings.explorer import Explorer, Report
+from sfn_patterns_localstack.interleavings.explorer import Explorer, Report, RunResult
 from sfn_patterns_localstack.interleavings.protocols.sqs_throttle import Scenario, SqsThrottle
+from sfn_patterns_localstack.interleavings.scheduler import Note
 from sfn_patterns_localstack.interleavings.steps import (
     Kind,
     count,
@@ -96,7 +97,7 @@ MUTANT_RUNS = 10
 
 
 def test_every_mutant_of_the_protocol_is_tested() -> None:
-    assert set(MUTANTS) == set(SqsThrottle().mutants())
+    assert set(MUTANTS) | set(FINDINGS) == set(SqsThrottle().mutants())
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
@@ -140,46 +141,74 @@ def test_explore_prints_a_failure_whose_command_replays_it(
     assert cli.main(["replay", *words[:4], "--schedule", schedule]) == 0  # the real starter
 
 
-# -- what the explorer found in the real starter ---------------------------------------------
+# -- what the explorer found in the real starter, replayed on the fixed one -------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: Starter.admit forgets the ledger entry when StartExecution ends in a "
-    "refusal (ThrottlingException, in REFUSALS: 'certainly not started'), but botocore "
-    "re-sent the call: the first attempt, whose answer was lost, did start the execution. "
-    "The next count (the same tick, another starter) finds it neither in the lagging list "
-    "nor in the ledger, and admits one more than MAX",
-)
+def _first_count(result: RunResult, actor: int) -> int:
+    """What the actor's first run counted first."""
+    reports = [
+        e.data["report"]
+        for e in result.events
+        if isinstance(e, Note) and e.actor == actor and "report" in e.data
+    ]
+    assert reports, f"starter {actor} never ended a run"
+    return reports[0]["counts"][0]
+
+
+REFUSED_AFTER_A_LOST_ANSWER = "0 0 0 0 0 0L 0T 0T 0T"
+
+
 def test_a_start_refused_after_a_lost_answer_keeps_its_ledger_entry(
     deployments: Explorer,
 ) -> None:
-    # Starter 0: lease, list, scan, receive r1, record; StartExecution lands but its answer
-    # is lost, and botocore's three re-sends are throttled. Starter 1 then runs. (A search
-    # finds it too: depth 9, one lost answer and three throttles, --late-starter 0: run 25.)
-    result = deployments.run(Replay(parse_schedule("0 0 0 0 0 0L 0T 0T 0T")))
+    """A throttle after a re-send proves nothing: the first attempt did start the execution.
+
+    Starter 0: lease, list, scan, receive r1, record; StartExecution lands but its answer
+    is lost, and botocore's three re-sends are throttled. Starter 1 then runs: its count
+    finds r1 neither in the lagging list nor, had the refusal dropped it, in the ledger.
+    (On the starter as it was, mutant ``forget-refused-start``, a depth-first search finds
+    it too: depth 9, one lost answer and three throttles, --late-starter 0: run 25.)
+    """
+    result = deployments.run(Replay(parse_schedule(REFUSED_AFTER_A_LOST_ANSWER)))
     assert not result.violations, (format_schedule(result.schedule), result.violations)
+    assert _first_count(result, actor=1) == 1  # r1, from the ledger
 
 
 # Starter 1 (the first schedule to fire): lease, list, scan, receive r1, record r1; then
-# two minutes pass before its StartExecution, and starter 0 runs. (A search finds it too:
-# depth 7, two ticks, --late-starter 0 --max-seconds 120: run 10.)
+# two minutes pass before its StartExecution, and starter 0 runs. (On the starter as it
+# was, mutant grace-from-record, a depth-first search finds it too: depth 7, two ticks,
+# --late-starter 0 --max-seconds 120: run 10.)
 STALLED_PAST_GRACE = "1 1 1 1 1 + +"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: with max_seconds_per_run above 90 (allowed up to 840), a starter run "
-    "can still be alive, paused between its ledger record and its StartExecution, longer "
-    "than the ledger's grace period (ledger_grace_seconds, 120 s, not tied to the "
-    "function's timeout of max_seconds_per_run + 30 s): another deployment's starter, "
-    "holding the lease by then, forgets the entry as a start that never happened and admits; "
-    "the stalled run's start then lands, one more than MAX",
-)
 def test_a_run_paused_past_the_ledger_grace_cannot_start_beyond_max() -> None:
+    """A run of 120 s (timeout 150 s) paused two minutes between its record and its start.
+
+    Its entry holds the slot for the grace (120 s) after the run's end, not after the
+    record: starter 0, counting two minutes after the record, still finds it; then
+    starter 1's start lands, within MAX.
+    """
     with Explorer(SqsThrottle(Scenario(late=0, max_seconds=120))) as explorer:
         result = explorer.run(Replay(parse_schedule(STALLED_PAST_GRACE)))
     assert not result.violations, (format_schedule(result.schedule), result.violations)
+    assert _first_count(result, actor=0) == 1  # r1, from the ledger
+
+
+# Each finding as a mutant (the starter as it was), and its schedule. A depth-first
+# search catches them too, at the runs given above: more than this file's budget.
+FINDINGS = {
+    "forget-refused-start": (Scenario(), REFUSED_AFTER_A_LOST_ANSWER),
+    "grace-from-record": (Scenario(late=0, max_seconds=120), STALLED_PAST_GRACE),
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(FINDINGS))
+def test_each_findings_schedule_breaks_the_starter_as_it_was(mutant: str) -> None:
+    scenario, schedule = FINDINGS[mutant]
+    with Explorer(SqsThrottle(scenario), mutant=mutant) as explorer:
+        result = explorer.run(Replay(parse_schedule(schedule)))
+    assert result.violations, f"mutant {mutant} survived {schedule}"
+    assert result.violations[0].startswith("at-most-max: 2 executions"), result.violations
 
 
 def test_with_the_default_run_budget_a_run_that_stalls_is_killed_first() -> None:

@@ -49,6 +49,14 @@ def test_entries_exclude_the_run_lease(ledger: Ledger) -> None:
     assert ledger.entries() == [("exec-b", 101.5)]
 
 
+def test_an_entry_gives_the_latest_its_start_can_be_sent(ledger: Ledger) -> None:
+    """Its run's end when the recorder knows it; else the time it was recorded."""
+    assert ledger.acquire_run_lease("me", 100.0, 20) is None
+    ledger.record("exec-a", 100.0, "me", 20, start_by=970.0)
+    ledger.record("exec-b", 101.5, "me", 20)
+    assert sorted(ledger.entries()) == [("exec-a", 970.0), ("exec-b", 101.5)]
+
+
 def test_a_held_lease_is_refused_with_its_holder_and_taken_over_once_expired(
     ledger: Ledger,
 ) -> None:

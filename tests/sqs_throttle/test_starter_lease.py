@@ -2,7 +2,8 @@
 
 The ledger's own tests show the transaction; this one shows what the starter does
 with it: the message it held goes back at once for the new holder, and its report
-says why it stopped.
+says why it stopped. Then what a start that failed leaves in the ledger, and how long
+the next count holds its slot.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError, ReadTimeoutError
 
 from sfn_patterns.sqs_throttle.naming import execution_name
 from sfn_patterns.sqs_throttle.producer import build_message
@@ -36,6 +38,33 @@ class Executions:
 
     def list_executions(self, **_: Any) -> dict:
         return {"executions": [{"name": n} for n in self.started]}
+
+    def describe_execution(self, executionArn: str) -> dict:
+        if executionArn.rsplit(":", 1)[1] not in self.started:
+            error = {"Code": "ExecutionDoesNotExist", "Message": executionArn}
+            raise ClientError({"Error": error}, "DescribeExecution")
+        return {"status": "RUNNING"}
+
+
+class Failing(Executions):
+    """Every StartExecution fails: with ``error``, or answered by a client error ``code``.
+
+    A client error comes as botocore raises it after its re-sends (the last attempt's
+    answer, with the attempts in its metadata).
+    """
+
+    def __init__(self, code: str = "", error: Exception | None = None) -> None:
+        super().__init__()
+        self.code, self.error = code, error
+
+    def start_execution(self, stateMachineArn: str, name: str, input: str) -> dict:
+        if self.error is not None:
+            raise self.error
+        answer = {
+            "Error": {"Code": self.code, "Message": "refused"},
+            "ResponseMetadata": {"RetryAttempts": 3, "MaxAttemptsReached": True},
+        }
+        raise ClientError(answer, "StartExecution")
 
 
 @pytest.fixture
@@ -161,3 +190,58 @@ def test_the_next_run_of_the_same_function_takes_a_crashed_runs_lease_at_once(
     assert outsider.run().stopped == "another_starter_running"
     clock.now += 1
     assert starter().run().started == [execution_name("r-2")]
+
+
+# -- what a failed start leaves in the ledger ------------------------------------------------
+
+
+def _failed_run(aws: dict[str, Any], clock: Clock, sfn: Executions, **run: Any) -> Starter:
+    """A run whose one message's start fails as ``sfn`` says; the starter, after its run."""
+    aws["sqs"].send_message(QueueUrl=aws["config"].queue_url, **build_message({}, request_id="r-3"))
+    starter = Starter(aws["config"], aws["sqs"], sfn, aws["dynamodb"], clock=clock, sleep=None)
+    report = starter.run(max_messages=1, **run)
+    assert report.receives == 1 and report.started == []
+    return starter
+
+
+@pytest.mark.parametrize("code", ["ThrottlingException", "ExecutionLimitExceeded"])
+def test_a_refused_start_keeps_its_entry_and_its_slot(aws: dict[str, Any], code: str) -> None:
+    """A refusal answers the last attempt: an earlier one, its answer lost, may have started it."""
+    clock = Clock()
+    starter = _failed_run(aws, clock, Failing(code))
+    assert starter.store.entries() == [(execution_name("r-3"), clock())]
+    # The next count holds the slot while its execution may still appear.
+    assert _starter(aws, clock).count_running() == 1
+
+
+def test_a_request_refused_for_itself_frees_its_slot_at_once(aws: dict[str, Any]) -> None:
+    """Its name or input is refused on every attempt: none of them started anything."""
+    clock = Clock()
+    starter = _failed_run(aws, clock, Failing("InvalidExecutionInput"))
+    assert starter.store.entries() == []
+    assert _starter(aws, clock).count_running() == 0
+
+
+def test_an_entry_holds_its_slot_until_the_grace_after_its_run_can_end(
+    aws: dict[str, Any],
+) -> None:
+    """A run may pause between its record and its start until its function's timeout.
+
+    The longest timeout the module allows (max_seconds_per_run 840 + 30 s): another
+    starter's count holds the entry's slot for the grace after that end, not after the
+    record (which a paused run outlives).
+    """
+    clock = Clock()
+    timeout = 870.0
+    _failed_run(
+        aws, clock, Failing(error=ReadTimeoutError(endpoint_url="sfn")), remaining_seconds=timeout
+    )
+    grace = aws["config"].ledger_grace_seconds
+    other = _starter(aws, clock)
+    clock.now = 1_000.0 + grace + 1  # past the grace since the record
+    assert other.count_running() == 1
+    clock.now = 1_000.0 + timeout + grace - 1
+    assert other.count_running() == 1
+    clock.now = 1_000.0 + timeout + grace
+    assert other.count_running() == 0
+    assert other.store.entries() == []  # forgotten: no run can start it any more

@@ -2,10 +2,13 @@
 
 One item per execution the starter started and has not yet seen finish (key ``name``,
 the execution name), so an execution that ``ListExecutions`` does not show yet still
-holds its slot; and one **run lease** item (``name = "#run-lease"``; execution names
-cannot contain ``#``), so at most one starter admits at a time even when two run at
-once (a second deployment's schedule, an operator's manual run): counting and
-starting is check-then-act, safe only with a single writer.
+holds its slot. An entry also says the latest its start can be sent (``start_by``: the
+end of the run that recorded it, which its function's timeout bounds), so that every
+starter reading the ledger, whatever its own timeout, knows how long an execution that
+does not exist yet may still appear. And one **run lease** item (``name =
+"#run-lease"``; execution names cannot contain ``#``), so at most one starter admits at
+a time even when two run at once (a second deployment's schedule, an operator's manual
+run): counting and starting is check-then-act, safe only with a single writer.
 
 The lease is short and renewed by every admission: an entry is recorded in one
 transaction with the renewal, conditional on the lease still being the recorder's.
@@ -26,6 +29,8 @@ from typing import Any
 
 LEDGER_KEY = "name"
 RUN_LEASE = "#run-lease"
+# An entry's attribute: the latest its start can be sent (epoch seconds, the recorder's clock).
+START_BY = "start_by"
 
 
 @dataclass(frozen=True)
@@ -71,13 +76,17 @@ class Ledger:
     # -- execution entries --------------------------------------------------------------
 
     def entries(self) -> list[tuple[str, float]]:
-        """(execution name, recorded at) of every entry, read consistently."""
+        """(execution name, the latest its start can be sent) of every entry, read consistently.
+
+        An entry recorded without ``start_by`` (by a run of no known end) gives its time
+        of recording.
+        """
         found: list[tuple[str, float]] = []
         kwargs: dict[str, Any] = {"TableName": self.table, "ConsistentRead": True}
         while True:
             page = self.dynamodb.scan(**kwargs)
             found.extend(
-                (item[LEDGER_KEY]["S"], float(item["recorded_at"]["N"]))
+                (item[LEDGER_KEY]["S"], float(item.get(START_BY, item["recorded_at"])["N"]))
                 for item in page.get("Items", [])
                 if not item[LEDGER_KEY]["S"].startswith("#")
             )
@@ -85,12 +94,22 @@ class Ledger:
                 return found
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def record(self, name: str, now: float, owner: str, lease_seconds: float) -> None:
+    def record(
+        self,
+        name: str,
+        now: float,
+        owner: str,
+        lease_seconds: float,
+        *,
+        start_by: float | None = None,
+    ) -> None:
         """Note a start before making it, renewing ``owner``'s run lease in the same write.
 
         Recorded first, a crash after the start never hides the execution. Recorded
         with the renewal, only the lease's holder ever records: raises LeaseLost
         (naming the new holder, from the same call) when the lease is another's or gone.
+        ``start_by`` is the latest the recorder can send the start: its run's end
+        (None: a run of no known end, taken to send it at once).
         """
         try:
             self.dynamodb.transact_write_items(
@@ -108,11 +127,7 @@ class Ledger:
                     {
                         "Put": {
                             "TableName": self.table,
-                            "Item": {
-                                LEDGER_KEY: {"S": name},
-                                "recorded_at": {"N": repr(now)},
-                                "expires_at": {"N": str(int(now) + self.ttl_seconds)},
-                            },
+                            "Item": self.entry_item(name, now, start_by),
                         }
                     },
                 ]
@@ -175,6 +190,17 @@ class Ledger:
         except Exception as error:
             if _error_code(error) != "ConditionalCheckFailedException":
                 raise
+
+    def entry_item(self, name: str, now: float, start_by: float | None = None) -> dict[str, Any]:
+        """The item that records a start (see :meth:`record`)."""
+        item = {
+            LEDGER_KEY: {"S": name},
+            "recorded_at": {"N": repr(now)},
+            "expires_at": {"N": str(int(now) + self.ttl_seconds)},
+        }
+        if start_by is not None:
+            item[START_BY] = {"N": repr(start_by)}
+        return item
 
     def _lease_item(self, owner: str, now: float, seconds: float) -> dict[str, Any]:
         return {

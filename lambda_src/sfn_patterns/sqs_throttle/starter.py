@@ -52,22 +52,10 @@ LOG.setLevel(logging.INFO)
 LEASE_MARGIN_SECONDS = 15.0
 # Admission outcomes that end the run, and the reason its report gives.
 STOPPING_OUTCOMES = {"failed": "start_failed", "lease_lost": "lease_lost"}
-# Errors that mean this message can never start: let it reach the DLQ quickly.
+# Errors that refuse the request itself (its name or its input), on every attempt alike:
+# this message can never start, so it is let reach the DLQ quickly, and no attempt of it
+# ever started an execution.
 PERMANENT_ERRORS = frozenset({"InvalidExecutionInput", "InvalidName", "ValidationException"})
-# Errors after which the execution certainly was not started.
-REFUSALS = frozenset(
-    {
-        *PERMANENT_ERRORS,
-        "ThrottlingException",
-        "ExecutionLimitExceeded",
-        "StateMachineDoesNotExist",
-        "StateMachineDeleting",
-        "AccessDeniedException",
-        "KmsAccessDeniedException",
-        "KmsThrottlingException",
-        "InvalidArn",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -81,8 +69,9 @@ class Config:
     max_messages: int = 100
     max_seconds: float = 50.0
     recheck_seconds: float = 5.0
-    # A ledger entry whose execution does not exist yet is still counted this long
-    # (StartExecution may have answered with an ambiguous error).
+    # A ledger entry whose execution does not exist yet is still counted this long after
+    # the latest its start can be sent (the end of the run that recorded it): a start
+    # whose answer was lost may still appear.
     ledger_grace_seconds: float = 120.0
     ledger_ttl_seconds: int = 86400
     # A role in the target's account, assumed for every Step Functions call.
@@ -173,6 +162,9 @@ class Starter:
         group = config.exclusive_group
         self.owner = f"{group}/{uuid.uuid4().hex}" if group else uuid.uuid4().hex
         self.lease_seconds = config.recheck_seconds + LEASE_MARGIN_SECONDS
+        # When this run ends at the latest (its invocation's deadline), set by run(): the
+        # latest any start it records can be sent. None: a run of no known end.
+        self.ends_at: float | None = None
 
     # -- counting ---------------------------------------------------------------------
 
@@ -193,15 +185,22 @@ class Starter:
             kwargs["nextToken"] = token
 
     def ledger(self) -> list[tuple[str, float]]:
-        """The starter's own starts that it has not yet seen finish: (name, recorded at)."""
+        """Starts recorded and not yet seen finish: (name, the latest the start can be sent)."""
         return self.store.entries()
 
     def count_running(self) -> int:
-        """Executions to count as running: never fewer than actually run from this starter."""
+        """Executions to count as running: never fewer than actually run from this starter.
+
+        A ledger entry whose execution does not exist keeps its slot until the grace has
+        passed since the latest its start can be sent: the end of the run that recorded
+        it, however long that run paused between its record and its ``StartExecution``.
+        Counted from the record instead, a run paused past the grace (a function timeout
+        longer than it) would have its entry forgotten and its start still land.
+        """
         listed = self.listed_running()
         extra = 0
         now = self.clock()
-        for name, recorded_at in self.ledger():
+        for name, start_by in self.ledger():
             if name in listed:
                 continue
             arn = execution_arn(self.config.state_machine_arn, name)
@@ -210,7 +209,7 @@ class Starter:
             except Exception as error:
                 if _error_code(error) != "ExecutionDoesNotExist":
                     raise
-                if now - recorded_at < self.config.ledger_grace_seconds:
+                if now - start_by < self.config.ledger_grace_seconds:
                     extra += 1  # an ambiguous start may still appear: keep its slot
                 else:
                     self.store.forget(name)
@@ -254,7 +253,19 @@ class Starter:
         )
 
     def admit(self, message: dict, report: RunReport) -> str:
-        """Start one message's execution: started, existed, poison, failed or lease_lost."""
+        """Start one message's execution: started, existed, poison, failed or lease_lost.
+
+        A failed start leaves its ledger entry, refusals such as ``ThrottlingException``
+        included, unless the request itself is refused (``PERMANENT_ERRORS``). A refusal
+        answers one attempt; botocore re-sends a throttled or timed-out call, so an
+        earlier attempt whose answer was lost may have started the execution, as may an
+        earlier run's start of the same message. The next counts settle the entry as
+        for any ambiguous start, with ``DescribeExecution`` and the grace: that costs no
+        call here, and at most a slot held for the grace when nothing started. A
+        ``DescribeExecution`` here instead would cost a call and prove nothing: a lost
+        attempt may still be in flight. A request refused for its name or input was
+        refused on every attempt, so its entry goes at once and frees its slot.
+        """
         try:
             name = execution_name(request_id_of(message))
             body = message["Body"]
@@ -269,7 +280,9 @@ class Starter:
         # write can never hide a running execution from the next count. The record
         # renews the run lease, and is refused when the lease is no longer ours.
         try:
-            self.store.record(name, self.clock(), self.owner, self.lease_seconds)
+            self.store.record(
+                name, self.clock(), self.owner, self.lease_seconds, start_by=self.ends_at
+            )
         except LeaseLost as lost:
             # This run stalled past its lease and another starter took over: that one
             # admits now, and this message is its to take at once.
@@ -287,9 +300,8 @@ class Starter:
                 outcome = "existed"
             else:
                 LOG.warning("start of %s failed: %s", name, error)
-                if code in REFUSALS:
-                    self.store.forget(name)
                 if code in PERMANENT_ERRORS:
+                    self.store.forget(name)
                     report.poison.append(name)
                     self._release_now(message)
                     return "poison"
@@ -359,12 +371,19 @@ class Starter:
         max_seconds: float | None = None,
         remaining_seconds: float | None = None,
     ) -> RunReport:
-        """One bounded run: admit while slots are free, recount while work waits."""
+        """One bounded run: admit while slots are free, recount while work waits.
+
+        ``remaining_seconds`` is the time the invocation has left (the Lambda context's):
+        the run stops admitting 5 s before it, and it is when the function's timeout
+        kills the run, so the latest any start this run records can be sent, which its
+        ledger entries carry for other starters' counts.
+        """
         config = self.config
         budget = min(max_messages or config.max_messages, config.max_messages)
         seconds = min(max_seconds or config.max_seconds, config.max_seconds)
         if remaining_seconds is not None:
             seconds = min(seconds, remaining_seconds - 5)
+            self.ends_at = self.clock() + remaining_seconds
         deadline = self.clock() + max(seconds, 0)
         report = RunReport()
         holder = self._take_lease()

@@ -19,7 +19,6 @@ from sfn_patterns.sqs_throttle.naming import execution_name
 from sfn_patterns.sqs_throttle.starter import (
     LOG,
     PERMANENT_ERRORS,
-    REFUSALS,
     STOPPING_OUTCOMES,
     RunReport,
     Starter,
@@ -30,21 +29,20 @@ from sfn_patterns_localstack.interleavings.clock import patched
 from sfn_patterns_localstack.interleavings.protocol import Mutant
 
 
-def _record_unfenced(self: Ledger, name: str, now: float, owner: str, lease_seconds: float) -> None:
+def _record_unfenced(
+    self: Ledger,
+    name: str,
+    now: float,
+    owner: str,
+    lease_seconds: float,
+    *,
+    start_by: float | None = None,
+) -> None:
     """The record renews the lease "as it is ours anyway": no ``#owner = :me`` condition."""
     self.dynamodb.transact_write_items(
         TransactItems=[
             {"Put": {"TableName": self.table, "Item": self._lease_item(owner, now, lease_seconds)}},
-            {
-                "Put": {
-                    "TableName": self.table,
-                    "Item": {
-                        LEDGER_KEY: {"S": name},
-                        "recorded_at": {"N": repr(now)},
-                        "expires_at": {"N": str(int(now) + self.ttl_seconds)},
-                    },
-                }
-            },
+            {"Put": {"TableName": self.table, "Item": self.entry_item(name, now, start_by)}},
         ]
     )
 
@@ -85,7 +83,7 @@ def _admit_deleting_first(self: Starter, message: dict, report: RunReport) -> st
         self._release_now(message)
         return "poison"
     try:
-        self.store.record(name, self.clock(), self.owner, self.lease_seconds)
+        self.store.record(name, self.clock(), self.owner, self.lease_seconds, start_by=self.ends_at)
     except LeaseLost:
         self._release_now(message)
         return "lease_lost"
@@ -100,9 +98,8 @@ def _admit_deleting_first(self: Starter, message: dict, report: RunReport) -> st
             report.already_existed.append(name)
             return "existed"
         LOG.warning("start of %s failed: %s", name, error)
-        if code in REFUSALS:
-            self.store.forget(name)
         if code in PERMANENT_ERRORS:
+            self.store.forget(name)
             report.poison.append(name)
             return "poison"
         report.failed.append(name)
@@ -111,10 +108,74 @@ def _admit_deleting_first(self: Starter, message: dict, report: RunReport) -> st
     return "started"
 
 
+# Refusals of StartExecution taken as "certainly not started" by the mutant below.
+_REFUSALS = frozenset({"ThrottlingException", "ExecutionLimitExceeded"})
+
+
+def _admit_forgetting_refusals(self: Starter, message: dict, report: RunReport) -> str:
+    """A start refused (a throttle, a limit) drops its entry: the refusal taken as proof."""
+    try:
+        name = execution_name(request_id_of(message))
+        body = message["Body"]
+        json.loads(body)
+    except ValueError:
+        report.poison.append(message.get("MessageId", "?"))
+        self._release_now(message)
+        return "poison"
+    try:
+        self.store.record(name, self.clock(), self.owner, self.lease_seconds, start_by=self.ends_at)
+    except LeaseLost:
+        self._release_now(message)
+        return "lease_lost"
+    outcome = "started"
+    try:
+        self.sfn.start_execution(
+            stateMachineArn=self.config.state_machine_arn, name=name, input=body
+        )
+    except Exception as error:
+        code = _error_code(error)
+        if code == "ExecutionAlreadyExists":
+            outcome = "existed"
+        else:
+            LOG.warning("start of %s failed: %s", name, error)
+            if code in _REFUSALS or code in PERMANENT_ERRORS:
+                self.store.forget(name)
+            if code in PERMANENT_ERRORS:
+                report.poison.append(name)
+                self._release_now(message)
+                return "poison"
+            report.failed.append(name)
+            return "failed"
+    try:
+        self.sqs.delete_message(
+            QueueUrl=self.config.queue_url, ReceiptHandle=message["ReceiptHandle"]
+        )
+    except Exception as error:
+        LOG.warning("delete of %s failed (it will be redelivered): %s", name, error)
+    (report.started if outcome == "started" else report.already_existed).append(name)
+    return outcome
+
+
+def _entries_since_their_record(self: Ledger) -> list[tuple[str, float]]:
+    """Every entry is taken as started at its record, not by its run's end."""
+    found: list[tuple[str, float]] = []
+    kwargs: dict[str, Any] = {"TableName": self.table, "ConsistentRead": True}
+    while True:
+        page = self.dynamodb.scan(**kwargs)
+        found.extend(
+            (item[LEDGER_KEY]["S"], float(item["recorded_at"]["N"]))
+            for item in page.get("Items", [])
+            if not item[LEDGER_KEY]["S"].startswith("#")
+        )
+        if "LastEvaluatedKey" not in page:
+            return found
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
 def _count_trusting_the_list(self: Starter) -> int:
     """A ledger entry the list does not show is taken as finished: no DescribeExecution."""
     listed = self.listed_running()
-    for name, _recorded_at in self.ledger():
+    for name, _start_by in self.ledger():
         if name not in listed:
             self.store.forget(name)
     return len(listed)
@@ -158,6 +219,20 @@ MUTANTS: dict[str, Mutant] = {
             "starter.request_id_of prefers the message's deduplication id to its request_id "
             "attribute: a request sent twice with two deduplication ids starts twice",
             lambda: _replace(starter_module, "request_id_of", _request_id_from_dedup_id),
+        ),
+        Mutant(
+            "forget-refused-start",
+            "Starter.admit drops the ledger entry of a start refused with a throttle or a "
+            "limit, as certainly not started: an earlier attempt of the call, its answer "
+            "lost, did start it (a check on a partial answer)",
+            lambda: _replace(Starter, "admit", _admit_forgetting_refusals),
+        ),
+        Mutant(
+            "grace-from-record",
+            "Ledger.entries gives each entry's time of recording, not the end of the run "
+            "that recorded it: a run paused past the grace still starts after its entry "
+            "was forgotten",
+            lambda: _replace(Ledger, "entries", _entries_since_their_record),
         ),
         Mutant(
             "trust-the-list",
