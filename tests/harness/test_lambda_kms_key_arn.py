@@ -22,12 +22,17 @@ def test_it_applies_to_the_pinned_version() -> None:
     assert lambda_kms_key_arn.apply() is True
 
 
-@pytest.fixture
-def key_and_function(aws: Callable) -> Iterator[tuple[str, str]]:
-    key = aws("kms").create_key(Description="lambda-kms-key-arn test")["KeyMetadata"]["Arn"]
+def _code() -> bytes:
+    """A function's zip: one handler that answers its event."""
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as zipped:
         zipped.writestr("app.py", "def handler(event, context):\n    return event\n")
+    return archive.getvalue()
+
+
+@pytest.fixture
+def key_and_function(aws: Callable) -> Iterator[tuple[str, str]]:
+    key = aws("kms").create_key(Description="lambda-kms-key-arn test")["KeyMetadata"]["Arn"]
     name = f"kms-arn-{uuid.uuid4().hex[:8]}"
     role = function_role(aws("iam"), name, [name])
     client = aws("lambda")
@@ -36,7 +41,7 @@ def key_and_function(aws: Callable) -> Iterator[tuple[str, str]]:
         Runtime="python3.12",
         Role=role,
         Handler="app.handler",
-        Code={"ZipFile": archive.getvalue()},
+        Code={"ZipFile": _code()},
         Environment={"Variables": {"SECRET": "x"}},
         KMSKeyArn=key,
     )
@@ -75,14 +80,11 @@ def test_a_function_created_again_without_a_key_has_none(
     code = client.get_function(FunctionName=name)["Code"]
     assert code  # the function exists with its key
     client.delete_function(FunctionName=name)
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as zipped:
-        zipped.writestr("app.py", "def handler(event, context):\n    return event\n")
     client.create_function(
         FunctionName=name,
         Runtime="python3.12",
         Role=aws("iam").get_role(RoleName=name)["Role"]["Arn"],
         Handler="app.handler",
-        Code={"ZipFile": archive.getvalue()},
+        Code={"ZipFile": _code()},
     )
     assert "KMSKeyArn" not in client.get_function_configuration(FunctionName=name)
