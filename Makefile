@@ -93,11 +93,14 @@ test: bootstrap ## Run the static checks and every test (unit + LocalStack integ
 # The portable suite (tests/portable.py): the pattern tests that need nothing but the
 # AWS API, against somebody else's emulator, e.g. a LocalStack 4.14 container in CI or
 # `scripts/localstack.sh start --stock 4567` here. The rest are skipped with what they
-# need named. Its files share one endpoint, so they run one file per worker.
+# need named. Its files share one endpoint, so they run one file per worker. It installs
+# only the venv, Terraform and the providers (scripts/bootstrap.sh --portable): no Go or
+# Node.js where registry.terraform.io answers, no LocalStack packages, no Lambda runtimes.
 ENDPOINT ?=
 PORTABLE_WORKERS ?= 4
-test-portable: bootstrap ## Run the pattern tests that need no harness against ENDPOINT=http://HOST:PORT
+test-portable: ## Run the pattern tests that need no harness against ENDPOINT=http://HOST:PORT
 	@[ -n "$(ENDPOINT)" ] || { echo "usage: make test-portable ENDPOINT=http://HOST:PORT (a LocalStack 4.14 container, or: scripts/localstack.sh start --stock 4567)" >&2; exit 2; }
+	@[ "$$SFNP_BOOTSTRAPPED" = 1 ] || bash scripts/bootstrap.sh --portable
 	@LOCALSTACK_ENDPOINT=$(ENDPOINT) SFNP_PORTABLE=1 $(VENV)/bin/python -m pytest -m integration \
 	  -n $(PORTABLE_WORKERS) --dist loadfile -rs \
 	  $$($(VENV)/bin/python -c 'from tests.portable import PATTERN_DIRS; print(*PATTERN_DIRS)')

@@ -10,17 +10,21 @@
 # `bootstrap.sh --demo` (make demo) installs only what the demo uses: no npm, no root,
 # no checkov, tflint, terraform-docs or browser, and the providers from the Terraform
 # registry when it answers (built from source only when it does not, or when an earlier
-# full bootstrap already built them). `make test` runs the full bootstrap.
+# full bootstrap already built them). `bootstrap.sh --portable` (make test-portable)
+# installs less still: the venv, Terraform and the providers, as the demo takes them;
+# the emulator under test is somebody else's, so no LocalStack packages and no Lambda
+# runtimes. `make test` runs the full bootstrap.
 set -euo pipefail
 
 profile=all
 case "${1:-}" in
   "") ;;
   --demo) profile=demo ;;
+  --portable) profile=portable ;;
   -h|--help)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
     exit 0 ;;
-  *) echo "error: unknown option $1 (bootstrap.sh [--demo])" >&2; exit 2 ;;
+  *) echo "error: unknown option $1 (bootstrap.sh [--demo | --portable])" >&2; exit 2 ;;
 esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -136,12 +140,13 @@ fi
 
 # --- 3. Providers -----------------------------------------------------------------------
 step 3 "Terraform providers (filesystem mirror $mirror) and Go tools"
-# The demo takes the registry's providers when the mirror has not been built yet and the
-# registry answers (scripts/provider-source.sh decides); everything else uses the mirror.
+# The demo and the portable suite take the registry's providers when the mirror has not
+# been built yet and the registry answers (scripts/provider-source.sh decides); the full
+# profile always uses the mirror.
 provider_source=mirror
-if [[ "$profile" == demo ]]; then
+if [[ "$profile" != all ]]; then
   provider_source=$("$root/scripts/provider-source.sh" "$mirror")
-  echo "    providers for the demo: $provider_source"
+  echo "    providers for the $profile profile: $provider_source"
 fi
 if [[ "$provider_source" == build || "$profile" == all ]]; then
   if ! command -v go >/dev/null; then
@@ -199,7 +204,7 @@ cli_config="$cache/terraform.rc"
 if [[ "$provider_source" == registry ]]; then
   mkdir -p "$cache/tf-plugin-cache"
   cat > "$cli_config.tmp.$$" <<EOF
-# Written by scripts/bootstrap.sh --demo: the mirror is not built and the registry
+# Written by scripts/bootstrap.sh --$profile: the mirror is not built and the registry
 # answers, so providers come from registry.terraform.io, kept in a plugin cache.
 # The full bootstrap (make test) builds the mirror and rewrites this file.
 plugin_cache_dir   = "$cache/tf-plugin-cache"
@@ -251,6 +256,11 @@ EOF
 chmod +x "$venv/bin/terraform.tmp"
 mv "$venv/bin/terraform.tmp" "$venv/bin/terraform"
 echo "    $("$venv/bin/terraform" version | head -1)"
+
+if [[ "$profile" == portable ]]; then
+  echo "==> ready for the portable suite: make test-portable ENDPOINT=http://HOST:PORT"
+  exit 0
+fi
 
 # --- LocalStack packages: Java 21 and JSONata, offline ---------------------------------
 # Step Functions variable reads ($var) are evaluated by LocalStack with JSONata on a

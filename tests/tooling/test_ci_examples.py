@@ -368,7 +368,7 @@ GITHUB_NODE = '      - uses: actions/setup-node@v4\n        with:\n          nod
         ("gitlab-ci.yml", "stages:\n", "stages: [\n", "not YAML"),
         ("gitlab-ci.yml", 'GO_VERSION: "1.26.8"', 'GO_VERSION: "1.19"', "needs Go "),
         ("gitlab-ci.yml", 'NODE_VERSION: "20.20.2"', 'NODE_VERSION: "16.20.2"', "needs Node.js"),
-        ("gitlab-ci.yml", "recommends make", "recommends golang-go make", "golang-go"),
+        ("gitlab-ci.yml", "recommends make time", "recommends golang-go make time", "golang-go"),
         (
             "gitlab-ci.yml",
             "image: python:3.13-bookworm",

