@@ -300,7 +300,10 @@ echo "    $("$libs/java/21/bin/java" -version 2>&1 | head -1)"
 # Python (this one, pyenv's, or pythonX.Y on PATH); a missing one is installed with pyenv
 # where pyenv is, else named. Python 3.9 also needs urllib3 < 1.27 (botocore's own
 # marker before 3.10: urllib3 2.x does not import there), kept in the cache.
-printf '==> [lambda runtimes] Python 3.9 to 3.13 for the Lambda executor\n'
+# The demo deploys examples/complete, whose functions all run on the modules' default
+# runtime (python3.12): --demo looks for that Python only; the tests deploy every one.
+demo_runtime=3.12
+printf '==> [lambda runtimes] Python for the Lambda executor\n'
 pyenv_root=${PYENV_ROOT:-$HOME/.pyenv}
 pyenv_bin=$(command -v pyenv || true)
 [[ -z "$pyenv_bin" && -x "$pyenv_root/bin/pyenv" ]] && pyenv_bin="$pyenv_root/bin/pyenv"
@@ -311,7 +314,10 @@ find_python() {  # the interpreter of Python $1 the executor would pick, or noth
   command -v "python$1" || true
 }
 missing=()
+wanted=()
 for version in 3.9 3.10 3.11 3.12; do  # 3.13 is the harness's own
+  if [[ "$profile" == demo && "$version" != "$demo_runtime" ]]; then continue; fi
+  wanted+=("$version")
   if [[ -z "$(find_python "$version")" && -n "$pyenv_bin" ]]; then
     echo "    installing Python $version with pyenv (first run: several minutes)"
     "$pyenv_bin" install --skip-existing "$version" || true
@@ -321,11 +327,11 @@ done
 if ((${#missing[@]})); then
   echo "    warning: no Python ${missing[*]}: functions declared python${missing[0]} (...) fail to become Active; install them (pyenv install ${missing[*]})" >&2
 else
-  echo "    Python 3.9 3.10 3.11 3.12 3.13 found"
+  echo "    Python ${wanted[*]} 3.13 found"
 fi
 overlay="$cache/lambda-runtime/python3.9"
 py39=$(find_python 3.9)
-if [[ -n "$py39" && ! -f "$overlay/.installed" ]]; then
+if [[ "$profile" == all && -n "$py39" && ! -f "$overlay/.installed" ]]; then
   rm -rf "$overlay.tmp"
   PIP_ROOT_USER_ACTION=ignore "$py39" -m pip install --quiet --disable-pip-version-check \
     --no-compile --target "$overlay.tmp" \
