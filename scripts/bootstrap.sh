@@ -310,7 +310,10 @@ echo "    $("$libs/java/21/bin/java" -version 2>&1 | head -1)"
 # Python (this one, pyenv's, or pythonX.Y on PATH); a missing one is installed with pyenv
 # where pyenv is, else named. Python 3.9 also needs urllib3 < 1.27 (botocore's own
 # marker before 3.10: urllib3 2.x does not import there), kept in the cache.
-printf '==> [lambda runtimes] Python 3.9 to 3.13 for the Lambda executor\n'
+# The demo deploys examples/complete, whose functions all run on the modules' default
+# runtime (python3.12): --demo looks for that Python only; the tests deploy every one.
+demo_runtime=3.12
+printf '==> [lambda runtimes] Python for the Lambda executor\n'
 pyenv_root=${PYENV_ROOT:-$HOME/.pyenv}
 pyenv_bin=$(command -v pyenv || true)
 [[ -z "$pyenv_bin" && -x "$pyenv_root/bin/pyenv" ]] && pyenv_bin="$pyenv_root/bin/pyenv"
@@ -321,7 +324,10 @@ find_python() {  # the interpreter of Python $1 the executor would pick, or noth
   command -v "python$1" || true
 }
 missing=()
+wanted=()
 for version in 3.9 3.10 3.11 3.12; do  # 3.13 is the harness's own
+  if [[ "$profile" == demo && "$version" != "$demo_runtime" ]]; then continue; fi
+  wanted+=("$version")
   if [[ -z "$(find_python "$version")" && -n "$pyenv_bin" ]]; then
     echo "    installing Python $version with pyenv (first run: several minutes)"
     "$pyenv_bin" install --skip-existing "$version" || true
@@ -331,11 +337,11 @@ done
 if ((${#missing[@]})); then
   echo "    warning: no Python ${missing[*]}: functions declared python${missing[0]} (...) fail to become Active; install them (pyenv install ${missing[*]})" >&2
 else
-  echo "    Python 3.9 3.10 3.11 3.12 3.13 found"
+  echo "    Python ${wanted[*]} 3.13 found"
 fi
 overlay="$cache/lambda-runtime/python3.9"
 py39=$(find_python 3.9)
-if [[ -n "$py39" && ! -f "$overlay/.installed" ]]; then
+if [[ "$profile" == all && -n "$py39" && ! -f "$overlay/.installed" ]]; then
   rm -rf "$overlay.tmp"
   PIP_ROOT_USER_ACTION=ignore "$py39" -m pip install --quiet --disable-pip-version-check \
     --no-compile --target "$overlay.tmp" \
@@ -373,8 +379,9 @@ ln -sf "$checkov_venv/bin/checkov" "$venv/bin/checkov"
 # --- npm test tools: pinned by their package-lock.json, installed once into the cache ----
 # Each tool's version and dependencies are pinned by scripts/TOOL/package-lock.json (npm ci
 # installs exactly that tree); the install is reused while the lock is unchanged.
+# Node.js 20.16: the lowest that asl-validator's locked dependencies declare (jsep 1.6.0).
 if ! command -v npm >/dev/null; then
-  echo "error: npm not found; the test suite runs asl-validator and iam-simulate (Node.js 18 or later)" >&2
+  echo "error: npm not found; the test suite runs asl-validator and iam-simulate (Node.js 20.16 or later, with npm)" >&2
   exit 1
 fi
 # npm_tool SOURCE_DIR PACKAGE: install SOURCE_DIR's lock into $cache/TOOL-VERSION, where

@@ -202,6 +202,7 @@ resource "aws_kms_alias" "this" {
   target_key_id = aws_kms_key.this[0].key_id
 }
 
+# --8<-- [start:key-policy]
 data "aws_iam_policy_document" "kms" {
   #checkov:skip=CKV_AWS_109:A key policy: "*" is this key, and the account root statement is the standard delegation to IAM.
   #checkov:skip=CKV_AWS_111:A key policy: "*" is this key, and the account root statement is the standard delegation to IAM.
@@ -250,3 +251,4 @@ data "aws_iam_policy_document" "kms" {
     }
   }
 }
+# --8<-- [end:key-policy]

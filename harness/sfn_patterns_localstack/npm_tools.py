@@ -37,7 +37,10 @@ def run(source: Path, script: str, package: str, payload: Any, *flags: str) -> s
     node = shutil.which("node")
     installed = install_dir(source, package)
     if node is None:
-        raise RuntimeError(f"node not found: {package} needs Node.js 18 or later on PATH")
+        raise RuntimeError(
+            f"node not found on PATH: {package} runs on Node.js (the test suite needs "
+            "20.16 or later, docs/getting-started.md#prerequisites)"
+        )
     if not (installed / "node_modules" / package / "package.json").exists():
         raise RuntimeError(
             f"{package} {version(source, package)} is not installed in {installed}: "

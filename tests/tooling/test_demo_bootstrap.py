@@ -200,3 +200,77 @@ def test_make_test_portable_runs_the_portable_bootstrap() -> None:
     prerequisites, lines = recipe("test-portable")
     assert "scripts/bootstrap.sh --portable" in lines
     assert "bootstrap" not in prerequisites.split()
+
+
+def demo_runtime(script: str) -> str:
+    """The one Lambda runtime's Python ``bootstrap.sh --demo`` looks for."""
+    found = re.search(r"^demo_runtime=(\d+\.\d+)$", script, re.MULTILINE)
+    assert found, "bootstrap.sh no longer sets demo_runtime=X.Y: update this test"
+    return found[1]
+
+
+def default_runtimes() -> set[str]:
+    """The Pythons of the modules' default Lambda runtimes, read from the variables:
+    a ``*runtime`` variable's ``default`` and the root module's ``optional(...)``."""
+    found: set[str] = set()
+    for path in [REPO / "variables.tf", *sorted((REPO / "modules").glob("*/variables.tf"))]:
+        text = path.read_text()
+        found.update(
+            re.findall(r'variable "\w*runtime"\s*\{[^}]*?default\s*=\s*"python(\d+\.\d+)"', text)
+        )
+        found.update(re.findall(r'runtime\s*=\s*optional\(string, "python(\d+\.\d+)"\)', text))
+    return found
+
+
+def test_the_demo_looks_for_the_one_runtime_its_functions_run_on() -> None:
+    # The demo deploys examples/complete, which sets no runtime: every function runs on
+    # the modules' default, so that Python is the only one the demo needs.
+    complete = "".join(p.read_text() for p in (REPO / "examples" / "complete").glob("*.tf"))
+    assert not re.search(r"^[^#\n]*runtime\s*=", complete, re.MULTILINE)
+    assert default_runtimes() == {demo_runtime(BOOTSTRAP.read_text())}
+
+
+def test_a_demo_runtime_other_than_the_default_fails_the_check() -> None:
+    planted = BOOTSTRAP.read_text().replace("demo_runtime=3.12", "demo_runtime=3.11", 1)
+    assert default_runtimes() != {demo_runtime(planted)}
+
+
+def pyenv_installs(script: str, profile: str, tmp_path: Path) -> list[str]:
+    """The Pythons the script's Lambda runtimes step asks pyenv to install, on a
+    machine with none of 3.9 to 3.12: the step runs alone, with a pyenv that records
+    each call and installs nothing, and a PATH that holds only it and the tools used."""
+    step = script.split("# --- Lambda runtimes", 1)[1].split(
+        'if [[ "$profile" == demo ]]; then\n  echo "==> ready for the demo', 1
+    )[0]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True)
+    calls = tmp_path / "pyenv-calls"
+    (bin_dir / "pyenv").write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
+    (bin_dir / "pyenv").chmod(0o755)
+    for tool in ("ls", "sort", "tail"):
+        (bin_dir / tool).symlink_to(subprocess.check_output(["which", tool], text=True).strip())
+    subprocess.run(
+        ["/bin/bash", "-c", f"set -euo pipefail\nprofile={profile}\ncache={tmp_path}\n{step}"],
+        env={"PATH": str(bin_dir), "PYENV_ROOT": str(tmp_path / "pyenv"), "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return calls.read_text().split("\n")[:-1] if calls.exists() else []
+
+
+def test_the_demo_installs_only_its_runtime_and_the_tests_every_one(tmp_path: Path) -> None:
+    script = BOOTSTRAP.read_text()
+    demo = pyenv_installs(script, "demo", tmp_path / "demo")
+    full = pyenv_installs(script, "all", tmp_path / "all")
+    assert demo == [f"install --skip-existing {demo_runtime(script)}"]
+    assert full == [f"install --skip-existing {v}" for v in ("3.9", "3.10", "3.11", "3.12")]
+
+
+def test_a_demo_that_installs_every_runtime_fails_the_check(tmp_path: Path) -> None:
+    planted = re.sub(
+        r"\n *if \[\[ \"\$profile\" == demo && [^\n]*continue; fi", "", BOOTSTRAP.read_text()
+    )
+    assert planted != BOOTSTRAP.read_text()
+    assert len(pyenv_installs(planted, "demo", tmp_path)) == 4
