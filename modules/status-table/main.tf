@@ -2,6 +2,18 @@
 # in lambda_src/sfn_patterns/status_table. Its layout must equal the library's
 # schema.py (terraform_schema()); tests/status_table checks both stay in step.
 
+data "aws_partition" "current" {
+  count = var.create ? 1 : 0
+}
+
+data "aws_region" "current" {
+  count = var.create ? 1 : 0
+}
+
+data "aws_caller_identity" "current" {
+  count = var.create ? 1 : 0
+}
+
 locals {
   hash_key      = "pk"
   index_name    = "status-update_time-index"

@@ -1,5 +1,9 @@
 locals {
-  table_arn = one(aws_dynamodb_table.this[*].arn)
+  # Built from the table's name, not read from the table: known at plan time, so callers
+  # can attach the policy outputs in the same plan that creates the table (as
+  # event-completion does with its token table). The plan test checks it equals the
+  # ARN the provider returns.
+  table_arn = var.create ? "arn:${one(data.aws_partition.current[*].partition)}:dynamodb:${one(data.aws_region.current[*].region)}:${one(data.aws_caller_identity.current[*].account_id)}:table/${var.name}" : null
   index_arn = local.table_arn == null ? null : "${local.table_arn}/index/${local.index_name}"
   # What sfn_patterns.status_table.Tracker calls, each action on the ARN AWS decides it
   # on: item reads and DescribeTable (table_exists) on the table, Query on the status

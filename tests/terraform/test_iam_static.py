@@ -98,16 +98,11 @@ _DAG_BUCKET = (
     "(aws_s3_bucket.plan, modules/dag-aggregate/dependency.tf) is named by bucket_prefix: "
     "AWS's provider picks its name, so its ARN, at apply"
 )
-_TASK_TABLE = (
-    "status-table's policy outputs name aws_dynamodb_table.this[0].arn "
-    "(modules/status-table/outputs.tf), known only after apply"
-)
 # Inline policies the plan cannot know, and why: left out of the differential test's
 # input. A module that builds these ARNs from its inputs would make them known.
 UNKNOWN = {
     'module.dag_aggregate["dep-poll"].module.runtime.aws_iam_role_policy.this[0]': _DAG_BUCKET,
     'module.dag_aggregate["dependency"].module.runtime.aws_iam_role_policy.this[0]': _DAG_BUCKET,
-    **{f'aws_iam_role_policy.consumer["{name}"]': _TASK_TABLE for name in TASK_TABLE_USERS},
 }
 
 
@@ -188,7 +183,7 @@ def test_every_consumer_role_is_in_the_input_and_only_the_named_policies_are_unk
     )
     for name in CONSUMERS:
         role = roles[f'aws_iam_role.consumer["{name}"]']
-        assert role["identity"] or name in TASK_TABLE_USERS, f"{name}: no inline policy"
+        assert role["identity"], f"{name}: no inline policy"
 
 
 def test_a_changed_policy_changes_the_differential_tests_input(plan: dict[str, Any]) -> None:

@@ -9,6 +9,15 @@ mock_provider "aws" {
       stream_arn = "arn:aws-us-gov:dynamodb:us-gov-west-1:123456789012:table/orders-tasks/stream/2026-01-01T00:00:00.000"
     }
   }
+  mock_data "aws_partition" {
+    defaults = { partition = "aws-us-gov" }
+  }
+  mock_data "aws_region" {
+    defaults = { region = "us-gov-west-1" }
+  }
+  mock_data "aws_caller_identity" {
+    defaults = { account_id = "123456789012" }
+  }
 }
 
 variables {
@@ -96,6 +105,15 @@ run "every_option_switched" {
   }
 }
 
+run "the_policies_are_known_at_plan_time" {
+  command = plan
+
+  assert {
+    condition     = output.table_arn == "arn:aws-us-gov:dynamodb:us-gov-west-1:123456789012:table/orders-tasks" && jsondecode(output.iam_policy_read_write_json).Statement[0].Resource == output.table_arn
+    error_message = "table_arn and the policy outputs are known at plan time (built from the table's name), so a caller can attach them in the plan that creates the table."
+  }
+}
+
 run "outputs_name_the_table_and_scope_the_policies_to_it" {
   # apply with the mock provider: the table's ARN comes from mock_resource.
   command = apply
@@ -107,6 +125,10 @@ run "outputs_name_the_table_and_scope_the_policies_to_it" {
   assert {
     condition     = output.table_name == "orders-tasks" && output.table_arn == "arn:aws-us-gov:dynamodb:us-gov-west-1:123456789012:table/orders-tasks"
     error_message = "table_name and table_arn name the table."
+  }
+  assert {
+    condition     = output.table_arn == aws_dynamodb_table.this[0].arn
+    error_message = "The table_arn built from the partition, region, account and name is the ARN the provider returns."
   }
   assert {
     condition     = output.table_index_arn == "${output.table_arn}/index/status-update_time-index" && output.table_index_name == "status-update_time-index"
