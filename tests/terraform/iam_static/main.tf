@@ -210,10 +210,14 @@ module "job_poller_embedder" {
 # The roles a user attaches the other policy outputs to: a producer of each throttle,
 # the role in the target's account a cross-account starter assumes (its trust and
 # permissions outputs), a reader and a writer of each task table.
+data "aws_service_principal" "lambda" {
+  service_name = "lambda"
+}
+
 locals {
   lambda_trust = jsonencode({
     Version   = "2012-10-17"
-    Statement = [{ Effect = "Allow", Action = "sts:AssumeRole", Principal = { Service = "lambda.amazonaws.com" } }]
+    Statement = [{ Effect = "Allow", Action = "sts:AssumeRole", Principal = { Service = data.aws_service_principal.lambda.name } }]
   })
   consumers = merge(
     { for k, m in module.sqs_throttle : "thr-${k}-producer" => { trust = local.lambda_trust, policy = m.producer_policy_json } },
