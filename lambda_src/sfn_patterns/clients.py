@@ -116,9 +116,9 @@ def execution_status(sfn: Any, execution_arn: str) -> str:
     A state machine encrypted with its own customer managed key returns its execution's
     input and output only to a caller allowed ``kms:Decrypt`` on that key. The runtime
     reads executions of machines it does not own (a semaphore's embedders and its
-    wrapper's target, a throttle's target, a DAG's coordinator) and needs only their
-    status, so it asks with ``includedData="METADATA_ONLY"``: Step Functions then
-    decrypts nothing, and no role of ours needs the key of someone else's machine.
+    wrapper's target, a throttle's target) and needs only their status, so every status
+    read asks with ``includedData="METADATA_ONLY"``: Step Functions then decrypts
+    nothing, and no role of ours needs the key of someone else's machine.
 
     The parameter is sent only when the client's botocore model has it: the boto3 that
     the Lambda Python runtimes bundle lags the releases, and a model older than the
