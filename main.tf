@@ -116,6 +116,8 @@ module "semaphore" {
   event_cleanup_enabled          = var.semaphore.event_cleanup_enabled
   create_wrapper                 = var.semaphore.create_wrapper
   target_state_machine_arn       = var.semaphore.target_state_machine_arn
+  target_kms_key_arn             = var.semaphore.target_kms_key_arn
+  holder_kms_key_arns            = var.semaphore.holder_kms_key_arns
   fragment_state_prefix          = var.semaphore.fragment_state_prefix
   fragment_acquired_next         = var.semaphore.fragment_acquired_next
   fragment_release_next          = var.semaphore.fragment_release_next

@@ -239,6 +239,8 @@ variable "semaphore" {
     event_cleanup_enabled          = optional(bool, true)
     create_wrapper                 = optional(bool, false)
     target_state_machine_arn       = optional(string)
+    target_kms_key_arn             = optional(string)
+    holder_kms_key_arns            = optional(list(string), [])
     fragment_state_prefix          = optional(string, "Semaphore: ")
     fragment_acquired_next         = optional(string, "Critical section")
     fragment_release_next          = optional(string)

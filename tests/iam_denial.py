@@ -109,6 +109,31 @@ def _denied_rows(files: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
+def allowed_calls(role_arn: str, statement_sid: str, action: str) -> int | None:
+    """Calls of ``role_arn`` that its statement ``statement_sid`` allowed ``action`` so far.
+
+    Read from this process's LocalStacks' usage files (flushed every two seconds), summed
+    over resources; None where nothing records (``_usage_files``).
+    """
+    files = _usage_files()
+    if files is None:
+        return None
+    calls = 0
+    for path in files:
+        try:
+            rows = json.loads(path.read_text()).get("allowed", [])
+        except (OSError, ValueError):  # written atomically; absent until the first flush
+            continue
+        calls += sum(
+            int(row["calls"])
+            for row in rows
+            if row["role"] == role_name(role_arn)
+            and row["statement"].endswith(f"#{statement_sid}")
+            and row["action"].lower() == action.lower()
+        )
+    return calls
+
+
 def _calls(expected: dict[str, str], rows: list[dict[str, Any]]) -> int:
     return sum(int(row["calls"]) for row in rows if matches(expected, row))
 

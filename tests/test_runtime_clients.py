@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import json
 import threading
 import time
@@ -20,8 +21,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import botocore.endpoint
+import botocore.session
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ParamValidationError
+from botocore.stub import Stubber
 
 from sfn_patterns import clients
 from sfn_patterns.status_table.model import make_model
@@ -268,4 +271,82 @@ def test_only_the_clients_module_builds_boto3_clients() -> None:
                 names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
                 if any(n == "boto3" or n.startswith("boto3.") for n in names):
                     offenders.append(f"{path.relative_to(RUNTIME)}:{node.lineno}")
+    assert offenders == []
+
+
+# --- Status reads: metadata only, when the client's model knows the parameter ----------
+
+EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:someone-elses-machine:run-1"
+DESCRIBED = {
+    "executionArn": EXECUTION,
+    "stateMachineArn": "arn:aws:states:us-east-1:123456789012:stateMachine:someone-elses-machine",
+    "status": "RUNNING",
+    "startDate": datetime(2026, 1, 1, tzinfo=UTC),
+}
+
+
+def _stepfunctions(session: botocore.session.Session) -> Any:
+    # A closed local port: a call the stub does not answer fails at once, never online.
+    return session.create_client(
+        "stepfunctions", region_name="us-east-1", endpoint_url="http://127.0.0.1:9", **CREDENTIALS
+    )
+
+
+def _session_with_older_model(scratch: Path) -> botocore.session.Session:
+    """A botocore session whose Step Functions model predates DescribeExecution's includedData.
+
+    The installed model is copied with that member removed into a data path of its own,
+    searched before botocore's, as an older botocore would ship it.
+    """
+    installed = botocore.session.get_session().get_component("data_loader")
+    version = installed.list_api_versions("stepfunctions", "service-2")[-1]
+    model = copy.deepcopy(installed.load_service_model("stepfunctions", "service-2", version))
+    del model["shapes"]["DescribeExecutionInput"]["members"]["includedData"]
+    folder = scratch / "stepfunctions" / version
+    folder.mkdir(parents=True)
+    (folder / "service-2.json").write_text(json.dumps(model))
+    session = botocore.session.get_session()
+    session.set_config_variable("data_path", str(scratch))  # AWS_DATA_PATH: searched first
+    return session
+
+
+def test_a_status_read_asks_for_metadata_only_when_the_model_has_the_parameter() -> None:
+    """Step Functions then decrypts nothing: no key of the machine's owner is needed."""
+    sfn = _stepfunctions(botocore.session.get_session())
+    members = sfn.meta.service_model.operation_model("DescribeExecution").input_shape.members
+    assert "includedData" in members  # the installed botocore has it
+    with Stubber(sfn) as stub:
+        stub.add_response(
+            "describe_execution",
+            DESCRIBED,
+            expected_params={"executionArn": EXECUTION, "includedData": "METADATA_ONLY"},
+        )
+        assert clients.execution_status(sfn, EXECUTION) == "RUNNING"
+        stub.assert_no_pending_responses()
+
+
+def test_a_status_read_leaves_the_parameter_out_where_the_model_lacks_it(tmp_path: Path) -> None:
+    """An older botocore (the Lambda runtimes' bundled boto3) refuses the parameter
+    before sending; the status is then read with the plain call."""
+    sfn = _stepfunctions(_session_with_older_model(tmp_path))
+    with pytest.raises(ParamValidationError, match="includedData"):
+        sfn.describe_execution(executionArn=EXECUTION, includedData="METADATA_ONLY")
+    with Stubber(sfn) as stub:
+        stub.add_response(
+            "describe_execution", DESCRIBED, expected_params={"executionArn": EXECUTION}
+        )
+        assert clients.execution_status(sfn, EXECUTION) == "RUNNING"
+        stub.assert_no_pending_responses()
+
+
+def test_only_the_clients_module_describes_executions() -> None:
+    # Any other describe_execution in the runtime would read the input and output too,
+    # and need the key of a machine encrypted with its owner's customer managed key.
+    offenders = []
+    for path in RUNTIME.rglob("*.py"):
+        if path.name == "clients.py" and path.parent == RUNTIME:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "describe_execution":
+                offenders.append(f"{path.relative_to(RUNTIME)}:{node.lineno}")
     assert offenders == []

@@ -47,6 +47,7 @@ module "semaphore" {
   create_wrapper                 = true
   target_state_machine_arn       = coalesce(var.external_target_state_machine_arn, local.target_arn)
   target_role_arn                = var.target_role_arn
+  target_kms_key_arn             = var.target_kms_key_arn
   fragment_acquired_next         = "Critical section"
   logging_level                  = "ERROR" # the wrapper's executions: failures only
   tags                           = var.tags

@@ -10,7 +10,7 @@ output "embedded_state_machine_arn_static" {
 
 output "target_state_machine_arn" {
   description = "ARN of the state machine the wrapper runs."
-  value       = module.target.state_machine_arn
+  value       = coalesce(var.external_target_state_machine_arn, module.target.state_machine_arn)
 }
 
 output "wrapper_state_machine_arn" {

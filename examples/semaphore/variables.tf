@@ -44,6 +44,12 @@ variable "external_target_state_machine_arn" {
   default     = null
 }
 
+variable "target_kms_key_arn" {
+  description = "Customer managed KMS key of external_target_state_machine_arn when that machine is encrypted with one (the wrapper's role may then decrypt its output); null otherwise."
+  type        = string
+  default     = null
+}
+
 variable "fairness" {
   description = "strategy dynamodb only: order of blocked executions, none or fifo (null: the module's none)."
   type        = string

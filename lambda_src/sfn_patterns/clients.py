@@ -24,6 +24,9 @@ item are written by several Lambdas at once, by transactions and single writes, 
 status table's task is by its workers: on AWS, without this, two writers meeting
 would fail an invocation. pynamodb builds its own client; the status table's store
 registers the same handler on it (:func:`retry_conflicts`).
+
+Reads of an execution's status go through :func:`execution_status`, which asks Step
+Functions for the execution's metadata only: see its docstring.
 """
 
 from __future__ import annotations
@@ -99,3 +102,42 @@ def retry_transaction_conflicts(response: Any = None, attempts: int = 1, **_: An
     if not transaction_conflict(response[1]):
         return None
     return random.uniform(0, CONFLICT_BACKOFF * 2 ** (attempts - 1))
+
+
+# DescribeExecution's parameter that leaves the execution's input and output out, and
+# the value that does.
+INCLUDED_DATA = "includedData"
+METADATA_ONLY = "METADATA_ONLY"
+
+
+def execution_status(sfn: Any, execution_arn: str) -> str:
+    """The status of a Step Functions execution, read without its input and output.
+
+    A state machine encrypted with its own customer managed key returns its execution's
+    input and output only to a caller allowed ``kms:Decrypt`` on that key. The runtime
+    reads executions of machines it does not own (a semaphore's embedders and its
+    wrapper's target, a throttle's target) and needs only their status, so every status
+    read asks with ``includedData="METADATA_ONLY"``: Step Functions then decrypts
+    nothing, and no role of ours needs the key of someone else's machine.
+
+    The parameter is sent only when the client's botocore model has it: the boto3 that
+    the Lambda Python runtimes bundle lags the releases, and a model older than the
+    parameter refuses it before sending (``ParamValidationError``). Such a client sends
+    the plain call, which needs the key as before. A client without a botocore model (a
+    test's stand-in) is sent the parameter: nothing on our side can refuse it.
+    ``ClientError`` (``ExecutionDoesNotExist``, ``AccessDeniedException``, ...) is
+    raised to the caller, which knows what each means for it.
+    """
+    arguments = {"executionArn": execution_arn}
+    if _describe_takes_included_data(sfn):
+        arguments[INCLUDED_DATA] = METADATA_ONLY
+    return str(sfn.describe_execution(**arguments)["status"])
+
+
+def _describe_takes_included_data(sfn: Any) -> bool:
+    """Whether ``sfn``'s botocore model of DescribeExecution has ``includedData``."""
+    try:
+        operation = sfn.meta.service_model.operation_model("DescribeExecution")
+    except AttributeError:
+        return True
+    return INCLUDED_DATA in operation.input_shape.members

@@ -109,6 +109,11 @@ variable "policy_statements" {
     effect    = optional(string, "Allow")
     actions   = list(string)
     resources = list(string)
+    conditions = optional(list(object({
+      test     = string
+      variable = string
+      values   = list(string)
+    })), [])
   }))
   default = []
 

@@ -60,6 +60,7 @@ locals {
   deletion_protection_enabled    = coalesce(var.deletion_protection_enabled, false)
 
   partition  = data.aws_partition.current.partition
+  dns_suffix = data.aws_partition.current.dns_suffix # of kms:ViaService: states.REGION.SUFFIX
   region     = data.aws_region.current.region
   account_id = data.aws_caller_identity.current.account_id
 
@@ -161,10 +162,41 @@ locals {
   }]
   # The cleanup and the reconciler read an ended holder's history: its slot goes back
   # only once none of its tasks can still run (a Lambda outlives its stopped execution).
-  holder_history_statements = length(local.holder_execution_arns) == 0 ? [] : [{
-    sid       = "ReadHolderHistories"
-    actions   = ["states:GetExecutionHistory"]
-    resources = local.holder_execution_arns
+  # A history is encrypted with its machine's key, and Step Functions decrypts it as the
+  # caller: the keys of the machines the module does not own come from
+  # holder_kms_key_arns, allowed only for Step Functions calls in each key's region (a
+  # machine's key is in its region). Status reads need no key: the runtime asks for
+  # metadata only.
+  holder_history_statements = concat(
+    length(local.holder_execution_arns) == 0 ? [] : [{
+      sid       = "ReadHolderHistories"
+      actions   = ["states:GetExecutionHistory"]
+      resources = local.holder_execution_arns
+    }],
+    # Set only with holder_state_machine_arns (variables.tf).
+    length(var.holder_kms_key_arns) == 0 ? [] : [{
+      sid       = "DecryptHolderHistories"
+      actions   = ["kms:Decrypt"]
+      resources = var.holder_kms_key_arns
+      conditions = [{
+        test     = "StringEquals"
+        variable = "kms:ViaService"
+        values   = distinct([for key in var.holder_kms_key_arns : "states.${split(":", key)[3]}.${local.dns_suffix}"])
+      }]
+    }],
+  )
+  # The wrapper's .sync:2 follows the target with DescribeExecution as the wrapper's role
+  # and returns the target's output, which Step Functions decrypts with the target's key
+  # as that role (the cleanup and the reconciler read the target's status only).
+  target_key_statements = var.target_kms_key_arn == null ? [] : [{
+    sid       = "DecryptTargetOutput"
+    actions   = ["kms:Decrypt"]
+    resources = [var.target_kms_key_arn]
+    conditions = [{
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["states.${split(":", var.target_kms_key_arn)[3]}.${local.dns_suffix}"]
+    }]
   }]
   # Stop a stopped wrapper's target and wait for its end (same account only: a target
   # in another account is reached through target_role_arn).
@@ -639,6 +671,7 @@ module "wrapper" {
         resources = ["${local.target_execution_prefix}*"]
       },
     ],
+    local.target_key_statements,
     [
       # startExecution.sync completes through this managed rule.
       {

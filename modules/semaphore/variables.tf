@@ -185,6 +185,22 @@ variable "holder_state_machine_arns" {
   }
 }
 
+variable "holder_kms_key_arns" {
+  description = "Customer managed KMS keys of the machines in holder_state_machine_arns (their encryptionConfiguration), granted as kms:Decrypt through Step Functions to the functions that read holder histories (reconciler, event cleanup, oldest-first gate); empty when those machines use AWS owned keys."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for arn in var.holder_kms_key_arns : can(regex("^arn:aws(-[a-z]+)*:kms:[a-z]+(-[a-z]+)+-[0-9]+:[0-9]{12}:key/(mrk-[0-9a-f]{32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})$", arn))])
+    error_message = "holder_kms_key_arns must hold ARNs of the KMS keys in the holder state machines' encryptionConfiguration, arn:PARTITION:kms:REGION:ACCOUNT:key/KEY_ID (KEY_ID a UUID or mrk-...); got ${jsonencode(var.holder_kms_key_arns)}. A key ID, alias name or alias ARN is refused: IAM matches the key ARN only. Look each up with: aws stepfunctions describe-state-machine --state-machine-arn HOLDER --query encryptionConfiguration.kmsKeyId."
+  }
+
+  validation {
+    condition     = length(var.holder_kms_key_arns) == 0 || length(var.holder_state_machine_arns) > 0
+    error_message = "holder_kms_key_arns is set but holder_state_machine_arns is empty: the keys are for the histories of the machines listed there. Name those machines in holder_state_machine_arns, or remove holder_kms_key_arns."
+  }
+}
+
 variable "reconciler_enabled" {
   description = "Whether to deploy the scheduled reconciler that releases holders whose execution is no longer RUNNING. Applies to the strategies with a lock item, \"callback\" and \"dynamodb\" (oldest-first keeps none) only; null means true."
   type        = bool
@@ -237,6 +253,24 @@ variable "target_state_machine_arn" {
   validation {
     condition     = !var.create_wrapper || var.target_state_machine_arn != null
     error_message = "target_state_machine_arn is required when create_wrapper is true."
+  }
+}
+
+variable "target_kms_key_arn" {
+  description = "Customer managed KMS key of the target state machine (its encryptionConfiguration), granted to the wrapper's role as kms:Decrypt through Step Functions so startExecution.sync:2 can read the target's output; null when the target uses an AWS owned key."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.target_kms_key_arn == null || can(regex("^arn:aws(-[a-z]+)*:kms:[a-z]+(-[a-z]+)+-[0-9]+:[0-9]{12}:key/(mrk-[0-9a-f]{32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})$", var.target_kms_key_arn))
+    error_message = "target_kms_key_arn must be the ARN of the KMS key in the target state machine's encryptionConfiguration, arn:PARTITION:kms:REGION:ACCOUNT:key/KEY_ID (KEY_ID a UUID or mrk-...), or null; got ${jsonencode(var.target_kms_key_arn)}. A key ID, alias name or alias ARN is refused: IAM matches the key ARN only. Look it up with: aws stepfunctions describe-state-machine --state-machine-arn TARGET --query encryptionConfiguration.kmsKeyId (an alias there: aws kms describe-key --key-id ALIAS --query KeyMetadata.Arn)."
+  }
+
+  # Cross-variable: the grant goes to the wrapper's role, which follows the target only
+  # when the wrapper runs it itself.
+  validation {
+    condition     = var.target_kms_key_arn == null || (var.create_wrapper && var.target_role_arn == null)
+    error_message = "target_kms_key_arn is granted to the wrapper's own role, which reads the target's output only when create_wrapper is true and target_role_arn is null. ${var.create_wrapper ? "With target_role_arn the target role follows the target: allow it kms:Decrypt on the target's key in its own account" : "There is no wrapper (create_wrapper is false)"}, and remove target_kms_key_arn."
   }
 }
 

@@ -15,7 +15,7 @@ variable "name" {
 }
 
 variable "target_state_machine_arn" {
-  description = "ARN of the STANDARD state machine whose executions are throttled."
+  description = "ARN of the STANDARD state machine whose executions are throttled; a target encrypted with its own customer managed key needs no grant on that key, since the starter only starts executions and reads their status (metadata only)."
   type        = string
 
   validation {

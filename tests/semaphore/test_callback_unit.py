@@ -43,7 +43,7 @@ class Sfn:
         self.failed.append((taskToken, error))
         return {}
 
-    def describe_execution(self, executionArn: str) -> dict:
+    def describe_execution(self, executionArn: str, includedData: str = "ALL_DATA") -> dict:
         return {"status": self.status.get(executionArn, "RUNNING")}
 
 
@@ -430,7 +430,7 @@ def test_no_item_grows_with_the_number_of_waiters(dynamodb: Any) -> None:
 class ThrottledDescribe(Sfn):
     """DescribeExecution answers ThrottlingException (the fault injector's plan, by hand)."""
 
-    def describe_execution(self, executionArn: str) -> dict:
+    def describe_execution(self, executionArn: str, includedData: str = "ALL_DATA") -> dict:
         raise ClientError(
             {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}},
             "DescribeExecution",

@@ -200,7 +200,9 @@ class Statuses:
     def __init__(self, statuses: dict[str, str]) -> None:
         self.statuses = statuses
 
-    def describe_execution(self, executionArn: str) -> dict[str, str]:
+    def describe_execution(
+        self, executionArn: str, includedData: str = "ALL_DATA"
+    ) -> dict[str, str]:
         return {"status": self.statuses.get(executionArn, "RUNNING")}
 
 

@@ -67,7 +67,7 @@ class Both(Sfn, History):
         Sfn.__init__(self)
         History.__init__(self, **histories)
 
-    def describe_execution(self, executionArn: str) -> dict:
+    def describe_execution(self, executionArn: str, includedData: str = "ALL_DATA") -> dict:
         return {"status": self.status.get(executionArn, "ABORTED")}
 
 
@@ -263,7 +263,7 @@ def test_the_cleanup_waits_for_a_deadline_that_is_near_then_releases(
 class Stopped(History):
     """Histories, and every execution ABORTED."""
 
-    def describe_execution(self, executionArn: str) -> dict:
+    def describe_execution(self, executionArn: str, includedData: str = "ALL_DATA") -> dict:
         return {"status": "ABORTED"}
 
 

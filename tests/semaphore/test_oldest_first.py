@@ -4,17 +4,33 @@ The seed's ListExecutions gate: an execution proceeds when it is among the
 ``limit`` oldest RUNNING ones, or the stopped holders whose critical work may still
 run. With limit 1 the holders' own recorded times must show one holder at a time,
 admitted in start order.
+
+The wrapper's target is not the module's: a machine made here, encrypted with a
+customer managed key of its own (the key policy an account has: the root statement
+hands the key to IAM policies), given to the module as ``target_kms_key_arn``. Every
+wrapper run (and the cleanup that stops a stopped wrapper's target) goes through that
+key under the harness's IAM and KMS decisions.
 """
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from sfn_patterns_localstack.executions import history
+from sfn_patterns_localstack.roles import allow, delete_role, service_role
+from tests.iam_denial import (
+    allowed_calls,
+    denial,
+    expect_denials,
+    require_enforcement,
+    without_actions,
+)
 from tests.sfn_history import states_entered
 
 from . import fault_run
@@ -39,11 +55,61 @@ CRITICAL_TIMEOUT = 20
 
 
 @pytest.fixture(scope="module")
+def encrypted_target(aws: Callable) -> Iterator[dict[str, str]]:
+    """The wrapper's target: a machine encrypted with its own customer managed key.
+
+    It waits ``sleep_seconds`` of its input. Its role may use the key, which Step
+    Functions asks of the machine's role when an execution starts.
+    """
+    name = f"semo-target-{uuid.uuid4().hex[:6]}"
+    root = {
+        "Sid": "Enable IAM User Permissions",
+        "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::000000000000:root"},
+        "Action": "kms:*",
+        "Resource": "*",
+    }
+    kms, iam, sfn = aws("kms"), aws("iam"), aws("stepfunctions")
+    key = kms.create_key(
+        Description=f"{name}: the target's own key",
+        Policy=json.dumps({"Version": "2012-10-17", "Statement": [root]}),
+    )["KeyMetadata"]["Arn"]
+    role = service_role(
+        iam, name, "states", [allow(["kms:GenerateDataKey", "kms:Decrypt"], key, "OwnKey")]
+    )
+    machine = sfn.create_state_machine(
+        name=name,
+        roleArn=role,
+        definition=json.dumps(
+            {
+                "StartAt": "Work",
+                "States": {
+                    "Work": {"Type": "Wait", "SecondsPath": "$.sleep_seconds", "Next": "Done"},
+                    "Done": {"Type": "Pass", "Parameters": {"target": name}, "End": True},
+                },
+            }
+        ),
+        encryptionConfiguration={
+            "type": "CUSTOMER_MANAGED_KMS_KEY",
+            "kmsKeyId": key,
+            "kmsDataKeyReusePeriodSeconds": 300,
+        },
+    )["stateMachineArn"]
+    try:
+        yield {"arn": machine, "key": key, "name": name}
+    finally:
+        sfn.delete_state_machine(stateMachineArn=machine)
+        delete_role(iam, name)
+        kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7)
+
+
+@pytest.fixture(scope="module")
 def deployed(
     localstack_endpoint: str,
     aws: Callable,
     tmp_path_factory: pytest.TempPathFactory,
     destroy_deployments: bool,
+    encrypted_target: dict[str, str],
 ) -> Iterator[dict[str, Any]]:
     with deploy(
         localstack_endpoint,
@@ -58,6 +124,8 @@ def deployed(
         acquire_timeout_seconds=300,
         critical_section_timeout_seconds=CRITICAL_TIMEOUT,
         alarms=NO_ALARMS,
+        external_target_state_machine_arn=encrypted_target["arn"],
+        target_kms_key_arn=encrypted_target["key"],
     ) as outputs:
         # Terraform leaves null outputs out: no lock table for this strategy.
         assert outputs.get("lock_table_name") is None
@@ -116,6 +184,48 @@ def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
 ) -> None:
     """The gate counts a stopped wrapper's running target; the cleanup stops it."""
     stopped_wrappers_keep_the_limit(aws, deployed, LIMIT)
+
+
+def test_the_wrapper_returns_its_encrypted_targets_output_through_the_granted_key(
+    aws: Callable, deployed: dict, encrypted_target: dict, localstack_endpoint: str
+) -> None:
+    """startExecution.sync:2 reads the target's output as the wrapper's role, which
+    Step Functions decrypts with the target's key: the module's DecryptTargetOutput
+    statement (target_kms_key_arn) allows it, as the usage file records."""
+    require_enforcement(aws, localstack_endpoint)
+    role = deployed["wrapper_role_arn"]
+    before = allowed_calls(role, "DecryptTargetOutput", "kms:Decrypt")
+    sfn = aws("stepfunctions")
+    arn = start(sfn, deployed["wrapper_state_machine_arn"], {"sleep_seconds": 0, "n": "key"})
+    done = wait_done(sfn, [arn], timeout=90)
+    assert done[arn]["status"] == "SUCCEEDED", done[arn]
+    assert json.loads(done[arn]["output"]) == {"target": encrypted_target["name"]}
+    if before is None:  # a LocalStack that writes no usage file here
+        return
+    wait_until(
+        lambda: (allowed_calls(role, "DecryptTargetOutput", "kms:Decrypt") or 0) > before,
+        30,
+        "the usage file to count the wrapper's kms:Decrypt under DecryptTargetOutput",
+    )
+
+
+def test_without_the_target_key_the_wrapper_fails_naming_it(
+    aws: Callable, deployed: dict, encrypted_target: dict, localstack_endpoint: str
+) -> None:
+    """The control: the wrapper's role without kms:Decrypt starts the target but cannot
+    read its result; the wrapper fails with Step Functions' KMS error naming the key."""
+    require_enforcement(aws, localstack_endpoint)
+    role, key = deployed["wrapper_role_arn"], encrypted_target["key"]
+    sfn = aws("stepfunctions")
+    with (
+        without_actions(aws, role, "kms:Decrypt"),
+        expect_denials(denial(role, "kms:Decrypt", key)),
+    ):
+        arn = start(sfn, deployed["wrapper_state_machine_arn"], {"sleep_seconds": 0, "n": "no"})
+        done = wait_done(sfn, [arn], timeout=90)
+    assert done[arn]["status"] == "FAILED", done[arn]
+    assert "KmsAccessDenied" in done[arn]["error"], done[arn]
+    assert key in done[arn]["cause"], done[arn]
 
 
 def test_invariants_hold_under_a_mixed_fault_plan(

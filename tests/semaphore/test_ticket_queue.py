@@ -110,7 +110,9 @@ class FakeSfn:
         self.statuses = statuses
         self.errors = errors or {}
 
-    def describe_execution(self, executionArn: str) -> dict[str, str]:
+    def describe_execution(
+        self, executionArn: str, includedData: str = "ALL_DATA"
+    ) -> dict[str, str]:
         from botocore.exceptions import ClientError
 
         code = self.errors.get(executionArn)

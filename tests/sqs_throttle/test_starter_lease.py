@@ -39,7 +39,7 @@ class Executions:
     def list_executions(self, **_: Any) -> dict:
         return {"executions": [{"name": n} for n in self.started]}
 
-    def describe_execution(self, executionArn: str) -> dict:
+    def describe_execution(self, executionArn: str, includedData: str = "ALL_DATA") -> dict:
         if executionArn.rsplit(":", 1)[1] not in self.started:
             error = {"Code": "ExecutionDoesNotExist", "Message": executionArn}
             raise ClientError({"Error": error}, "DescribeExecution")

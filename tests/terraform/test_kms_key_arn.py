@@ -96,3 +96,25 @@ def test_key_arns_of_every_partition_are_accepted(arn: str) -> None:
 )
 def test_anything_else_is_refused(value: str) -> None:
     assert re.fullmatch(_validation("")[0], value) is None
+
+
+# The semaphore's keys of machines it does not own take the same pattern.
+FOREIGN_KEYS = {
+    "target_kms_key_arn": (
+        r"var\.target_kms_key_arn == null \|\| "
+        r'can\(regex\("(.*)", var\.target_kms_key_arn\)\)'
+    ),
+    "holder_kms_key_arns": r'can\(regex\("(.*)", arn\)\)',
+}
+
+
+@pytest.mark.parametrize("variable", sorted(FOREIGN_KEYS))
+def test_the_semaphores_foreign_keys_are_validated_the_same_way(variable: str) -> None:
+    text = (REPO / "modules/semaphore/variables.tf").read_text()
+    block = re.search(rf'^variable "{variable}" \{{\n(.*?)^\}}', text, re.MULTILINE | re.DOTALL)
+    assert block, f"modules/semaphore: no {variable} variable"
+    condition = re.search(FOREIGN_KEYS[variable], block.group(1))
+    assert condition, f"modules/semaphore: {variable} has no ARN validation"
+    assert condition.group(1).replace("\\\\", "\\") == _validation("")[0]
+    message = MESSAGE.search(block.group(1))
+    assert message and message.group(1).startswith(f"{variable} must"), variable

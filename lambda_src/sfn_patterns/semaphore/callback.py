@@ -668,7 +668,7 @@ class CallbackSemaphore:
         re-checking and entering its critical section, over-admitting (issue 28).
         """
         try:
-            return self.sfn.describe_execution(executionArn=execution_arn)["status"]
+            return clients.execution_status(self.sfn, execution_arn)
         except ClientError as error:
             code = error.response["Error"]["Code"]
             LOG.warning("cannot describe %s: %s", execution_arn, code)

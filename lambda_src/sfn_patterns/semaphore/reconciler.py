@@ -90,7 +90,7 @@ UNDESCRIBABLE = UNDESCRIBABLE_ERRORS
 def _status(sfn: Any, execution_arn: str) -> str:
     """The execution's status; UNKNOWN when it cannot be described, UNANSWERED for now."""
     try:
-        return sfn.describe_execution(executionArn=execution_arn)["status"]
+        return clients.execution_status(sfn, execution_arn)
     except ClientError as error:
         code = error.response["Error"]["Code"]
         LOG.warning("cannot describe %s: %s", execution_arn, code)
@@ -144,7 +144,7 @@ def stop_target(
     stopped = False
     while True:
         try:
-            status = sfn.describe_execution(executionArn=target)["status"]
+            status = clients.execution_status(sfn, target)
         except ClientError as error:
             if error.response["Error"]["Code"] == "ExecutionDoesNotExist":
                 return "NONE"

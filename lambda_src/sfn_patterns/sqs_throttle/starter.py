@@ -205,7 +205,7 @@ class Starter:
                 continue
             arn = execution_arn(self.config.state_machine_arn, name)
             try:
-                status = self.sfn.describe_execution(executionArn=arn)["status"]
+                status = aws_clients.execution_status(self.sfn, arn)
             except Exception as error:
                 if _error_code(error) != "ExecutionDoesNotExist":
                     raise

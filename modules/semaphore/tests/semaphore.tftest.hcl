@@ -231,6 +231,106 @@ run "oldest_first_gate_reads_ended_holders_histories" {
   }
 }
 
+# --- Keys of machines the module does not own ----------------------------------------
+
+run "foreign_machine_keys_are_granted_for_step_functions_only" {
+  command = plan
+
+  variables {
+    strategy                  = "oldest-first"
+    holder_state_machine_arns = ["arn:aws:states:eu-west-1:123456789012:stateMachine:worker", "arn:aws:states:eu-west-1:123456789012:stateMachine:other"]
+    holder_kms_key_arns       = ["arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab", "arn:aws:kms:eu-west-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab"]
+    create_wrapper            = true
+    target_state_machine_arn  = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+    target_kms_key_arn        = "arn:aws:kms:eu-west-1:123456789012:key/0000abcd-12ab-34cd-56ef-1234567890ab"
+  }
+
+  assert {
+    condition = jsonencode(local.target_key_statements) == jsonencode([{
+      sid        = "DecryptTargetOutput"
+      actions    = ["kms:Decrypt"]
+      resources  = ["arn:aws:kms:eu-west-1:123456789012:key/0000abcd-12ab-34cd-56ef-1234567890ab"]
+      conditions = [{ test = "StringEquals", variable = "kms:ViaService", values = ["states.eu-west-1.amazonaws.com"] }]
+    }])
+    error_message = "The wrapper's role may decrypt with the target's key, through Step Functions only (startExecution.sync:2 returns the target's output)."
+  }
+  assert {
+    condition = jsonencode(local.holder_history_statements[1]) == jsonencode({
+      sid        = "DecryptHolderHistories"
+      actions    = ["kms:Decrypt"]
+      resources  = ["arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab", "arn:aws:kms:eu-west-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab"]
+      conditions = [{ test = "StringEquals", variable = "kms:ViaService", values = ["states.eu-west-1.amazonaws.com"] }]
+    })
+    error_message = "The functions that read holder histories may decrypt with the holders' keys, through Step Functions only."
+  }
+  assert {
+    condition     = jsonencode(local.gate_statements[2]) == jsonencode(local.holder_history_statements[1])
+    error_message = "The oldest-first gate reads holder histories: it gets the holders' keys."
+  }
+}
+
+run "no_foreign_key_grants_by_default" {
+  command = plan
+
+  variables {
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+  }
+
+  assert {
+    condition     = length(local.target_key_statements) == 0 && jsonencode([for s in local.holder_history_statements : s.sid]) == jsonencode(["ReadHolderHistories"])
+    error_message = "Without target_kms_key_arn and holder_kms_key_arns no role gets a key of a machine the module does not own."
+  }
+}
+
+run "rejects_a_target_key_alias" {
+  command = plan
+  variables {
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+    target_kms_key_arn       = "arn:aws:kms:eu-west-1:123456789012:alias/target"
+  }
+  expect_failures = [var.target_kms_key_arn]
+}
+
+run "rejects_a_target_key_for_a_target_run_through_target_role_arn" {
+  command = plan
+  variables {
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:us-east-1:210987654321:stateMachine:target"
+    target_role_arn          = "arn:aws:iam::210987654321:role/semaphore-target"
+    target_kms_key_arn       = "arn:aws:kms:us-east-1:210987654321:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+  expect_failures = [var.target_kms_key_arn]
+}
+
+run "rejects_a_target_key_without_a_wrapper" {
+  command = plan
+  variables {
+    target_kms_key_arn = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+  expect_failures = [var.target_kms_key_arn]
+}
+
+run "rejects_a_holder_key_id" {
+  command = plan
+  variables {
+    holder_kms_key_arns = ["1234abcd-12ab-34cd-56ef-1234567890ab"]
+  }
+  expect_failures = [var.holder_kms_key_arns]
+}
+
+run "rejects_holder_keys_without_holder_machines" {
+  command = plan
+  variables {
+    holder_state_machine_arns = []
+    create_wrapper            = true
+    target_state_machine_arn  = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+    holder_kms_key_arns       = ["arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"]
+  }
+  expect_failures = [var.holder_kms_key_arns]
+}
+
 run "caller_policy_names_this_table" {
   command = plan
 

@@ -89,7 +89,7 @@ class StepFunctionsLauncher:
         if not execution_arn:
             return False
         try:
-            status = self.client.describe_execution(executionArn=execution_arn)["status"]
+            status = clients.execution_status(self.client, execution_arn)
         except ClientError as err:
             if err.response["Error"]["Code"] == "ExecutionDoesNotExist":
                 return False
