@@ -477,3 +477,48 @@ def test_the_reconciler_keeps_a_lease_whose_holder_it_cannot_describe_now(
     assert report["kept"] == [ARN + "holder"]
     assert report["released"] == []
     assert set(state(sem).leases) == {ARN + "holder"}
+
+
+class FailingDescribe(Sfn):
+    """DescribeExecution and GetExecutionHistory answer ``code``."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__()
+        self.code = code
+
+    def describe_execution(self, executionArn: str, includedData: str = "ALL_DATA") -> dict:
+        raise ClientError({"Error": {"Code": self.code, "Message": "x"}}, "DescribeExecution")
+
+    def get_execution_history(self, **kwargs: Any) -> dict:
+        """The same key protects the history."""
+        raise ClientError({"Error": {"Code": self.code, "Message": "x"}}, "GetExecutionHistory")
+
+
+@pytest.mark.parametrize(
+    ("code", "released"),
+    [
+        # The holder's machine is encrypted with its owner's key, which does not let the
+        # reconciler's role decrypt (or is disabled): as permanent as a missing grant,
+        # so the lease decides, instead of a sweep that fails on every run.
+        ("KmsAccessDeniedException", True),
+        ("KmsInvalidStateException", True),
+        ("AccessDeniedException", True),
+        # A throttled key says nothing about the execution: kept for a later sweep.
+        ("KmsThrottlingException", False),
+    ],
+)
+def test_a_holder_whose_key_denies_the_read_is_released_once_its_lease_ends(
+    dynamodb: Any, code: str, *, released: bool
+) -> None:
+    from sfn_patterns.semaphore.reconciler import reconcile_callback
+
+    sem = semaphore(dynamodb, FailingDescribe(code), limit=1)
+    sem.acquire(ARN + "holder", "tok-holder")
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=2)
+    report = reconcile_callback(sem, now=later)
+    if released:
+        assert [r["execution_arn"] for r in report["released"]] == [ARN + "holder"], report
+        assert state(sem).leases == {}
+    else:
+        assert report["kept"] == [ARN + "holder"], report
+        assert set(state(sem).leases) == {ARN + "holder"}

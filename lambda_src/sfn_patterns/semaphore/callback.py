@@ -50,8 +50,16 @@ ACQUIRE_TIMEOUT_ERROR = "Semaphore.AcquireTimeout"
 # or its parked task has timed out (TaskTimedOut; the waiter then re-checks on its own).
 DEAD_TOKEN_ERRORS = {"InvalidToken", "TaskTimedOut", "TaskDoesNotExist"}
 # DescribeExecution errors that mean the execution cannot be described at all (deleted,
-# its history expired, no permission); any other error (throttling, 5xx) is transient.
-UNDESCRIBABLE_ERRORS = {"ExecutionDoesNotExist", "AccessDeniedException", "InvalidArn"}
+# its history expired, no permission, or, for a machine encrypted with its owner's
+# customer managed key, a key that does not let this role decrypt or is disabled); any
+# other error (throttling, KmsThrottlingException, 5xx) is transient.
+UNDESCRIBABLE_ERRORS = {
+    "ExecutionDoesNotExist",
+    "AccessDeniedException",
+    "InvalidArn",
+    "KmsAccessDeniedException",
+    "KmsInvalidStateException",
+}
 UNKNOWN = "UNKNOWN"
 # Bound on the optimistic loops (each turn is one lost race on the lock item).
 MAX_ROUNDS = 100
