@@ -137,9 +137,25 @@ def test_one_spelling_each(inputs: dict[str, dict[str, str]], fragment: str, spe
         f"{module}: {path}"
         for module, module_inputs in inputs.items()
         for path, name in _names(module_inputs)
-        if fragment in name and name != spelling
+        if fragment in name and name != spelling and name not in FOREIGN_KEYS
     ]
     assert bad == []
+
+
+# Keys of resources a module does not own, beside its own ``kms_key_arn``: the same
+# spelling, prefixed with whose key it is (a list for several machines).
+FOREIGN_KEYS = {
+    "target_kms_key_arn": "the key of the semaphore wrapper's target state machine",
+    "holder_kms_key_arns": "the keys of the state machines that hold semaphore slots",
+}
+
+
+def test_keys_of_other_resources_say_whose_they_are(inputs: dict[str, dict[str, str]]) -> None:
+    used = {name for module_inputs in inputs.values() for _, name in _names(module_inputs)}
+    assert set(FOREIGN_KEYS) <= used, "a listed key input is gone: drop it from FOREIGN_KEYS"
+    for name in FOREIGN_KEYS:
+        owner, _, rest = name.partition("_kms_key_arn")
+        assert owner and rest in ("", "s"), name
 
 
 def test_the_concurrency_limit_is_max_concurrency(inputs: dict[str, dict[str, str]]) -> None:
