@@ -319,7 +319,17 @@ def test_lambda_arn_adapter_is_invoked_synchronously(
     runs: dict[str, dict], deployed: dict[str, Any]
 ) -> None:
     run = runs["via-lambda"]
-    assert run["status"] == "SUCCEEDED", run
+    # On failure, say why: the execution's error and cause, and each failed or timed-out
+    # attempt (task_retry allows two; a load-induced third failure shows here).
+    assert run["status"] == "SUCCEEDED", (
+        run.get("error"),
+        run.get("cause"),
+        [
+            (e["type"], e.get("taskFailedEventDetails", e.get("taskTimedOutEventDetails", {})))
+            for e in run["events"]
+            if e["type"].endswith(("Failed", "TimedOut"))
+        ],
+    )
     # The adapter Lambda's RetryableJobError came back through the generic Lambda
     # (then, retry polling being the default, the job was still running a while).
     failures = helpers.task_failures(run["events"])
