@@ -37,6 +37,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     sfn_task_timeout,
     sfn_token_index,
     sns_sqs_retry,
+    store_attributes,
     thread_stacks,
 )
 from sfn_patterns_localstack.emulation.iam import handler as iam_handler
@@ -92,6 +93,7 @@ def install_all() -> None:
     lambda_delete_failed.apply()
     lambda_kms_key_arn.apply()
     thread_stacks.apply()
+    store_attributes.apply()
     sfn_task_timeout.apply()  # before sfn_stop, which wraps what it patches
     sfn_stop.apply()
     sfn_executions_snapshot.apply()
