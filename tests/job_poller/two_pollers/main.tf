@@ -115,7 +115,9 @@ module "adapter" {
     patterns = ["sfn_patterns/__init__.py", "sfn_patterns/clients.py", "sfn_patterns/job_poller/**", "sfn_patterns_samples/__init__.py", "sfn_patterns_samples/job_poller/**"]
   }]
   handler = "sfn_patterns_samples.job_poller.sample_job.adapter_handler"
-  timeout = 10
+  # Its cold start, the sample job's synchronous start and two DynamoDB calls: 10 s
+  # timed out (Sandbox.Timedout) on a loaded 2-core machine in two full runs.
+  timeout = 30
   environment_variables = {
     METADATA_STORE      = "dynamodb"
     METADATA_TABLE      = module.poller.metadata_table_name
