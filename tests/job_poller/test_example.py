@@ -50,10 +50,10 @@ from . import helpers
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "job-poller"
-TIMEOUT = 8
+TIMEOUT = 14
 # Long enough for a completion event to beat the first fallback even when the
 # machine is loaded and the job runner and the completion function start cold.
-FALLBACK = 10
+FALLBACK = 16
 
 
 def _per_thread(aws: Callable) -> Callable:
@@ -131,18 +131,19 @@ CASES = {
     "sdk": {
         "ok": {"job": {"duration_seconds": 6, "outcome": "succeed"}},
         "fail": {"job": {"duration_seconds": 1, "outcome": "fail"}},
-        # Far longer than the 7 polls take, however loaded the machine.
+        # Far longer than the 13 polls take, however loaded the machine.
         "slow": {"job": {"duration_seconds": 60, "outcome": "succeed"}},
     },
-    # 6-s jobs: still running when the park first checks, so their end comes as an
-    # event (or, dropped, through the fallback), not from that first check. 4 s was too
-    # short on a loaded machine: the run-job and status functions' cold starts let the
-    # first check find the job already ended. The file's wall is set by the 60-s sdk job.
+    # 10-s jobs: still running when the park first checks, so their end comes as an
+    # event (or, dropped, through the fallback), not from that first check, and ending
+    # well inside the 14-s loop timeout. 4 s and then 6 s (with an 8-s timeout) were too
+    # short on a loaded machine: the run-job and status functions' starts let the first
+    # check find the job already ended. The file's wall is set by the 60-s sdk job.
     "events": {
-        "delivered": {"job": {"duration_seconds": 6}},
-        "dropped": {"job": {"duration_seconds": 6, "emit_event": False}},
-        "fail": {"job": {"duration_seconds": 6, "outcome": "fail"}},
-        "unknown": {"job": {"duration_seconds": 6, "outcome": "unknown"}},
+        "delivered": {"job": {"duration_seconds": 10}},
+        "dropped": {"job": {"duration_seconds": 10, "emit_event": False}},
+        "fail": {"job": {"duration_seconds": 10, "outcome": "fail"}},
+        "unknown": {"job": {"duration_seconds": 10, "outcome": "unknown"}},
         "slow": {"job": {"duration_seconds": 3 * TIMEOUT}},
     },
 }
@@ -209,7 +210,7 @@ def _assert_cost(run: dict, model: dict[str, Any], polls: int) -> None:
 def test_outputs_are_static_and_plan_time_known(example: dict[str, Any]) -> None:
     outputs = example["outputs"]
     assert outputs["lambda_state_machine_arn"] == outputs["lambda_state_machine_arn_static"]
-    assert outputs["lambda_max_wait_count"] == TIMEOUT - 1 + 1  # ceil((8-1)/1) + 1 backstop
+    assert outputs["lambda_max_wait_count"] == TIMEOUT - 1 + 1  # ceil((14-1)/1) + 1 backstop
     assert outputs["sdk_max_wait_count"] == TIMEOUT - 1
     fragment = json.loads(outputs["poll_loop_fragment_json"])
     assert set(fragment) == {"job Wait Initial", "job Get Status", "job Check"}
