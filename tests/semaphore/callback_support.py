@@ -1,0 +1,148 @@
+"""What the strategy-callback LocalStack tests share: the deployment, its settings, and
+the waits and checks on the lock and queue tables (test_callback.py and
+test_callback_recovery.py each apply their own, so that they run side by side).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from sfn_patterns_localstack.executions import history
+from tests.sfn_history import states_entered
+
+from .support import NO_ALARMS, deploy, holders, lock_item, wait_until
+
+LIMIT = 3
+FALLBACK = 8
+TIMEOUT = 40  # TimeoutSeconds of the embedded and target machines
+# TimeoutSeconds of the critical section's task (and its Lambda's timeout): longer than
+# any holder here sleeps short of TIMEOUT. A holder stopped in its critical section keeps
+# its slot this long after the task was scheduled: its Lambda runs on after the stop.
+CRITICAL_TIMEOUT = 50
+ACQUIRE = "Semaphore: Acquire"
+RECHECK = "Semaphore: Re-check"
+
+
+def deployment(tag: str) -> Any:
+    """A module-scoped ``deployed`` fixture: one apply of examples/semaphore (strategy
+    callback, alarms off) per test file that assigns it, named by ``tag``.
+
+    Why per file: the files run on different workers at once, and each waits out
+    critical-section timeouts for minutes; one file holding them all set the length of
+    the whole suite.
+    """
+
+    @pytest.fixture(scope="module")
+    def deployed(
+        localstack_endpoint: str,
+        aws: Callable,
+        tmp_path_factory: pytest.TempPathFactory,
+        destroy_deployments: bool,
+    ) -> Iterator[dict[str, Any]]:
+        with deploy(
+            localstack_endpoint,
+            aws,
+            tmp_path_factory.mktemp("semaphore-callback-tf"),
+            tag,
+            destroy=destroy_deployments,
+            strategy="callback",
+            max_concurrency=LIMIT,
+            fallback_seconds=FALLBACK,
+            acquire_timeout_seconds=300,
+            execution_timeout_seconds=TIMEOUT,
+            critical_section_timeout_seconds=CRITICAL_TIMEOUT,
+            alarms=NO_ALARMS,
+        ) as outputs:
+            # The reconciler tests invoke it themselves. Its schedule (every 5
+            # minutes on the wall clock) would otherwise free the slot first, now and then.
+            aws("events").disable_rule(Name=outputs["reconciler_rule_name"])
+            yield outputs
+
+    return deployed
+
+
+def queue_items(aws: Callable, deployed: dict) -> list[dict[str, Any]]:
+    return aws("dynamodb").scan(TableName=deployed["queue_table_name"], ConsistentRead=True)[
+        "Items"
+    ]
+
+
+def assert_all_free(aws: Callable, deployed: dict) -> None:
+    """Count 0, no lease, nobody waiting, and the queue table empty."""
+    item = lock_item(aws, deployed)
+    assert item["holder_count"] == {"N": "0"}, item
+    assert item["waiting"] == {"N": "0"}, item
+    assert holders(item) == {}, item
+    assert queue_items(aws, deployed) == []
+
+
+def no_holder_and_no_waiter(aws: Callable, deployed: dict) -> bool:
+    """Count 0 and the queue table empty (what settle and each test's start wait for)."""
+    item = lock_item(aws, deployed)
+    return item["holder_count"] == {"N": "0"} and not queue_items(aws, deployed)
+
+
+def settle(aws: Callable, deployed: dict, timeout: float = 90 + CRITICAL_TIMEOUT) -> None:
+    """Wait for the event cleanup (asynchronous) to finish, then check nothing leaked."""
+    wait_until(lambda: no_holder_and_no_waiter(aws, deployed), timeout, "the semaphore to be free")
+    assert_all_free(aws, deployed)
+
+
+def blocked_and_held(aws: Callable, deployed: dict, count: int, waiting: int) -> None:
+    def reached() -> bool:
+        item = lock_item(aws, deployed)
+        return int(item["holder_count"]["N"]) == count and int(item["waiting"]["N"]) == waiting
+
+    wait_until(reached, 60, f"{count} holders and {waiting} waiters")
+
+
+def in_critical_section(sfn: Any, arn: str) -> None:
+    """Wait until ``arn`` is admitted, not only leased.
+
+    The acquire writes the lease before its SendTaskSuccess: an execution stopped in
+    between has a dead token, and the acquire gives the lease back itself ("gone"), so
+    a test that means to stop a holder must stop one that is in its section.
+    """
+    wait_until(
+        lambda: "Critical section" in states_entered(history(sfn, arn)),
+        60,
+        "the holder in its critical section",
+    )
+
+
+@pytest.fixture(autouse=True)
+def free_at_start(request: pytest.FixtureRequest, aws: Callable) -> None:
+    """Start each test with the semaphore free, so one failed test does not fail the next."""
+    if "deployed" not in request.fixturenames:
+        return
+    deployed = request.getfixturevalue("deployed")
+    wait_until(
+        lambda: no_holder_and_no_waiter(aws, deployed),
+        TIMEOUT + 30,
+        "the semaphore to be free before the test",
+    )
+
+
+def oldest_waiters(aws: Callable, deployed: dict) -> list[str]:
+    """Execution ARNs of the parked waiters, oldest ticket first (the queue table's own)."""
+    items = [i for i in queue_items(aws, deployed) if i["pk"]["S"].endswith("#queue")]
+    return [i["execution_arn"]["S"] for i in sorted(items, key=lambda i: int(i["ticket"]["N"]))]
+
+
+def describer(sfn: Any) -> Callable[[str], dict]:
+    return lambda arn: sfn.describe_execution(executionArn=arn)
+
+
+def first_task_failure(sfn: Any, arn: str, timeout: float = 60) -> dict[str, Any]:
+    """The details of the execution's first TaskFailed event (waits for it)."""
+
+    def failed() -> dict[str, Any] | None:
+        for event in history(sfn, arn):
+            if event["type"] == "TaskFailed":
+                return event["taskFailedEventDetails"]
+        return None
+
+    return wait_until(failed, timeout, f"a failed task in {arn}")
