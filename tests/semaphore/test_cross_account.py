@@ -7,7 +7,7 @@ the target runs in the other account, named like the wrapper execution.
 
 The deployment (strategy callback, limit 1) also proves the callback strategy's own
 alarm, oldest-waiter-age: a second deployment of that strategy only for it would cost
-a whole apply, and test_callback.py's is the suite's longest file already.
+a whole apply.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""End to end: examples/semaphore on LocalStack, with real executions.
+"""End to end: examples/semaphore (strategy dynamodb) on LocalStack, with real executions:
+its alarms and dashboard, the limit, stopped wrappers, timed-out and failing holders, and
+the wait loop's history. test_example_recovery.py has the reconciler, the event cleanup
+and a fault plan, on an apply of its own (example_support.py).
 
 One apply per module (module-scoped fixture); the last test checks that a
 second plan is empty, and teardown destroys everything and checks nothing is left.
@@ -23,32 +26,23 @@ from tests.alarm_check import PERIOD, Inbox, prove_alarm
 from tests.dashboard_check import assert_module_dashboard, deployed_body
 from tests.sfn_history import states_entered
 
-from . import fault_run
+from . import example_support
+from .example_support import CRITICAL_TIMEOUT, EXECUTION_TIMEOUT, LIMIT, SETTINGS, hold_then_stop
 from .support import (
     assert_lock_free,
     deploy,
     holders,
-    invoke,
     lock_item,
     max_overlap,
     start,
     stopped_wrappers_keep_the_limit,
-    sweep_after,
     wait_done,
     wait_until,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
-LIMIT = 3
-# TimeoutSeconds of the embedded and target machines: the timed-out-holder test waits
-# this long. The longest execution any other test means to finish is the reconciler
-# test's 30-second holder, stopped about 15 s after it starts.
-EXECUTION_TIMEOUT = 45
-# TimeoutSeconds of the critical section's task (and its Lambda's timeout), longer than
-# any holder here sleeps: a holder stopped in it keeps its slot this long after the task
-# was scheduled, since its Lambda runs on after the stop.
-CRITICAL_TIMEOUT = 60
+no_holder_left_over = example_support.no_holder_left_over
 
 
 @pytest.fixture(scope="module")
@@ -63,36 +57,18 @@ def deployed(
         aws,
         tmp_path_factory.mktemp("semaphore-tf"),
         "sem",
-        strategy="dynamodb",
-        max_concurrency=LIMIT,
-        wait_min_seconds=1,
-        wait_max_seconds=3,
-        acquire_timeout_seconds=300,
-        execution_timeout_seconds=EXECUTION_TIMEOUT,
-        critical_section_timeout_seconds=CRITICAL_TIMEOUT,
         alarms={
             "period_seconds": PERIOD,
             "alarm_actions": [inbox.topic_arn],
             "ok_actions": [inbox.topic_arn],
         },
         create_dashboard=True,
+        **SETTINGS,
     ) as outputs:
-        # The reconciler tests invoke it themselves. Its schedule (every 5 minutes on
-        # the wall clock) would otherwise free a leaked slot first, now and then.
+        # The slots leaked here go back through the event cleanup. The reconciler's
+        # schedule (every 5 minutes on the wall clock) would free one first, now and then.
         aws("events").disable_rule(Name=outputs["reconciler_rule_name"])
         yield outputs
-
-
-@pytest.fixture(autouse=True)
-def no_holder_left_over(request: pytest.FixtureRequest, aws: Callable) -> None:
-    """Start each test with every slot free, so one failed test does not fail the next."""
-    if "deployed" not in request.fixturenames:
-        return
-    deployed = request.getfixturevalue("deployed")
-    wait_until(lambda: not holders(lock_item(aws, deployed)), EXECUTION_TIMEOUT + 15, "a free lock")
-
-
-# --- tests -------------------------------------------------------------------------
 
 
 def test_max_overlap_counts_concurrent_intervals() -> None:
@@ -108,7 +84,7 @@ def test_a_leaked_slot_fires_the_slots_reclaimed_alarm(
     # First of the deployment's tests: no earlier reclaim has put the alarm in ALARM,
     # so its proof does not wait periods for OK before it starts.
     def leak() -> None:
-        leaked = _hold_then_stop(aws, deployed)
+        leaked = hold_then_stop(aws, deployed)
         wait_until(
             lambda: leaked not in holders(lock_item(aws, deployed)).values(),
             CRITICAL_TIMEOUT + 30,
@@ -190,93 +166,6 @@ def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
     aws: Callable, deployed: dict
 ) -> None:
     stopped_wrappers_keep_the_limit(aws, deployed, LIMIT)
-    assert_lock_free(aws, deployed)
-
-
-def _hold_then_stop(aws: Callable, deployed: dict) -> str:
-    """Start an execution that sits in the critical section, then StopExecution it."""
-    sfn = aws("stepfunctions")
-    arn = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 5})
-    wait_until(
-        lambda: arn in holders(lock_item(aws, deployed)).values(), 30, "the execution to hold"
-    )
-    sfn.stop_execution(executionArn=arn, error="Test.Abort", cause="leak a slot")
-    # ABORTED at once (the harness's sfn_stop fix); its 5 s task runs on, as on AWS.
-    assert wait_done(sfn, [arn], timeout=60)[arn]["status"] == "ABORTED"
-    return arn
-
-
-# Stock LocalStack's disabled cleanup rule still delivers, and frees the slot itself.
-@pytest.mark.needs("fix:events_rule_state")
-def test_reconciler_frees_a_slot_leaked_by_an_aborted_holder(aws: Callable, deployed: dict) -> None:
-    events = aws("events")
-    rule = deployed["cleanup_rule_name"]
-    # Without the status-change events (as where they never arrive) only the
-    # reconciler can free the slot: disable the cleanup rule for this test.
-    events.disable_rule(Name=rule)
-    sfn = aws("stepfunctions")
-    running = start(sfn, deployed["embedded_state_machine_arn"], {"sleep_seconds": 30})
-    try:
-        # A RUNNING holder is never released.
-        wait_until(
-            lambda: running in holders(lock_item(aws, deployed)).values(), 30, "running holder"
-        )
-        leaked = _hold_then_stop(aws, deployed)
-        time.sleep(1)
-        item = lock_item(aws, deployed)
-        assert set(holders(item).values()) == {leaked, running}, "freed without the reconciler"
-        assert int(item["holder_count"]["N"]) == 2
-
-        # Its critical-section Lambda may still run: the sweep keeps the slot until the
-        # task's TimeoutSeconds has passed, and the first sweep after frees it.
-        report = invoke(aws, deployed["reconciler_function_name"])
-        assert report["released"] == [], report
-        assert set(report["kept"]) == {leaked, running}, report
-        report = sweep_after(aws, deployed, report, leaked)
-        assert report["released"] == [{"execution_arn": leaked, "status": "ABORTED"}], report
-        # The 30 s holder may have ended by now, releasing its own slot.
-        assert set(report["kept"]) <= {running}, report
-        item = lock_item(aws, deployed)
-        assert leaked not in holders(item).values()
-        assert int(item["holder_count"]["N"]) == len(holders(item))
-
-        # A second sweep releases nothing twice.
-        again = invoke(aws, deployed["reconciler_function_name"])
-        assert again["released"] == [], again
-        assert wait_done(sfn, [running], timeout=60)[running]["status"] == "SUCCEEDED"
-        assert_lock_free(aws, deployed)
-    finally:
-        events.enable_rule(Name=rule)
-        # On a failure above, the 30 s holder must not hold a slot in the next test.
-        if sfn.describe_execution(executionArn=running)["status"] == "RUNNING":
-            sfn.stop_execution(executionArn=running, error="Test.Abort", cause="test failed")
-
-
-def test_event_cleanup_frees_the_slot_of_an_aborted_holder(aws: Callable, deployed: dict) -> None:
-    """The slot goes back only once the stopped holder's critical-section Lambda (5 s, run
-    on after the stop) can no longer run: after its task's TimeoutSeconds."""
-    leaked = _hold_then_stop(aws, deployed)
-    time.sleep(5)  # the Lambda has run its 5 s by now, but its task's timeout is ahead
-    assert leaked in holders(lock_item(aws, deployed)).values(), "freed while it may run"
-    wait_until(
-        lambda: leaked not in holders(lock_item(aws, deployed)).values(),
-        CRITICAL_TIMEOUT + 30,
-        "the EventBridge cleanup to release the aborted holder",
-    )
-    assert_lock_free(aws, deployed)
-    # A redelivered event is harmless: nothing left to release, count unchanged.
-    event = {
-        "source": "aws.states",
-        "detail-type": "Step Functions Execution Status Change",
-        "detail": {"executionArn": leaked, "status": "ABORTED"},
-    }
-    result = invoke(aws, deployed["cleanup_function_name"], event)
-    assert result == {
-        "execution_arn": leaked,
-        "held": False,
-        "released": False,
-        "status": "ABORTED",
-    }
     assert_lock_free(aws, deployed)
 
 
@@ -418,24 +307,6 @@ def test_wait_loop_history_matches_the_plan_time_budget(aws: Callable, deployed:
     for first, second in itertools.pairwise(starts):
         assert second - first == per_wait, [e["type"] for e in events[first:second]]
     assert_lock_free(aws, deployed)
-
-
-def test_invariants_hold_under_a_mixed_fault_plan(
-    aws: Callable, deployed: dict, localstack_endpoint: str
-) -> None:
-    """Issue 28: the acquire and release tasks' DynamoDB calls throttled, the cleanup
-    Lambda crashed, its events dropped or doubled, a holder and a waiter stopped:
-    peak <= limit, each execution admitted once or ABORTED, nothing
-    held after settling (fault_run.py checks each from the record)."""
-    plan = fault_run.embedded_plan(aws, deployed)
-    result = fault_run.run_under_faults(
-        aws,
-        localstack_endpoint,
-        deployed,
-        limit=LIMIT,
-        plan=plan,
-    )
-    assert "throttle" in result["kinds"], result["kinds"]
 
 
 def test_second_plan_is_empty(deployed: dict) -> None:
