@@ -427,14 +427,19 @@ def test_no_item_grows_with_the_number_of_waiters(dynamodb: Any) -> None:
     assert sfn.succeeded[-1] == "tok-w0"
 
 
-class ThrottledDescribe(Sfn):
-    """DescribeExecution answers ThrottlingException (the fault injector's plan, by hand)."""
+class FailingDescribe(Sfn):
+    """DescribeExecution and GetExecutionHistory answer ``code``."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__()
+        self.code = code
 
     def describe_execution(self, executionArn: str, includedData: str = "ALL_DATA") -> dict:
-        raise ClientError(
-            {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}},
-            "DescribeExecution",
-        )
+        raise ClientError({"Error": {"Code": self.code, "Message": "x"}}, "DescribeExecution")
+
+    def get_execution_history(self, **kwargs: Any) -> dict:
+        """The same key protects the history."""
+        raise ClientError({"Error": {"Code": self.code, "Message": "x"}}, "GetExecutionHistory")
 
 
 def test_a_throttled_describe_never_passes_on_a_running_waiters_slot(dynamodb: Any) -> None:
@@ -446,7 +451,7 @@ def test_a_throttled_describe_never_passes_on_a_running_waiters_slot(dynamodb: A
     pool) while the first entered too: one over-admission. The release must fail
     instead (Step Functions retries it) and leave the lease with the waiter.
     """
-    sfn = ThrottledDescribe()
+    sfn = FailingDescribe("ThrottlingException")  # the fault injector's plan, by hand
     sfn.dead_code = "TaskTimedOut"
     sem = semaphore(dynamodb, sfn, limit=1)
     sem.acquire(ARN + "holder", "tok-holder")
@@ -470,28 +475,13 @@ def test_the_reconciler_keeps_a_lease_whose_holder_it_cannot_describe_now(
     from sfn_patterns.semaphore.reconciler import reconcile_callback
 
     """Even past its lease (a long critical section): only a sweep that can tell frees it."""
-    sem = semaphore(dynamodb, ThrottledDescribe(), limit=1)
+    sem = semaphore(dynamodb, FailingDescribe("ThrottlingException"), limit=1)
     sem.acquire(ARN + "holder", "tok-holder")
     later = dt.datetime.now(dt.UTC) + dt.timedelta(days=2)
     report = reconcile_callback(sem, now=later)
     assert report["kept"] == [ARN + "holder"]
     assert report["released"] == []
     assert set(state(sem).leases) == {ARN + "holder"}
-
-
-class FailingDescribe(Sfn):
-    """DescribeExecution and GetExecutionHistory answer ``code``."""
-
-    def __init__(self, code: str) -> None:
-        super().__init__()
-        self.code = code
-
-    def describe_execution(self, executionArn: str, includedData: str = "ALL_DATA") -> dict:
-        raise ClientError({"Error": {"Code": self.code, "Message": "x"}}, "DescribeExecution")
-
-    def get_execution_history(self, **kwargs: Any) -> dict:
-        """The same key protects the history."""
-        raise ClientError({"Error": {"Code": self.code, "Message": "x"}}, "GetExecutionHistory")
 
 
 @pytest.mark.parametrize(
