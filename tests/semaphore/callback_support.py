@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from sfn_patterns_localstack.executions import history
-from tests.sfn_history import states_entered
 
 from .support import NO_ALARMS, deploy, holders, lock_item, wait_until
 
@@ -97,20 +96,6 @@ def blocked_and_held(aws: Callable, deployed: dict, count: int, waiting: int) ->
         return int(item["holder_count"]["N"]) == count and int(item["waiting"]["N"]) == waiting
 
     wait_until(reached, 60, f"{count} holders and {waiting} waiters")
-
-
-def in_critical_section(sfn: Any, arn: str) -> None:
-    """Wait until ``arn`` is admitted, not only leased.
-
-    The acquire writes the lease before its SendTaskSuccess: an execution stopped in
-    between has a dead token, and the acquire gives the lease back itself ("gone"), so
-    a test that means to stop a holder must stop one that is in its section.
-    """
-    wait_until(
-        lambda: "Critical section" in states_entered(history(sfn, arn)),
-        60,
-        "the holder in its critical section",
-    )
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from .support import holders, lock_item, start, wait_done, wait_until
+from .support import holders, in_critical_section, lock_item, start, wait_done, wait_until
 
 LIMIT = 3
 # TimeoutSeconds of the embedded and target machines: the timed-out-holder test waits
@@ -51,10 +51,8 @@ def hold_then_stop(aws: Callable, deployed: dict) -> str:
     wait_until(
         lambda: arn in holders(lock_item(aws, deployed)).values(), 30, "the execution to hold"
     )
+    in_critical_section(sfn, arn)
     sfn.stop_execution(executionArn=arn, error="Test.Abort", cause="leak a slot")
     # ABORTED at once (the harness's sfn_stop fix); its 5 s task runs on, as on AWS.
     assert wait_done(sfn, [arn], timeout=60)[arn]["status"] == "ABORTED"
     return arn
-
-
-# Stock LocalStack's disabled cleanup rule still delivers, and frees the slot itself.

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sfn_patterns_localstack.executions import peak_overlap, wait_stopped
+from sfn_patterns_localstack.executions import history, peak_overlap, wait_stopped
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
 
@@ -65,6 +65,29 @@ def wait_until(
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def in_critical_section(sfn: Any, arn: str) -> None:
+    """Wait until ``arn``'s critical-section Lambda is invoked, not only its lease written.
+
+    The acquire writes the lease before its SendTaskSuccess: an execution stopped in
+    between has a dead token, and the acquire gives the lease back itself ("gone"). A
+    stop after the section's state was entered but before its TaskScheduled leaves the
+    Lambda uninvoked, and the cleanup rightly frees the slot at once. So a test that
+    means to stop a holder whose Lambda runs on waits for the section's TaskScheduled
+    (recorded just before the invocation is made).
+    """
+
+    def scheduled() -> bool:
+        events = history(sfn, arn)
+        entered = [
+            i
+            for i, e in enumerate(events)
+            if e.get("stateEnteredEventDetails", {}).get("name") == "Critical section"
+        ]
+        return bool(entered) and any(e["type"] == "TaskScheduled" for e in events[entered[0] :])
+
+    wait_until(scheduled, 60, "the holder's critical-section task scheduled")
 
 
 def wait_done(sfn: Any, arns: list[str], timeout: float) -> dict[str, dict]:

@@ -35,11 +35,11 @@ from .callback_support import (
     assert_all_free,
     blocked_and_held,
     first_task_failure,
-    in_critical_section,
     settle,
 )
 from .support import (
     holders,
+    in_critical_section,
     invoke,
     lock_item,
     start,
@@ -128,6 +128,10 @@ def test_timed_out_aborted_and_failed_critical_sections_free_their_slots(
     settle(aws, deployed)
 
 
+# Stock LocalStack keeps a stopped execution RUNNING until its Lambda returns and then
+# records the section's TaskSucceeded: no Lambda can still run once it is ABORTED, so
+# the slot rightly goes back at once, and the wait this test proves never happens.
+@pytest.mark.needs("fix:sfn_stop")
 def test_reconciler_hands_over_a_slot_whose_event_was_lost(aws: Callable, deployed: dict) -> None:
     events = aws("events")
     sfn = aws("stepfunctions")
