@@ -5,14 +5,14 @@ test_callback_recovery.py each apply their own, so that they run side by side).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from sfn_patterns_localstack.executions import history
 
-from .support import NO_ALARMS, deploy, holders, lock_item, wait_until
+from .support import NO_ALARMS, deployment_fixture, holders, lock_item, wait_until
 
 LIMIT = 3
 FALLBACK = 8
@@ -26,41 +26,17 @@ RECHECK = "Semaphore: Re-check"
 
 
 def deployment(tag: str) -> Any:
-    """A module-scoped ``deployed`` fixture: one apply of examples/semaphore (strategy
-    callback, alarms off) per test file that assigns it, named by ``tag``.
-
-    Why per file: the files run on different workers at once, and each waits out
-    critical-section timeouts for minutes; one file holding them all set the length of
-    the whole suite.
-    """
-
-    @pytest.fixture(scope="module")
-    def deployed(
-        localstack_endpoint: str,
-        aws: Callable,
-        tmp_path_factory: pytest.TempPathFactory,
-        destroy_deployments: bool,
-    ) -> Iterator[dict[str, Any]]:
-        with deploy(
-            localstack_endpoint,
-            aws,
-            tmp_path_factory.mktemp("semaphore-callback-tf"),
-            tag,
-            destroy=destroy_deployments,
-            strategy="callback",
-            max_concurrency=LIMIT,
-            fallback_seconds=FALLBACK,
-            acquire_timeout_seconds=300,
-            execution_timeout_seconds=TIMEOUT,
-            critical_section_timeout_seconds=CRITICAL_TIMEOUT,
-            alarms=NO_ALARMS,
-        ) as outputs:
-            # The reconciler tests invoke it themselves. Its schedule (every 5
-            # minutes on the wall clock) would otherwise free the slot first, now and then.
-            aws("events").disable_rule(Name=outputs["reconciler_rule_name"])
-            yield outputs
-
-    return deployed
+    """The ``deployed`` fixture of a strategy-callback file (alarms off), named by ``tag``."""
+    return deployment_fixture(
+        tag,
+        strategy="callback",
+        max_concurrency=LIMIT,
+        fallback_seconds=FALLBACK,
+        acquire_timeout_seconds=300,
+        execution_timeout_seconds=TIMEOUT,
+        critical_section_timeout_seconds=CRITICAL_TIMEOUT,
+        alarms=NO_ALARMS,
+    )
 
 
 def queue_items(aws: Callable, deployed: dict) -> list[dict[str, Any]]:

@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sfn_patterns_localstack.executions import history, peak_overlap, wait_stopped
 from sfn_patterns_localstack.terraform.leftovers import leftovers
 from sfn_patterns_localstack.terraform.workspace import Workspace
@@ -35,6 +37,38 @@ def deploy(
         yield {"prefix": prefix, "variables": variables, "workspace": workspace, **outputs}
     if destroy:
         assert leftovers(aws, prefix) == {}
+
+
+def deployment_fixture(tag: str, **variables: Any) -> Any:
+    """A module-scoped ``deployed`` fixture: one apply of examples/semaphore with
+    ``variables`` per test file that assigns it (``deployed = deployment_fixture(...)``),
+    named by ``tag``, its reconciler's schedule disabled.
+
+    Why per file: files run on different workers at once, and the semaphore's tests wait out
+    critical-section timeouts for minutes; one file holding them all set the length of
+    the whole suite. The schedule (every 5 minutes on the wall clock) would otherwise
+    free a leaked slot before a test's own sweep or cleanup, now and then.
+    """
+
+    @pytest.fixture(scope="module")
+    def deployed(
+        localstack_endpoint: str,
+        aws: Callable,
+        tmp_path_factory: pytest.TempPathFactory,
+        destroy_deployments: bool,
+    ) -> Iterator[dict[str, Any]]:
+        with deploy(
+            localstack_endpoint,
+            aws,
+            tmp_path_factory.mktemp(f"{tag}-tf"),
+            tag,
+            destroy=destroy_deployments,
+            **variables,
+        ) as outputs:
+            aws("events").disable_rule(Name=outputs["reconciler_rule_name"])
+            yield outputs
+
+    return deployed
 
 
 def lock_item(aws: Callable, deployed: dict) -> dict[str, Any]:

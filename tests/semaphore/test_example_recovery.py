@@ -7,8 +7,7 @@ plan. On an apply of its own without alarms, beside test_example.py's
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
@@ -17,7 +16,7 @@ from .example_support import CRITICAL_TIMEOUT, LIMIT, SETTINGS, hold_then_stop
 from .support import (
     NO_ALARMS,
     assert_lock_free,
-    deploy,
+    deployment_fixture,
     holders,
     invoke,
     lock_item,
@@ -32,26 +31,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 no_holder_left_over = example_support.no_holder_left_over
 
 
-@pytest.fixture(scope="module")
-def deployed(
-    localstack_endpoint: str,
-    aws: Callable,
-    tmp_path_factory: pytest.TempPathFactory,
-    destroy_deployments: bool,
-) -> Iterator[dict[str, Any]]:
-    with deploy(
-        localstack_endpoint,
-        aws,
-        tmp_path_factory.mktemp("semaphore-recovery-tf"),
-        "semr",
-        destroy=destroy_deployments,
-        alarms=NO_ALARMS,
-        **SETTINGS,
-    ) as outputs:
-        # The reconciler test invokes it itself. Its schedule (every 5 minutes on the
-        # wall clock) would otherwise free a leaked slot first, now and then.
-        aws("events").disable_rule(Name=outputs["reconciler_rule_name"])
-        yield outputs
+deployed = deployment_fixture("semr", alarms=NO_ALARMS, **SETTINGS)
 
 
 # Stock LocalStack's disabled cleanup rule still delivers, and frees the slot itself.
