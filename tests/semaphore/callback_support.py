@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 
-from sfn_patterns_localstack.executions import history
-
 from .support import NO_ALARMS, deployment_fixture, holders, lock_item, wait_until
 
 LIMIT = 3
@@ -85,25 +83,3 @@ def free_at_start(request: pytest.FixtureRequest, aws: Callable) -> None:
         TIMEOUT + 30,
         "the semaphore to be free before the test",
     )
-
-
-def oldest_waiters(aws: Callable, deployed: dict) -> list[str]:
-    """Execution ARNs of the parked waiters, oldest ticket first (the queue table's own)."""
-    items = [i for i in queue_items(aws, deployed) if i["pk"]["S"].endswith("#queue")]
-    return [i["execution_arn"]["S"] for i in sorted(items, key=lambda i: int(i["ticket"]["N"]))]
-
-
-def describer(sfn: Any) -> Callable[[str], dict]:
-    return lambda arn: sfn.describe_execution(executionArn=arn)
-
-
-def first_task_failure(sfn: Any, arn: str, timeout: float = 60) -> dict[str, Any]:
-    """The details of the execution's first TaskFailed event (waits for it)."""
-
-    def failed() -> dict[str, Any] | None:
-        for event in history(sfn, arn):
-            if event["type"] == "TaskFailed":
-                return event["taskFailedEventDetails"]
-        return None
-
-    return wait_until(failed, timeout, f"a failed task in {arn}")

@@ -30,8 +30,6 @@ from .callback_support import (
     RECHECK,
     TIMEOUT,
     blocked_and_held,
-    describer,
-    oldest_waiters,
     queue_items,
     settle,
 )
@@ -214,6 +212,12 @@ def test_stopped_holders_and_waiters_leak_nothing(aws: Callable, deployed: dict)
     settle(aws, deployed)
 
 
+def oldest_waiters(aws: Callable, deployed: dict) -> list[str]:
+    """Execution ARNs of the parked waiters, oldest ticket first (the queue table's own)."""
+    items = [i for i in queue_items(aws, deployed) if i["pk"]["S"].endswith("#queue")]
+    return [i["execution_arn"]["S"] for i in sorted(items, key=lambda i: int(i["ticket"]["N"]))]
+
+
 # Stock LocalStack leaves a waiter parked on its token RUNNING after StopExecution.
 @pytest.mark.needs("fix:sfn_stop")
 def test_stopped_waiters_never_enter_even_when_stopped_with_the_holders(
@@ -322,6 +326,10 @@ def test_a_dropped_wake_up_is_recovered_within_one_fallback(aws: Callable, deplo
     settle(aws, deployed)
 
 
+def _describe(sfn: Any) -> Callable[[str], dict]:
+    return lambda arn: sfn.describe_execution(executionArn=arn)
+
+
 def test_a_waiter_past_its_acquire_timeout_fails_at_its_next_recheck(
     aws: Callable, deployed: dict
 ) -> None:
@@ -350,7 +358,7 @@ def test_a_waiter_past_its_acquire_timeout_fails_at_its_next_recheck(
     entered = states_entered(history(sfn, waiter))
     assert RECHECK in entered and "Critical section" not in entered
     # It failed while the holders still held every slot: the re-check, not a release.
-    assert all(d["status"] == "RUNNING" for d in map(describer(sfn), holders_))
+    assert all(d["status"] == "RUNNING" for d in map(_describe(sfn), holders_))
     # Their 30 s are not the point: stopped (the event cleanup frees their slots).
     for arn in holders_:
         sfn.stop_execution(executionArn=arn, error="Test.Stop", cause="the waiter has failed")

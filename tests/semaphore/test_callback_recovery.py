@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,6 @@ from .callback_support import (
     TIMEOUT,
     assert_all_free,
     blocked_and_held,
-    first_task_failure,
     settle,
 )
 from .support import (
@@ -190,6 +190,18 @@ STATES_TRUST = {
         }
     ],
 }
+
+
+def first_task_failure(sfn: Any, arn: str, timeout: float = 60) -> dict[str, Any]:
+    """The details of the execution's first TaskFailed event (waits for it)."""
+
+    def failed() -> dict[str, Any] | None:
+        for event in history(sfn, arn):
+            if event["type"] == "TaskFailed":
+                return event["taskFailedEventDetails"]
+        return None
+
+    return wait_until(failed, timeout, f"a failed task in {arn}")
 
 
 @pytest.mark.iam_denial
