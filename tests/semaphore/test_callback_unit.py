@@ -469,21 +469,6 @@ def test_a_throttled_describe_never_passes_on_a_running_waiters_slot(dynamodb: A
     assert state(sem).count == 1
 
 
-def test_the_reconciler_keeps_a_lease_whose_holder_it_cannot_describe_now(
-    dynamodb: Any,
-) -> None:
-    from sfn_patterns.semaphore.reconciler import reconcile_callback
-
-    """Even past its lease (a long critical section): only a sweep that can tell frees it."""
-    sem = semaphore(dynamodb, FailingDescribe("ThrottlingException"), limit=1)
-    sem.acquire(ARN + "holder", "tok-holder")
-    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=2)
-    report = reconcile_callback(sem, now=later)
-    assert report["kept"] == [ARN + "holder"]
-    assert report["released"] == []
-    assert set(state(sem).leases) == {ARN + "holder"}
-
-
 @pytest.mark.parametrize(
     ("code", "released"),
     [
@@ -493,11 +478,13 @@ def test_the_reconciler_keeps_a_lease_whose_holder_it_cannot_describe_now(
         ("KmsAccessDeniedException", True),
         ("KmsInvalidStateException", True),
         ("AccessDeniedException", True),
-        # A throttled key says nothing about the execution: kept for a later sweep.
+        # A throttled describe or key says nothing about the execution: even past its
+        # lease (a long critical section), only a later sweep that can tell frees it.
+        ("ThrottlingException", False),
         ("KmsThrottlingException", False),
     ],
 )
-def test_a_holder_whose_key_denies_the_read_is_released_once_its_lease_ends(
+def test_past_its_lease_a_holder_it_cannot_describe_is_released_only_on_a_lasting_error(
     dynamodb: Any, code: str, *, released: bool
 ) -> None:
     from sfn_patterns.semaphore.reconciler import reconcile_callback
@@ -511,4 +498,5 @@ def test_a_holder_whose_key_denies_the_read_is_released_once_its_lease_ends(
         assert state(sem).leases == {}
     else:
         assert report["kept"] == [ARN + "holder"], report
+        assert report["released"] == [], report
         assert set(state(sem).leases) == {ARN + "holder"}
