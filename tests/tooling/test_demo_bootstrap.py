@@ -113,11 +113,16 @@ def test_a_registry_that_answers_something_else_is_not_used(tmp_path: Path, regi
     assert source(tmp_path, registry + "/elsewhere") == "build"
 
 
+def profile_exit(profile: str) -> str:
+    """The start of ``bootstrap.sh``'s exit for ``--<profile>``: its test and ready line."""
+    return f'if [[ "$profile" == {profile} ]]; then\n  echo "==> ready for'
+
+
 def profile_part(script: str, profile: str) -> str:
     """What ``bootstrap.sh --<profile>`` runs: the script up to the profile's exit
-    (``if [[ "$profile" == <profile> ]]; then`` and its ready line), full-only blocks
-    (``if [[ "$profile" == all ]]; then`` ... ``fi  # the full profile's``) cut."""
-    head = script.split(f'if [[ "$profile" == {profile} ]]; then\n  echo "==> ready for', 1)
+    (``profile_exit``), full-only blocks (``if [[ "$profile" == all ]]; then`` ...
+    ``fi  # the full profile's``) cut."""
+    head = script.split(profile_exit(profile), 1)
     assert len(head) == 2, f"bootstrap.sh has no exit for the {profile} profile"
     return re.sub(
         r'if \[\[ "\$profile" == all \]\]; then\n.*?\nfi  # the full profile\'s[^\n]*\n',
@@ -125,10 +130,6 @@ def profile_part(script: str, profile: str) -> str:
         head[0],
         flags=re.DOTALL,
     )
-
-
-def demo_part(script: str) -> str:
-    return profile_part(script, "demo")
 
 
 NOT_FOR_THE_DEMO = ["npm", "apt-get", "sudo", "checkov", "tflint", "terraform-docs", "chromium"]
@@ -144,7 +145,7 @@ def used(tool: str, part: str) -> bool:
 
 def test_the_demo_bootstrap_needs_no_npm_root_checkers_or_browser() -> None:
     script = BOOTSTRAP.read_text()
-    demo = demo_part(script)
+    demo = profile_part(script, "demo")
     assert "step 4" in demo and "lambda runtimes" in demo  # the cut kept what the demo uses
     for tool in NOT_FOR_THE_DEMO:
         assert tool in script, f"{tool} is no longer in bootstrap.sh: update this test"
@@ -175,9 +176,7 @@ def test_the_portable_check_fails_on_a_planted_lambda_runtime() -> None:
     exit_block = script[script.index('if [[ "$profile" == portable ]]') :]
     exit_block = exit_block[: exit_block.index("fi\n") + 3]
     moved = script.replace(exit_block, "", 1).replace(
-        'if [[ "$profile" == demo ]]; then\n  echo "==> ready for the demo',
-        exit_block + 'if [[ "$profile" == demo ]]; then\n  echo "==> ready for the demo',
-        1,
+        profile_exit("demo"), exit_block + profile_exit("demo"), 1
     )
     assert used("pyenv", profile_part(moved, "portable"))
 
@@ -239,9 +238,7 @@ def pyenv_installs(script: str, profile: str, tmp_path: Path) -> list[str]:
     """The Pythons the script's Lambda runtimes step asks pyenv to install, on a
     machine with none of 3.9 to 3.12: the step runs alone, with a pyenv that records
     each call and installs nothing, and a PATH that holds only it and the tools used."""
-    step = script.split("# --- Lambda runtimes", 1)[1].split(
-        'if [[ "$profile" == demo ]]; then\n  echo "==> ready for the demo', 1
-    )[0]
+    step = script.split("# --- Lambda runtimes", 1)[1].split(profile_exit("demo"), 1)[0]
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(parents=True)
     calls = tmp_path / "pyenv-calls"
