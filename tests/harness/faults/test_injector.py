@@ -171,3 +171,30 @@ def test_clear_stops_faults_and_keeps_the_log_until_the_next_plan() -> None:
     assert len(injector.describe()["log"]) == 1 and injector.describe()["plan"] is None
     injector.set_plan(plans.parse({"seed": 1, "faults": [THROTTLE]}))
     assert injector.describe()["log"] == []
+
+
+class _LoadsFirst:
+    """The injector's lock, but another thread loads ``plan`` just before the first taker."""
+
+    def __init__(self, injector: Injector, plan: plans.Plan) -> None:
+        self._inner, self._injector, self._plan = injector._lock, injector, plan
+
+    def __enter__(self) -> None:
+        plan, self._plan = self._plan, None
+        if plan is not None:
+            self._injector.set_plan(plan)  # takes this lock again: the inner one now
+        self._inner.acquire()
+
+    def __exit__(self, *_: object) -> None:
+        self._inner.release()
+
+
+def test_a_plan_replaced_while_a_call_is_on_its_way_decides_the_call() -> None:
+    # A test adds faults one after the other while its earlier calls are in flight: the
+    # plan the call's fault is in was replaced by a larger one (same fault, one more).
+    # The call is decided by the plan loaded when it takes the lock, so it still fails.
+    injector = _injector(THROTTLE)
+    larger = plans.parse({"seed": 7, "faults": [THROTTLE, {**THROTTLE, "operation": "GetItem"}]})
+    injector._lock = _LoadsFirst(injector, larger)  # type: ignore[assignment]
+    assert [fault.kind for fault in injector.decide("request", PUT)] == ["throttle"]
+    assert injector.plan is larger

@@ -94,12 +94,15 @@ class Injector:
         the first fault of any other kind decides the call (a call fails one way); the
         others are not injected, and not logged.
         """
-        plan = self.plan
-        if plan is None:
+        if self.plan is None:  # the lock-free fast path
             return []
         injected: list[Fault] = []
         with self._lock:
-            if self.plan is not plan:  # cleared or replaced meanwhile
+            # The plan loaded now decides, read under the lock: a plan replaced between
+            # the fast path and here (a test adding a second fault while this call is
+            # on its way) still has this call's fault, and a cleared one has none.
+            plan = self.plan
+            if plan is None:
                 return []
             elapsed = self._clock() - self.loaded_at
             decided = False
