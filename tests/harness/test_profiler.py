@@ -36,10 +36,10 @@ def test_samples_the_busy_thread_and_not_the_sleeping_one(tmp_path: Path) -> Non
         busy = sum(n for stack, n in list(sampler.counts.items()) if "_spin" in stack)
         if busy >= 200_000:
             break
+    sampler.stop()
     stop.set()
     for thread in threads:
         thread.join()
-    sampler.flush()
     lines = out.read_text().splitlines()
     spin = sum(int(line.rpartition(" ")[2]) for line in lines if "_spin (" in line)
     sleeping = sum(int(line.rpartition(" ")[2]) for line in lines if "_sleep (" in line)
@@ -81,11 +81,37 @@ def test_sampling_while_threads_start_and_end(tmp_path: Path) -> None:
     # short thread's CPU is counted, and a thread that ends mid-sample is skipped.
     sampler = profiler.Sampler(tmp_path / "ls.folded", interval=0.0005).start()
     deadline = time.monotonic() + 1.5
-    while time.monotonic() < deadline:
-        batch = [threading.Thread(target=_burst, name="short") for _ in range(20)]
-        for thread in batch:
-            thread.start()
-        for thread in batch:
-            thread.join()
+    try:
+        while time.monotonic() < deadline:
+            batch = [threading.Thread(target=_burst, name="short") for _ in range(20)]
+            for thread in batch:
+                thread.start()
+            for thread in batch:
+                thread.join()
+    finally:
+        sampler.stop()
     assert sampler.samples > 100
     assert any(stack.startswith("[short];") for stack in list(sampler.counts))
+
+
+def test_a_stopped_sampler_samples_no_more_and_has_written_its_counts(tmp_path: Path) -> None:
+    # A test samples for a second inside a worker that runs for minutes more: left
+    # running, its sampler woke every 0.5 ms until the worker ended.
+    out = tmp_path / "ls.folded"
+    sampler = profiler.Sampler(out, interval=0.001).start()
+    stop = threading.Event()
+    busy = threading.Thread(target=_spin, args=(stop,), name="busy")
+    busy.start()
+    try:
+        deadline = time.monotonic() + 30
+        while sampler.samples < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sampler.stop()
+        stopped_at = sampler.samples
+        time.sleep(0.1)  # a hundred intervals
+        assert sampler.samples == stopped_at
+        assert not any(t.name == "sfnp-profiler" for t in threading.enumerate())
+        assert "[busy];" in out.read_text()
+    finally:
+        stop.set()
+        busy.join()

@@ -68,7 +68,13 @@ def folded(frame, limit: int = 200) -> str:
 
 
 class Sampler:
-    """Counts the stacks of this process's running threads until the process ends."""
+    """Counts the stacks of this process's running threads until stopped or the process ends.
+
+    LocalStack's sampler is never stopped (its process is killed); a caller that samples
+    for a while inside a longer-lived process (a test) stops it: a sampler left running
+    wakes every ``interval`` for the rest of the process, and that process's CPU is
+    what the figures are about.
+    """
 
     def __init__(self, out: Path, interval: float = INTERVAL) -> None:
         self.out = out
@@ -77,12 +83,19 @@ class Sampler:
         self.samples = 0
         self._last: dict[int, int] = {}
         self._started = False
+        self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sfnp-profiler", daemon=True)
 
     def start(self) -> Sampler:
         """Start sampling in a daemon thread; returns self."""
         self._thread.start()
         return self
+
+    def stop(self) -> None:
+        """Stop sampling and write the counts (returns once the thread has ended)."""
+        self._stopped.set()
+        self._thread.join()
+        self.flush()
 
     def sample(self) -> None:
         """Charge each thread's CPU since the last sample to the stack it is in now."""
@@ -116,8 +129,7 @@ class Sampler:
 
     def _run(self) -> None:
         next_flush = time.monotonic() + FLUSH_SECONDS
-        while True:
-            time.sleep(self.interval)
+        while not self._stopped.wait(self.interval):
             try:
                 self.sample()
                 if time.monotonic() >= next_flush:
