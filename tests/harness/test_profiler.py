@@ -73,7 +73,12 @@ def test_a_thread_clock_is_read_by_kernel_id_and_an_ended_thread_has_none() -> N
 
 
 def _burst() -> None:
-    sum(i * i for i in range(20_000))
+    # Longer than CPython's 5-ms switch interval: the sampler, waiting for the GIL, gets it
+    # while a burst is running. A shorter burst runs to its end once it has the GIL, so on
+    # an idle machine the sampler only ever saw threads not started yet or already gone.
+    deadline = time.perf_counter() + 0.02
+    while time.perf_counter() < deadline:
+        sum(i * i for i in range(1000))
 
 
 def test_sampling_while_threads_start_and_end(tmp_path: Path) -> None:
@@ -83,7 +88,7 @@ def test_sampling_while_threads_start_and_end(tmp_path: Path) -> None:
     deadline = time.monotonic() + 1.5
     try:
         while time.monotonic() < deadline:
-            batch = [threading.Thread(target=_burst, name="short") for _ in range(20)]
+            batch = [threading.Thread(target=_burst, name="short") for _ in range(8)]
             for thread in batch:
                 thread.start()
             for thread in batch:
