@@ -11,6 +11,50 @@
 # values; the validations here catch what only the root can see (fields a pattern
 # needs once it is created).
 
+# --- Fields renamed or removed in 1.0.0 -------------------------------------------------
+
+# Each pattern object's old field -> what replaces it (UPGRADING.md, "Renamed inputs"). The
+# objects declare the old fields, typed any, only for their validations: Terraform drops
+# a field an object type does not declare without a word, so a 0.x configuration's
+# `enabled = true` would otherwise become create = false and plan to destroy the pattern.
+locals {
+  renamed_fields = {
+    job_poller = {
+      enabled       = "create"
+      lambda_bundle = "job_adapter (or lambda_package for a prebuilt zip): the bundle registry is gone"
+    }
+    sqs_throttle = {
+      enabled                               = "create"
+      max_concurrent_executions             = "max_concurrency"
+      sqs_kms_data_key_reuse_period_seconds = "kms_data_key_reuse_period_seconds"
+    }
+    semaphore = {
+      enabled                = "create"
+      semaphore_limit        = "max_concurrency"
+      enable_reconciler      = "reconciler_enabled"
+      enable_event_cleanup   = "event_cleanup_enabled"
+      point_in_time_recovery = "point_in_time_recovery_enabled"
+      deletion_protection    = "deletion_protection_enabled"
+    }
+    dag_aggregate = {
+      enabled                                   = "create"
+      task_logging_level                        = "logging_level (it now sets every state machine of the pattern)"
+      runs_table_point_in_time_recovery_enabled = "point_in_time_recovery_enabled"
+    }
+    status_table = {
+      enabled                              = "create"
+      table_name                           = "name"
+      table_billing_mode                   = "billing_mode"
+      table_provisioned_capacity           = "provisioned_capacity"
+      table_point_in_time_recovery_enabled = "point_in_time_recovery_enabled"
+      table_deletion_protection_enabled    = "deletion_protection_enabled"
+      table_ttl_enabled                    = "ttl_enabled"
+      table_stream_enabled                 = "stream_enabled"
+      table_stream_view_type               = "stream_view_type"
+    }
+  }
+}
+
 # --- Shared inputs --------------------------------------------------------------------
 
 variable "name_prefix" {
@@ -146,6 +190,10 @@ variable "job_poller" {
       unknown   = optional(string)
       error     = optional(string)
     }), {})
+    # Renamed or removed in 1.0.0 (local.renamed_fields): declared only so that setting
+    # one fails the plan; Terraform drops an undeclared field of an object silently.
+    enabled       = optional(any)
+    lambda_bundle = optional(any)
   })
   default  = {}
   nullable = false
@@ -153,6 +201,11 @@ variable "job_poller" {
   validation {
     condition     = var.job_poller.name == null || can(regex("^[a-z][a-z0-9-]{0,39}$", var.job_poller.name))
     error_message = "job_poller.name must start with a lower-case letter and hold at most 40 lower-case letters, digits and hyphens."
+  }
+
+  validation {
+    condition     = alltrue([for old in keys(local.renamed_fields.job_poller) : var.job_poller[old] == null])
+    error_message = "Set in job_poller, renamed or removed in 1.0.0 (UPGRADING.md, \"Renamed inputs\"): ${join("; ", [for old, now in local.renamed_fields.job_poller : "job_poller.${old} is now job_poller.${now}" if var.job_poller[old] != null])}."
   }
 }
 
@@ -164,15 +217,12 @@ variable "sqs_throttle" {
     create = optional(bool, false)
     # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
     # thresholds, ...), passed as is; {} keeps its defaults (alarms once alarm_actions is set).
-    alarms                   = optional(any, {})
-    create_dashboard         = optional(bool, false)
-    name                     = optional(string)
-    target_state_machine_arn = optional(string)
-    target_role_arn          = optional(string)
-    max_concurrency          = optional(number, 10)
-    # Renamed max_concurrency in 1.0.0; kept only so that the old name fails the plan
-    # instead of being dropped silently with the object's other unknown attributes.
-    max_concurrent_executions     = optional(number)
+    alarms                        = optional(any, {})
+    create_dashboard              = optional(bool, false)
+    name                          = optional(string)
+    target_state_machine_arn      = optional(string)
+    target_role_arn               = optional(string)
+    max_concurrency               = optional(number, 10)
     schedule_expression           = optional(string, "rate(1 minute)")
     schedule_enabled              = optional(bool, true)
     max_messages_per_run          = optional(number, 100)
@@ -188,6 +238,11 @@ variable "sqs_throttle" {
     lambda_memory_size            = optional(number, 256)
     # With kms_key_arn set: seconds SQS reuses a data key (longer means fewer KMS calls).
     kms_data_key_reuse_period_seconds = optional(number, 300)
+    # Renamed or removed in 1.0.0 (local.renamed_fields): declared only so that setting
+    # one fails the plan; Terraform drops an undeclared field of an object silently.
+    enabled                               = optional(any)
+    max_concurrent_executions             = optional(any)
+    sqs_kms_data_key_reuse_period_seconds = optional(any)
   })
   default  = {}
   nullable = false
@@ -203,8 +258,8 @@ variable "sqs_throttle" {
   }
 
   validation {
-    condition     = var.sqs_throttle.max_concurrent_executions == null
-    error_message = "sqs_throttle.max_concurrent_executions was renamed sqs_throttle.max_concurrency in 1.0.0: set max_concurrency to the same number (UPGRADING.md)."
+    condition     = alltrue([for old in keys(local.renamed_fields.sqs_throttle) : var.sqs_throttle[old] == null])
+    error_message = "Set in sqs_throttle, renamed or removed in 1.0.0 (UPGRADING.md, \"Renamed inputs\"): ${join("; ", [for old, now in local.renamed_fields.sqs_throttle : "sqs_throttle.${old} is now sqs_throttle.${now}" if var.sqs_throttle[old] != null])}."
   }
 }
 
@@ -216,18 +271,15 @@ variable "semaphore" {
     create = optional(bool, false)
     # The module's alarms variable (create, alarm_actions, ok_actions, period_seconds,
     # thresholds, ...), passed as is; {} keeps its defaults (alarms once alarm_actions is set).
-    alarms                  = optional(any, {})
-    create_dashboard        = optional(bool, false)
-    name                    = optional(string)
-    strategy                = optional(string, "callback")
-    fairness                = optional(string)
-    fallback_seconds        = optional(number)
-    target_role_arn         = optional(string)
-    history_reserved_events = optional(number, 1000)
-    max_concurrency         = optional(number, 1)
-    # Renamed max_concurrency in 1.0.0; kept only so that the old name fails the plan
-    # instead of being dropped silently with the object's other unknown attributes.
-    semaphore_limit                = optional(number)
+    alarms                         = optional(any, {})
+    create_dashboard               = optional(bool, false)
+    name                           = optional(string)
+    strategy                       = optional(string, "callback")
+    fairness                       = optional(string)
+    fallback_seconds               = optional(number)
+    target_role_arn                = optional(string)
+    history_reserved_events        = optional(number, 1000)
+    max_concurrency                = optional(number, 1)
     lock_key                       = optional(string)
     lease_seconds                  = optional(number)
     wait_min_seconds               = optional(number)
@@ -248,6 +300,14 @@ variable "semaphore" {
     deletion_protection_enabled    = optional(bool)
     logging_level                  = optional(string, "ERROR")
     logging_include_execution_data = optional(bool, false)
+    # Renamed or removed in 1.0.0 (local.renamed_fields): declared only so that setting
+    # one fails the plan; Terraform drops an undeclared field of an object silently.
+    enabled                = optional(any)
+    semaphore_limit        = optional(any)
+    enable_reconciler      = optional(any)
+    enable_event_cleanup   = optional(any)
+    point_in_time_recovery = optional(any)
+    deletion_protection    = optional(any)
   })
   default  = {}
   nullable = false
@@ -263,8 +323,8 @@ variable "semaphore" {
   }
 
   validation {
-    condition     = var.semaphore.semaphore_limit == null
-    error_message = "semaphore.semaphore_limit was renamed semaphore.max_concurrency in 1.0.0: set max_concurrency to the same number (UPGRADING.md)."
+    condition     = alltrue([for old in keys(local.renamed_fields.semaphore) : var.semaphore[old] == null])
+    error_message = "Set in semaphore, renamed or removed in 1.0.0 (UPGRADING.md, \"Renamed inputs\"): ${join("; ", [for old, now in local.renamed_fields.semaphore : "semaphore.${old} is now semaphore.${now}" if var.semaphore[old] != null])}."
   }
 }
 
@@ -305,11 +365,13 @@ variable "dag_aggregate" {
     task_execution_timeout_seconds = optional(number)
     logging_level                  = optional(string, "ERROR")
     logging_include_execution_data = optional(bool, false)
-    # Renamed logging_level in 1.0.0; kept only so that the old name fails the plan
-    # instead of being dropped silently with the object's other unknown attributes.
-    task_logging_level             = optional(string)
     run_results_expiration_days    = optional(number, 90)
     point_in_time_recovery_enabled = optional(bool, true)
+    # Renamed or removed in 1.0.0 (local.renamed_fields): declared only so that setting
+    # one fails the plan; Terraform drops an undeclared field of an object silently.
+    enabled                                   = optional(any)
+    task_logging_level                        = optional(any)
+    runs_table_point_in_time_recovery_enabled = optional(any)
   })
   default  = {}
   nullable = false
@@ -325,8 +387,8 @@ variable "dag_aggregate" {
   }
 
   validation {
-    condition     = var.dag_aggregate.task_logging_level == null
-    error_message = "dag_aggregate.task_logging_level was renamed dag_aggregate.logging_level in 1.0.0 (it now sets every state machine of the pattern) (UPGRADING.md)."
+    condition     = alltrue([for old in keys(local.renamed_fields.dag_aggregate) : var.dag_aggregate[old] == null])
+    error_message = "Set in dag_aggregate, renamed or removed in 1.0.0 (UPGRADING.md, \"Renamed inputs\"): ${join("; ", [for old, now in local.renamed_fields.dag_aggregate : "dag_aggregate.${old} is now dag_aggregate.${now}" if var.dag_aggregate[old] != null])}."
   }
 }
 
@@ -353,6 +415,17 @@ variable "status_table" {
     ttl_enabled                    = optional(bool, true)
     stream_enabled                 = optional(bool, false)
     stream_view_type               = optional(string, "NEW_AND_OLD_IMAGES")
+    # Renamed or removed in 1.0.0 (local.renamed_fields): declared only so that setting
+    # one fails the plan; Terraform drops an undeclared field of an object silently.
+    enabled                              = optional(any)
+    table_name                           = optional(any)
+    table_billing_mode                   = optional(any)
+    table_provisioned_capacity           = optional(any)
+    table_point_in_time_recovery_enabled = optional(any)
+    table_deletion_protection_enabled    = optional(any)
+    table_ttl_enabled                    = optional(any)
+    table_stream_enabled                 = optional(any)
+    table_stream_view_type               = optional(any)
   })
   default  = {}
   nullable = false
@@ -360,5 +433,10 @@ variable "status_table" {
   validation {
     condition     = var.status_table.name == null || can(regex("^[A-Za-z0-9_.-]{3,255}$", var.status_table.name))
     error_message = "status_table.name must be 3-255 characters of letters, digits, '_', '-' and '.'."
+  }
+
+  validation {
+    condition     = alltrue([for old in keys(local.renamed_fields.status_table) : var.status_table[old] == null])
+    error_message = "Set in status_table, renamed or removed in 1.0.0 (UPGRADING.md, \"Renamed inputs\"): ${join("; ", [for old, now in local.renamed_fields.status_table : "status_table.${old} is now status_table.${now}" if var.status_table[old] != null])}."
   }
 }

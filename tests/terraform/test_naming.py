@@ -26,9 +26,31 @@ PROVIDER_ATTRIBUTE_BOOLS = {
     "content_based_deduplication",  # aws_sqs_queue.content_based_deduplication
     "logging_include_execution_data",  # aws_sfn_state_machine logging include_execution_data
 }
-# Old names kept only so that setting one fails the plan naming the new one (the
-# modules' native tests plan each); every other input must follow the scheme.
-RENAMED = {"semaphore_limit": "max_concurrency", "max_concurrent_executions": "max_concurrency"}
+# The root objects' fields renamed or removed in 1.0.0 (UPGRADING.md, "Renamed inputs"),
+# declared only so that setting one fails the plan (tests/terraform/root_native plans
+# each): they are the old scheme, so the checks below leave them out of the root.
+RENAMED = {
+    "enabled": "create",
+    "lambda_bundle": "job_adapter",
+    "max_concurrent_executions": "max_concurrency",
+    "sqs_kms_data_key_reuse_period_seconds": "kms_data_key_reuse_period_seconds",
+    "semaphore_limit": "max_concurrency",
+    "enable_reconciler": "reconciler_enabled",
+    "enable_event_cleanup": "event_cleanup_enabled",
+    "point_in_time_recovery": "point_in_time_recovery_enabled",
+    "deletion_protection": "deletion_protection_enabled",
+    "task_logging_level": "logging_level",
+    "runs_table_point_in_time_recovery_enabled": "point_in_time_recovery_enabled",
+    "table_name": "name",
+    "table_billing_mode": "billing_mode",
+    "table_provisioned_capacity": "provisioned_capacity",
+    "table_point_in_time_recovery_enabled": "point_in_time_recovery_enabled",
+    "table_deletion_protection_enabled": "deletion_protection_enabled",
+    "table_ttl_enabled": "ttl_enabled",
+    "table_stream_enabled": "stream_enabled",
+    "table_stream_view_type": "stream_view_type",
+}
+PATTERN_OBJECTS = ["job_poller", "sqs_throttle", "semaphore", "dag_aggregate", "status_table"]
 DIRS = [REPO_ROOT, *sorted(p.parent for p in (REPO_ROOT / "modules").glob("*/variables.tf"))]
 # `name = optional(bool ...)` or `name = bool` on one line of an object type.
 BOOL_FIELD = re.compile(r"^\s*([a-z0-9_]+)\s*=\s*(?:optional\(\s*)?bool\b", re.MULTILINE)
@@ -74,11 +96,18 @@ def _bool_ok(name: str) -> bool:
 
 
 def _names(inputs: dict[str, str]) -> list[tuple[str, str]]:
-    """(path, name) of every input and of every field of an object-typed input."""
+    """(path, name) of every input and of every field of an object-typed input.
+
+    A root pattern object's renamed field (RENAMED) is left out: it is the old name.
+    """
     out = [(name, name) for name in inputs]
     for name, type_ in inputs.items():
         if type_.startswith(("object(", "list(object(", "map(object(")):
-            out += [(f"{name}.{field}", field) for field in FIELD.findall(type_)]
+            out += [
+                (f"{name}.{field}", field)
+                for field in FIELD.findall(type_)
+                if not (name in PATTERN_OBJECTS and field in RENAMED)
+            ]
     return out
 
 
@@ -116,11 +145,30 @@ def test_object_fields_follow_the_same_form(inputs: dict[str, dict[str, str]]) -
 
 
 def test_root_objects_use_the_modules_switch(inputs: dict[str, dict[str, str]]) -> None:
-    patterns = ["job_poller", "sqs_throttle", "semaphore", "dag_aggregate", "status_table"]
-    for pattern in patterns:
+    for pattern in PATTERN_OBJECTS:
         fields = FIELD.findall(inputs["root"][pattern])
         assert "create" in fields, pattern
-        assert "enabled" not in fields, pattern
+        # `enabled` is there only as the 0.x switch that fails the plan.
+        assert re.search(r"\benabled\s*=\s*optional\(any\)", inputs["root"][pattern]), pattern
+
+
+def test_every_root_field_upgrading_renames_is_declared_to_fail() -> None:
+    """Each old name UPGRADING.md's table gives for a root object is still a field of it.
+
+    Terraform drops a field an object type does not declare without a word: an old
+    name missing here would be ignored, not refused (a 0.x `enabled = true` planned the
+    pattern away). The root's native tests plan each declared one and see it fail.
+    """
+    upgrading = (REPO_ROOT / "UPGRADING.md").read_text()
+    rows = re.findall(r"^\| `([a-z_]+)`[^|]*\|[^|]*\| ([^|]*root[^|]*)\|", upgrading, re.M)
+    assert len(rows) >= 15, rows
+    variables = (REPO_ROOT / "variables.tf").read_text()
+    for old, where in rows:
+        objects = re.findall(r"root `([a-z_]+)`", where) or PATTERN_OBJECTS
+        for name in objects:
+            block = variables.split(f'variable "{name}" {{', 1)[1].split("\n}\n", 1)[0]
+            assert re.search(rf"^\s*{old}\s*=\s*optional\(any\)", block, re.M), (name, old)
+        assert old in RENAMED, old
 
 
 @pytest.mark.parametrize(

@@ -257,24 +257,84 @@ run "rejects_an_alias_arn_as_kms_key_arn" {
   expect_failures = [var.kms_key_arn]
 }
 
-# --- Names renamed in 1.0.0: the old one fails the plan instead of being dropped ------
+# --- Fields renamed or removed in 1.0.0: setting an old one fails the plan ----------
+# (Terraform would drop an undeclared field silently: `enabled = true` would become
+# create = false.) Each object with every old field UPGRADING.md's table lists for it.
 
-run "rejects_semaphore_limit_renamed_max_concurrency" {
+run "rejects_job_poller_fields_renamed_in_1_0" {
   command = plan
   variables {
-    semaphore = { create = true, semaphore_limit = 3 }
+    job_poller = { create = true, enabled = true, lambda_bundle = "job-poller" }
+  }
+  expect_failures = [var.job_poller]
+}
+
+run "rejects_sqs_throttle_fields_renamed_in_1_0" {
+  command = plan
+  variables {
+    sqs_throttle = {
+      create                                = true
+      target_state_machine_arn              = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
+      enabled                               = true
+      max_concurrent_executions             = 3
+      sqs_kms_data_key_reuse_period_seconds = 600
+    }
+  }
+  expect_failures = [var.sqs_throttle]
+}
+
+run "rejects_semaphore_fields_renamed_in_1_0" {
+  command = plan
+  variables {
+    semaphore = {
+      create                 = true
+      enabled                = true
+      semaphore_limit        = 3
+      enable_reconciler      = true
+      enable_event_cleanup   = false
+      point_in_time_recovery = true
+      deletion_protection    = true
+    }
   }
   expect_failures = [var.semaphore]
 }
 
-run "rejects_max_concurrent_executions_renamed_max_concurrency" {
+run "rejects_dag_aggregate_fields_renamed_in_1_0" {
   command = plan
   variables {
-    sqs_throttle = {
-      create                    = true
-      target_state_machine_arn  = "arn:aws:states:eu-west-1:123456789012:stateMachine:work"
-      max_concurrent_executions = 3
+    dag_aggregate = {
+      enabled                                   = true
+      task_logging_level                        = "ALL"
+      runs_table_point_in_time_recovery_enabled = false
     }
   }
-  expect_failures = [var.sqs_throttle]
+  expect_failures = [var.dag_aggregate]
+}
+
+run "rejects_status_table_fields_renamed_in_1_0" {
+  command = plan
+  variables {
+    status_table = {
+      create                               = true
+      enabled                              = true
+      table_name                           = "tasks"
+      table_billing_mode                   = "PROVISIONED"
+      table_provisioned_capacity           = { read = 5, write = 5 }
+      table_point_in_time_recovery_enabled = false
+      table_deletion_protection_enabled    = true
+      table_ttl_enabled                    = false
+      table_stream_enabled                 = true
+      table_stream_view_type               = "NEW_IMAGE"
+    }
+  }
+  expect_failures = [var.status_table]
+}
+
+run "an_old_field_alone_fails_too" {
+  # The 0.x switch on its own: without the check this plans the pattern away.
+  command = plan
+  variables {
+    status_table = { enabled = true }
+  }
+  expect_failures = [var.status_table]
 }
