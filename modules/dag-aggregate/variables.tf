@@ -210,6 +210,11 @@ variable "cloudwatch_logs_retention_in_days" {
   description = "Retention of the state machine's log group in days."
   type        = number
   default     = 30
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.cloudwatch_logs_retention_in_days)
+    error_message = "cloudwatch_logs_retention_in_days must be a retention CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, ...); got ${var.cloudwatch_logs_retention_in_days}."
+  }
 }
 
 variable "kms_key_arn" {

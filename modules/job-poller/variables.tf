@@ -303,18 +303,33 @@ variable "lambda_runtime" {
   description = "Python runtime of the Lambdas."
   type        = string
   default     = "python3.12"
+
+  validation {
+    condition     = contains(["python3.10", "python3.11", "python3.12", "python3.13"], var.lambda_runtime)
+    error_message = "lambda_runtime must be one of python3.10, python3.11, python3.12 or python3.13 (the Python Lambda runtimes the code supports); got ${jsonencode(var.lambda_runtime)}."
+  }
 }
 
 variable "lambda_memory_size" {
   description = "Memory in MB of each Lambda."
   type        = number
   default     = 256
+
+  validation {
+    condition     = var.lambda_memory_size >= 128 && var.lambda_memory_size <= 10240
+    error_message = "lambda_memory_size must be between 128 and 10240 MB."
+  }
 }
 
 variable "lambda_timeout" {
   description = "Seconds Run Job and Get Job Status may run per invocation."
   type        = number
   default     = 30
+
+  validation {
+    condition     = var.lambda_timeout >= 1 && var.lambda_timeout <= 900 && floor(var.lambda_timeout) == var.lambda_timeout
+    error_message = "lambda_timeout must be a whole number of seconds from 1 to 900 (Lambda's limit)."
+  }
 }
 
 variable "python_executable" {
@@ -355,6 +370,11 @@ variable "cloudwatch_logs_retention_in_days" {
   description = "Retention of the state machine's and Lambdas' log groups in days."
   type        = number
   default     = 30
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.cloudwatch_logs_retention_in_days)
+    error_message = "cloudwatch_logs_retention_in_days must be a retention CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, ...); got ${var.cloudwatch_logs_retention_in_days}."
+  }
 }
 
 variable "logging_level" {

@@ -251,3 +251,11 @@ run "rejects_the_old_name_of_logging_level" {
   }
   expect_failures = [var.task_logging_level]
 }
+
+run "rejects_a_retention_cloudwatch_logs_does_not_offer" {
+  command = plan
+  variables {
+    cloudwatch_logs_retention_in_days = 45
+  }
+  expect_failures = [var.cloudwatch_logs_retention_in_days]
+}

@@ -105,3 +105,39 @@ run "rejects_an_alias_arn_as_kms_key_arn" {
   }
   expect_failures = [var.kms_key_arn]
 }
+
+run "rejects_a_retention_cloudwatch_logs_does_not_offer" {
+  command = plan
+  variables {
+    name                              = "jp"
+    cloudwatch_logs_retention_in_days = 45
+  }
+  expect_failures = [var.cloudwatch_logs_retention_in_days]
+}
+
+run "rejects_a_runtime_that_is_not_a_supported_python" {
+  command = plan
+  variables {
+    name           = "jp"
+    lambda_runtime = "python3.8"
+  }
+  expect_failures = [var.lambda_runtime]
+}
+
+run "rejects_memory_outside_lambdas_range" {
+  command = plan
+  variables {
+    name               = "jp"
+    lambda_memory_size = 20480
+  }
+  expect_failures = [var.lambda_memory_size]
+}
+
+run "rejects_a_timeout_over_lambdas_15_minutes" {
+  command = plan
+  variables {
+    name           = "jp"
+    lambda_timeout = 901
+  }
+  expect_failures = [var.lambda_timeout]
+}

@@ -301,3 +301,11 @@ run "rejects_the_old_name_of_max_concurrency" {
   }
   expect_failures = [var.max_concurrent_executions]
 }
+
+run "rejects_a_retention_cloudwatch_logs_does_not_offer" {
+  command = plan
+  variables {
+    cloudwatch_logs_retention_in_days = 45
+  }
+  expect_failures = [var.cloudwatch_logs_retention_in_days]
+}
