@@ -5,7 +5,7 @@ Why: `make test` runs ``-n $(PYTEST_WORKERS) --dist loadfile``: a file's tests s
 current one is almost done. A long file that starts last sets the run's length while
 the other workers sit idle, so files go longest first (the classic longest-processing-
 time rule). xdist's own reordering (most tests first) is turned off in the Makefile
-(``--no-loadscope-reorder``): it put one-test files such as the 500-task DAG last.
+(``--no-loadscope-reorder``): it put one-test files, such as a benchmark's smoke, last.
 
 How long a file takes comes from ``tests/file_durations.json``: seconds per file, from
 a full run (``make test`` writes ``build/test-durations.json``; ``make durations``

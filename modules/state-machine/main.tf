@@ -1,6 +1,6 @@
 # Internal building block of the pattern modules: a state machine with its own
 # role (inline policy: the caller's scoped statements plus log delivery), its own
-# log group (retention, optional KMS key), logging and tracing on.
+# log group (retention, optional KMS key), logging on, X-Ray tracing when asked.
 
 data "aws_partition" "current" {}
 data "aws_region" "current" {}
@@ -104,7 +104,7 @@ resource "aws_cloudwatch_log_group" "this" {
 }
 
 resource "aws_sfn_state_machine" "this" {
-  #checkov:skip=CKV_AWS_285:Execution logging is always on (level ALL by default); state input and output may carry job data, so including them is the caller's opt-in (logging_include_execution_data).
+  #checkov:skip=CKV_AWS_285:Execution logging is always on (level ERROR by default); state input and output may carry job data, so including them is the caller's opt-in (logging_include_execution_data).
   count = var.create ? 1 : 0
 
   name       = var.name

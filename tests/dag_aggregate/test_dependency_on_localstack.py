@@ -51,9 +51,8 @@ MAX_HISTORY_EVENTS = 25_000
 # parks on one token (one Task state: eight-odd events whatever the DAG's size), so
 # "fewer events than the DAG has tasks" still fails at 30 if any history grows by one
 # event per task. Each task costs about 0.7 CPU-seconds (a task execution, two runtime
-# calls, a statement: the cut from 200 tasks to 50 saved 104), so the 20 more this
-# file ran cost about 14 for the same proof; the 2,000-task scale run is
-# scripts/bench_dag_strategies.py's.
+# calls, a statement), so a larger DAG here would buy no more proof; the 2,000-task
+# scale run is scripts/bench_dag_strategies.py's.
 TASKS = 30
 MAX_CONCURRENCY = 10
 

@@ -1,6 +1,6 @@
 # Your own Terraform root against LocalStack: the provider block that docs/getting-started.md
 # shows (included from here) and a module call by a path that keeps the repository's
-# lambda_src/ and templates/ reachable. tests/tooling/test_localstack_root.py validates it.
+# lambda_src/ and templates/ reachable. tests/terraform/test_validate.py validates it.
 
 # --8<-- [start:provider]
 provider "aws" {
