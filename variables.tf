@@ -75,7 +75,7 @@ variable "tags" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for encryption at rest (tables, queues, bucket, log groups, Lambda environments); null uses AWS managed keys."
+  description = "Customer managed KMS key for encryption at rest (tables, queues, buckets, log groups, Lambda environments); null uses AWS managed keys. The state machines keep Step Functions' AWS owned key (docs/modules.md, \"Your own KMS key\")."
   type        = string
   default     = null
 

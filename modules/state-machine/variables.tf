@@ -92,7 +92,7 @@ variable "cloudwatch_logs_retention_in_days" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for the log group; null uses the AWS managed key."
+  description = "Customer managed KMS key for the log group; null uses the AWS managed key. The state machine itself keeps Step Functions' AWS owned key."
   type        = string
   default     = null
 
