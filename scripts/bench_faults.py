@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The patterns under injected faults at 0 %, 5 % and 20 %: what is lost, doubled, leaked, slowed.
 
-One run, one LocalStack, every pattern at each fault rate in turn (issue 28). The
+One run, one LocalStack, every pattern at each fault rate in turn. The
 fault injector (harness/sfn_patterns_localstack/emulation/faults) is loaded with one
 seeded plan per pattern and rate; the rate is each fault's probability:
 

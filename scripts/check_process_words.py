@@ -2,9 +2,10 @@
 """Fail when a tracked file speaks of how the project was built instead of what it does.
 
 Why: the repository is a product. Labels of internal runs (a word and a run number),
-numbered stops of the work and mentions of the working session mean nothing to a user, go
-stale the day they are written, and crowd out what the code does. Docs say what the
-code does; the CHANGELOG says what changed; `git log` keeps the rest.
+numbered stops of the work, numbers in the project's own issue tracker and mentions of
+the working session mean nothing to a user, go stale the day they are written, and crowd
+out what the code does. Docs say what the code does; the CHANGELOG says what changed;
+`git log` keeps the rest.
 
 The phrases are the process's, not the words: "session" alone is a real word here (an
 IAM role session, a pytest session, a botocore session), and so is "stop" (stop an
@@ -45,6 +46,9 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ("a stop of the work", r"\bthis\s+stop\b|\bearlier\s+stops\b|\bthe\s+stop\s+before\b"),
     ("the working session", r"\bthis\s+session(?:'s)?\b"),
     ("the working session", r"\bthis\s+pass\b|\bverify\s+run\b"),
+    # "Issue" or "issues", a space and a number (the project's own tracker); a link to
+    # another project's issue (https://github.com/OWNER/REPO/issues/123) has a slash.
+    ("an internal issue number", r"\bissues?\s#?\d+\b"),
 )
 ALLOW_MARKER = "process-words: allow"
 _COMPILED = tuple((label, re.compile(expr, re.IGNORECASE)) for label, expr in PHRASES)
@@ -98,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=(
             "Fail on words of the process that built the project (labels of internal "
-            "runs, numbered stops of the work, mentions of the working session) in tracked "
-            "files: the repository speaks of the product only."
+            "runs, numbered stops of the work, internal issue numbers, mentions of the "
+            "working session) in tracked files: the repository speaks of the product only."
         )
     )
     parser.add_argument(

@@ -1,7 +1,7 @@
 """The CPU cost of CloudWatch metrics and alarms on LocalStack, per mode.
 
 Modes (each its own LocalStack, the services being chosen at start):
-  off         CloudWatch not among the services (what the suite ran before issue 29);
+  off         CloudWatch not among the services (the baseline: no metrics, no alarms);
   localstack  CloudWatch on, LocalStack's own publishing and alarm evaluation
               (SFNP_METRICS=localstack): an internal PutMetricData request per metric,
               DescribeAlarms + GetMetricData requests per alarm evaluation;

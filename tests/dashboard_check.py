@@ -137,7 +137,7 @@ def assert_module_dashboard(
     """A pattern module's dashboard: a valid body, the pattern's metrics under the module
     instance's dimensions, and one alarm widget with every alarm of the module.
 
-    ``metrics``: what the runtime prints for the pattern (issue 29's table), written
+    ``metrics``: what the runtime prints for the pattern, written
     by the caller. Returns the metric rows for checks of the caller's own.
     """
     found = problems(body)

@@ -1,4 +1,4 @@
-"""Helpers of the denial and consumer-policy tests (issue 27 item 2): roles, sessions, revocations.
+"""Helpers of the denial and consumer-policy tests: roles, sessions, revocations.
 
 These tests take a grant away from a deployed module (an inline policy's action, a
 function policy's statement), see the pattern fail the way AWS reports it, and put the

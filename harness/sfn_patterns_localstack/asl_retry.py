@@ -1,4 +1,4 @@
-"""Static check: every Task retries the errors AWS recommends retrying (issue 28).
+"""Static check: every Task retries the errors AWS recommends retrying.
 
 Rules, per Task state (at any depth: Map item processors, Parallel branches):
 

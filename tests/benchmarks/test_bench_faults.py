@@ -1,4 +1,4 @@
-"""scripts/bench_faults.py runs at its smallest size on the suite's LocalStack (issue 28).
+"""scripts/bench_faults.py runs at its smallest size on the suite's LocalStack.
 
 run_smoke fails unless the script exits 0, which it does only when every pattern at
 every fault rate lost, doubled, over-admitted and leaked nothing; the cells are

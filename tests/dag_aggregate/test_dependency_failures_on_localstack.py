@@ -331,7 +331,7 @@ def test_a_statement_past_its_own_timeout_is_cancelled_by_its_task(
 def test_the_runtime_metrics_count_the_failed_and_skipped_tasks_of_the_four_runs(
     scenarios: dict[str, BaseException | None], deployment: Deployment
 ) -> None:
-    """Issue 29: the dependency runtime's EMF lines reach CloudWatch (through the harness).
+    """The dependency runtime's EMF lines reach CloudWatch (through the harness).
 
     Expected from the scenarios above, written out by hand: three tasks failed (held,
     stuck, overrun), three never ran (h1 and h2 behind held, s1 behind stuck), and four
@@ -371,7 +371,7 @@ def test_the_runtime_metrics_count_the_failed_and_skipped_tasks_of_the_four_runs
 def test_under_faults_every_task_runs_once_and_the_run_ends_with_a_name(
     deployment: Deployment, localstack_endpoint: str
 ) -> None:
-    """Issue 28: Data API and DynamoDB throttling and runtime Lambda crashes.
+    """Faults injected: Data API and DynamoDB throttling and runtime Lambda crashes.
 
     Oracles: the task executions (one per task, started at attempt 1), each table's
     rows (an append task run twice, or its rows counted twice, doubles them), and

@@ -367,7 +367,7 @@ def _run_item_bytes(ddb: Any, run_id: str) -> int:
 
 
 def test_the_run_item_does_not_grow_with_the_queue(ddb: Any) -> None:
-    """Issue 30: the run item, which every report rewrites, holds the N slots, not the queue.
+    """The run item, which every report rewrites, holds the N slots, not the queue.
 
     bench_scale at 1,000 tasks found it holding every ready task (9 KB, and 56 write
     units per task); 400 roots waiting for 4 slots must leave it as small as 20 do.
@@ -391,7 +391,7 @@ def test_the_run_item_does_not_grow_with_the_queue(ddb: Any) -> None:
 def test_failures_skips_and_duration_are_pattern_metrics(
     ddb: Any, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 29: one TaskFailures per failed attempt (the task named, not a dimension),
+    """One TaskFailures per failed attempt (the task named, not a dimension),
     and the ended run's TasksSkipped and RunDuration, printed by the one writer of the end."""
     monkeypatch.setenv("SFN_PATTERNS_METRICS_NAMESPACE", "sfn-patterns")
     monkeypatch.setenv("SFN_PATTERNS_MODULE", "nightly-dag")

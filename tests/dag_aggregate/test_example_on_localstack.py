@@ -12,7 +12,7 @@ deployment test_dependency_on_localstack.py shares among its tests
 (test_the_example_matches_a_sequential_run there), which applies the example itself
 and keeps its alarms: no test here reads alarms, so this deployment applies none.
 
-Both runs meet issue 28's faults for the level strategies (fault_plan): the state
+Both runs meet injected faults for the level strategies (fault_plan): the state
 machines' Data API calls throttled, their first completion events delivered twice,
 their completion function's first invocation killed.
 The oracles above are the invariants: every task ran once (one statement each, the
@@ -43,7 +43,7 @@ STRATEGIES = ("simple-level", "parent-level")
 
 
 def fault_plan(deployments: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Issue 28's faults for each level strategy's run.
+    """The injected faults for each level strategy's run.
 
     Its Data API calls throttled (the first of each kind for sure, then one in five),
     its first two completion events delivered twice, its completion function's first

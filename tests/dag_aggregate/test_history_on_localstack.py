@@ -462,7 +462,7 @@ def test_without_events_the_fallback_describe_completes(runs: dict[str, Any]) ->
 def test_a_duplicated_completion_event_runs_no_task_twice(
     runs: dict[str, Any], aws: Callable
 ) -> None:
-    """Issue 28: EventBridge delivered each statement's completion event twice.
+    """EventBridge delivered each statement's completion event twice.
 
     The second delivery's SendTaskSuccess finds its token used. Oracles: the injector's
     log (the four task statements' events, each sent twice), both runs SUCCEEDED, each

@@ -71,7 +71,7 @@ def test_dependency_priority_uses_the_estimates_it_is_given() -> None:
 
 
 def test_dependency_reaches_the_lower_bound_on_the_benchmark_suite() -> None:
-    """Issue 7: median makespan / lower bound at most 1.05 over the benchmark suite."""
+    """Median makespan / lower bound at most 1.05 over the benchmark suite."""
     import statistics
 
     from sfn_patterns_cli.dag_aggregate.synthetic import heavy_tailed_durations, random_dag

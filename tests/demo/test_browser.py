@@ -46,7 +46,7 @@ def test_sample_report_renders_with_a_silent_console(chromium: str, tmp_path: Pa
 
 
 def test_the_alarms_section_draws_its_states_and_charts(chromium: str, tmp_path: Path) -> None:
-    """Issue 29: the Alarms section in the browser, an alarm in ALARM and a metric's chart.
+    """The Alarms section in the browser, an alarm in ALARM and a metric's chart.
 
     The sample report has no alarm, so neither colour below is on its page: the red
     badge is the ALARM state's, the blue line the sparkline's (alarms.sparkline).

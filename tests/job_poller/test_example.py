@@ -453,7 +453,7 @@ def test_events_for_unknown_or_old_tokens_are_ignored(
     assert described["status"] == "SUCCEEDED"
 
 
-# --- IAM: the state machine's grant is needed (issue 27) ---------------------------------
+# --- IAM: the state machine's grant is needed --------------------------------------------
 
 
 @pytest.mark.iam_denial
@@ -528,7 +528,7 @@ def test_an_embedding_machine_runs_the_loop_with_the_embedder_policy_alone(
     assert "job Get Status" in states_entered(run["events"])
 
 
-# --- under faults (issue 28) ----------------------------------------------------------
+# --- under faults ---------------------------------------------------------------------
 
 FAULT_CASES = {
     "lambda": {"ok": {"duration_seconds": 3}, "fail": {"duration_seconds": 2, "outcome": "fail"}},

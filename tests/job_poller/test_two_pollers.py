@@ -532,7 +532,7 @@ def test_history_budget_is_checked_at_plan_time_with_the_numbers(budget_plan: An
     assert f"= {20 + 12 + 100000 * (11 + 6)} events" in flat
 
 
-# The aws-sdk poller completed by events, under issue 28's mixed plan: its own planned
+# The aws-sdk poller completed by events, under a mixed fault plan: its own planned
 # outcome per job, and each decided once.
 # Six jobs, six completion events: the first three meet the certain event faults (a
 # drop, a duplicate, a delay: a fault's n counts the events an earlier one took), the
@@ -550,7 +550,7 @@ SDK_FAULT_CASES = {
 def test_sdk_events_report_each_outcome_once_and_correctly_under_faults(
     runs: dict[str, dict], deployed: dict[str, Any], aws: Callable, localstack_endpoint: str
 ) -> None:
-    """Issue 28, the aws-sdk completion mode with events: the fallback's DescribeExecution
+    """Under faults, the aws-sdk completion mode with events: the fallback's DescribeExecution
     throttled and 5xx, the child's status-change events dropped, doubled or 3 s late, the
     completion function's SendTaskSuccess answered 500. A dropped event costs one fallback
     (SDK_FALLBACK s); a doubled one must not decide a job twice."""

@@ -1,4 +1,4 @@
-"""The semaphore under a mixed fault plan (issue 28): one run, its invariants, from the record.
+"""The semaphore under a mixed fault plan: one run, its invariants, from the record.
 
 Shared by the strategies' LocalStack test files, each on its own module-scoped
 deployment of examples/semaphore: the plan is loaded on the session's LocalStack for

@@ -223,7 +223,7 @@ def oldest_waiters(aws: Callable, deployed: dict) -> list[str]:
 def test_stopped_waiters_never_enter_even_when_stopped_with_the_holders(
     aws: Callable, deployed: dict
 ) -> None:
-    """Issue 28 item 6: two holders and the two oldest waiters stopped within a second.
+    """Two holders and the two oldest waiters stopped within a second.
 
     Each release of a stopped holder hands its slot to the oldest waiter, which is
     being stopped at the same moment. A stopped waiter must end ABORTED (by the time
@@ -369,7 +369,7 @@ def test_a_waiter_past_its_acquire_timeout_fails_at_its_next_recheck(
 def test_a_throttled_nested_start_is_retried_and_runs_the_target_once(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
-    """Issue 28: the wrapper's Run target retries a throttled StartExecution (the
+    """The wrapper's Run target retries a throttled StartExecution (the
     retried start has the same name and input, so it could only return the running
     target). Two throttled starts, then the target runs once and the wrapper succeeds."""
     sfn = aws("stepfunctions")

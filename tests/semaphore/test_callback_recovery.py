@@ -178,7 +178,7 @@ def test_stopped_wrapper_stops_its_target_before_the_slot_goes_back(
     settle(aws, deployed)
 
 
-# --- IAM: each grant is needed, and the caller policy is enough (issue 27) ------------------
+# --- IAM: each grant is needed, and the caller policy is enough -----------------------------
 
 STATES_TRUST = {
     "Version": "2012-10-17",
@@ -366,7 +366,7 @@ def test_caller_policy_json_is_all_a_machine_needs_to_run_the_fragments(
 def test_invariants_hold_under_a_mixed_fault_plan(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
-    """Issue 28: DynamoDB throttling and transaction conflicts, lost and duplicated
+    """Faults injected: DynamoDB throttling and transaction conflicts, lost and duplicated
     wake-ups, crashed acquire, release and cleanup Lambdas, throttled DescribeExecution,
     cleanup events dropped or delivered twice, and a holder and a waiter stopped
     mid-way: peak <= limit, each execution admitted once or ABORTED, nothing held after

@@ -198,7 +198,7 @@ def test_dead_waiter_is_skipped(dynamodb: Any) -> None:
 def test_a_slot_handed_to_a_stopped_waiter_is_passed_on_or_given_back(
     dynamodb: Any, code: str
 ) -> None:
-    """Issue 28 item 6, the module side: a hand-over to a waiter stopped meanwhile.
+    """The module side of a stopped waiter: a hand-over to a waiter stopped meanwhile.
 
     AWS answers SendTaskSuccess to a stopped execution's token with TaskTimedOut
     (LocalStack: InvalidToken). The slot goes to the next live waiter, and when none
@@ -443,7 +443,7 @@ class FailingDescribe(Sfn):
 
 
 def test_a_throttled_describe_never_passes_on_a_running_waiters_slot(dynamodb: Any) -> None:
-    """Issue 28: a throttled DescribeExecution says nothing about the execution.
+    """A throttled DescribeExecution says nothing about the execution.
 
     The waiter's parked task timed out (its token is dead) and it is re-checking: it
     will find the lease the release handed it and enter. Read as "not RUNNING", the

@@ -115,7 +115,7 @@ def test_event_cleanup_frees_the_slot_of_an_aborted_holder(aws: Callable, deploy
 def test_invariants_hold_under_a_mixed_fault_plan(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
-    """Issue 28: the acquire and release tasks' DynamoDB calls throttled, the cleanup
+    """Faults injected: the acquire and release tasks' DynamoDB calls throttled, the cleanup
     Lambda crashed, its events dropped or doubled, a holder and a waiter stopped:
     peak <= limit, each execution admitted once or ABORTED, nothing
     held after settling (fault_run.py checks each from the record)."""

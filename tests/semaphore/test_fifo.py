@@ -352,7 +352,7 @@ def test_lock_table_throttled_past_the_acquire_budget_fails_holding_nothing(
 def test_invariants_hold_under_a_mixed_fault_plan(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
-    """Issue 28: the acquire and release tasks' DynamoDB calls throttled, the cleanup
+    """Faults injected: the acquire and release tasks' DynamoDB calls throttled, the cleanup
     Lambda crashed, its events dropped or doubled, a holder and a waiter stopped:
     peak <= limit, each execution admitted once, timed out as configured or ABORTED, nothing
     held after settling (fault_run.py checks each from the record)."""

@@ -156,7 +156,7 @@ def test_oldest_is_admitted_first_and_never_more_than_the_limit(
 def test_a_holder_stopped_in_its_critical_section_keeps_its_slot_while_its_lambda_runs(
     aws: Callable, deployed: dict
 ) -> None:
-    """Issue 53: the stopped holder is no longer RUNNING, but its critical section's Lambda
+    """The stopped holder is no longer RUNNING, but its critical section's Lambda
     runs on; the gate counts it (its history shows that task without its end) until the
     task's TimeoutSeconds has passed, so the waiter enters only after the Lambda left. The
     oracle is the Lambdas' own recorded times; the gate reads the history under its role
@@ -231,7 +231,7 @@ def test_without_the_target_key_the_wrapper_fails_naming_it(
 def test_invariants_hold_under_a_mixed_fault_plan(
     aws: Callable, deployed: dict, localstack_endpoint: str
 ) -> None:
-    """Issue 28: the gate's ListExecutions stale (3 s) or throttled, the gate's process
+    """Faults injected: the gate's ListExecutions stale (3 s) or throttled, the gate's process
     killed mid-invoke: never more than the limit, every execution admitted once
     (fault_run.py). The gate only reads, so its Task retries a crashed run
     (Runtime.ExitError)."""

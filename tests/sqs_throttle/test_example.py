@@ -4,7 +4,7 @@ One apply per module. The starter is driven by invoking its Lambda (or, where a
 fault must be injected, the same Starter class in-process against LocalStack)
 instead of waiting for the schedule. Concurrency is measured from the target
 executions' own startDate/stopDate. The last test runs the deployed starter under
-LocalStack's fault injector (issue 28) on the same deployment.
+LocalStack's fault injector on the same deployment.
 """
 
 from __future__ import annotations
@@ -417,7 +417,7 @@ def test_two_starters_at_once_never_exceed_the_limit(aws: Callable, deployed: di
     assert any(r.stopped == "another_starter_running" for r in reports)
 
 
-# --- IAM: each grant is needed, and the producer policy is enough (issue 27) -------------
+# --- IAM: each grant is needed, and the producer policy is enough ------------------------
 
 
 @pytest.mark.iam_denial
@@ -649,7 +649,7 @@ def test_the_dashboard_body_has_the_documented_structure(aws: Callable, deployed
         deployed_body(aws, deployed["dashboard_name"]),
         module=deployed["prefix"],
         pattern="sqs-throttle",
-        # What the starter prints (issue 29: running against MAX, admitted per tick),
+        # What the starter prints (running against MAX, admitted per tick),
         # and the poison messages it sets aside.
         metrics={"Running", "MaxConcurrent", "Admitted", "Poison"},
         alarm_arns=[a["arn"] for a in deployed["alarms"].values()],

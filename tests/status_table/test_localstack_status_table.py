@@ -274,7 +274,7 @@ def test_killed_worker_is_reclaimed_after_its_lease(
 def test_eight_threads_under_dynamodb_throttling_do_each_task_once(
     localstack_endpoint: str, aws_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Issue 28: 8 workers on 80 tasks (TASKS) while 30 % of the table's calls are throttled.
+    """Faults injected: 8 workers on 80 tasks (TASKS) while 30 % of the table's calls are throttled.
 
     Every DynamoDB call on the table (reads, conditional writes, queries) answers
     ProvisionedThroughputExceededException at random (seeded), so some exhaust the

@@ -206,7 +206,7 @@ def test_example_table_serves_the_tracker(
     assert [task["task_id"] for task in listed] == ["o-2"]
 
 
-# --- IAM: the policy outputs as a consumer uses them; the index grant is needed (issue 27) --
+# --- IAM: the policy outputs as a consumer uses them; the index grant is needed -------------
 
 
 @pytest.mark.iam_denial

@@ -163,7 +163,7 @@ def _emf_metrics(text: str) -> list[dict]:
 def test_lease_expiries_exhausted_retries_and_backlog_age_are_pattern_metrics(
     make_tracker: MakeTracker, clock, capsys, monkeypatch
 ) -> None:
-    """Issue 29: the tracker prints the pattern's metrics where the module's variables are set."""
+    """The tracker prints the pattern's metrics where the module's variables are set."""
     monkeypatch.setenv("SFN_PATTERNS_METRICS_NAMESPACE", "sfn-patterns")
     monkeypatch.setenv("SFN_PATTERNS_MODULE", "orders-tasks")
     tracker = make_tracker(max_retry=2)
@@ -544,7 +544,7 @@ def _flaky_updates(
 def test_a_throttled_success_is_recorded_not_left_to_run_again(
     make_tracker: MakeTracker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 28: a success write throttled past the SDK's retries is sent again.
+    """A success write throttled past the SDK's retries is sent again.
 
     Given up, it left the task in progress until its lease ran out, and another worker
     then ran the task a second time (8 workers under DynamoDB throttling).

@@ -17,7 +17,7 @@ input (tests/harness/iam/test_differential.py, on a checked-in copy); the polici
 plan cannot know are named in ``UNKNOWN`` with what leaves them unknown.
 
 The same plan holds every definition the modules render, in every strategy and
-option: the retry check (``sfn_patterns_localstack.asl_retry``, issue 28) reads them
+option: the retry check (``sfn_patterns_localstack.asl_retry``) reads them
 too, so every Task is checked for the retriers AWS recommends without another plan.
 """
 
@@ -46,7 +46,7 @@ from .. import result_cache
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 
 FIXTURE = Path(__file__).resolve().parent / "iam_static"
-# What each machine needs, for reading (and for issue 27's usage report: the actions
+# What each machine needs, for reading (and for the usage report: the actions
 # LocalStack never exercises): machine, state, action, resource, scope, role, AWS page.
 REQUIREMENTS_OUT = REPO_ROOT / "build" / "iam-static-requirements.json"
 # Every role's trust and inline policies, as the differential test reads them

@@ -673,7 +673,7 @@ class CallbackSemaphore:
         A throttled or failed DescribeExecution says nothing about the execution, so it
         raises (the Lambda fails and Step Functions retries the idempotent call): read
         as "not RUNNING", it made a release pass on the slot of a waiter that was
-        re-checking and entering its critical section, over-admitting (issue 28).
+        re-checking and entering its critical section, over-admitting.
         """
         try:
             return clients.execution_status(self.sfn, execution_arn)

@@ -600,7 +600,7 @@ class Attempt:
         """The final write, sent again after a throttle or a 5xx while the lease lasts.
 
         The work is done by now: giving up on a throttled write would leave the task
-        in progress until its lease ran out, and then run it a second time (issue 28:
+        in progress until its lease ran out, and then run it a second time (seen with
         8 workers under DynamoDB throttling). A rejected write that finds its own result
         in the task had landed before (only its answer was lost, whether this loop or
         botocore's own retry re-sent it), so it counts as done, not as a stale attempt;

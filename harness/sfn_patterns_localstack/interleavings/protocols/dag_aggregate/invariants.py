@@ -5,7 +5,7 @@ checks. It reads the run's items as the store holds them after each step (the ru
 the task items, the ready items), the executions the runtime started (each new
 execution name is an actor's side effect: the task runs), and the coordinator answers
 the actors noted. The invariants (modules/dag-aggregate/README.md, "Concurrency and
-crashes"; issue 53):
+crashes"):
 
 ``once``
     Each task runs once: one execution per task, never a second name for it.

@@ -6,7 +6,7 @@ pointer items), each execution's status in the Step Functions stand-in, and the 
 the holders recorded (entering and leaving their critical section); never the runtime's
 own decoding of them (``LockState``, ``leases()``).
 
-After every step (issue 53's list, and the invariant ``callback.py`` states):
+After every step (the invariant ``callback.py`` states among them):
 
 ``limit``
     At most ``limit`` executions hold a lease on the lock item.
