@@ -135,7 +135,7 @@ SYNTHETIC = _synthetic_sql(TASKS, seed=11)
 
 
 def test_the_dashboard_charts_the_runtime_metrics(dags: Deployment) -> None:
-    """The dependency runtime's metrics (what dispatch prints: issue 29's task failures,
+    """The dependency runtime's metrics (what dispatch prints: the task failures,
     tasks skipped, run duration), under the module instance's dimensions."""
     outputs = dags.outputs
     assert_module_dashboard(
