@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -26,7 +26,7 @@ from tests.sfn_history import states_entered
 from . import fault_run
 from .support import (
     NO_ALARMS,
-    deploy,
+    deployment_fixture,
     holders,
     invoke,
     lock_item,
@@ -43,36 +43,22 @@ LIMIT = 1
 TIMEOUT = 20
 
 
-@pytest.fixture(scope="module")
-def deployed(
-    localstack_endpoint: str,
-    aws: Callable,
-    tmp_path_factory: pytest.TempPathFactory,
-    destroy_deployments: bool,
-) -> Iterator[dict[str, Any]]:
-    with deploy(
-        localstack_endpoint,
-        aws,
-        tmp_path_factory.mktemp("semaphore-fifo-tf"),
-        "semf",
-        destroy=destroy_deployments,
-        strategy="dynamodb",
-        fairness="fifo",
-        max_concurrency=LIMIT,
-        wait_min_seconds=1,
-        wait_max_seconds=2,
-        acquire_timeout_seconds=TIMEOUT,
-        # A holder stopped in its critical section (the fault run's) keeps its slot until
-        # its task's TimeoutSeconds has passed, since its Lambda runs on after the stop.
-        critical_section_timeout_seconds=30,
-        alarms=NO_ALARMS,
-    ) as outputs:
-        assert outputs["fairness"] == "fifo"
-        # These tests invoke the reconciler themselves. Its schedule (every 5 minutes
-        # on the wall clock) would otherwise step over a dead ticket in the middle of
-        # a test that checks the waiter's own skip.
-        aws("events").disable_rule(Name=outputs["reconciler_rule_name"])
-        yield outputs
+# The tests invoke the reconciler themselves; the factory disables its schedule, which
+# would otherwise step over a dead ticket in the middle of a test that checks the
+# waiter's own skip.
+deployed = deployment_fixture(
+    "semf",
+    strategy="dynamodb",
+    fairness="fifo",
+    max_concurrency=LIMIT,
+    wait_min_seconds=1,
+    wait_max_seconds=2,
+    acquire_timeout_seconds=TIMEOUT,
+    # A holder stopped in its critical section (the fault run's) keeps its slot until
+    # its task's TimeoutSeconds has passed, since its Lambda runs on after the stop.
+    critical_section_timeout_seconds=30,
+    alarms=NO_ALARMS,
+)
 
 
 def _update(aws: Callable, deployed: dict, **kwargs: Any) -> dict[str, Any]:
@@ -153,6 +139,7 @@ def assert_queue_empty(aws: Callable, deployed: dict) -> dict[str, Any]:
 
 
 def test_admission_follows_ticket_order(aws: Callable, deployed: dict) -> None:
+    assert deployed["fairness"] == "fifo"
     sfn = aws("stepfunctions")
     arns = []
     for i in range(6):
