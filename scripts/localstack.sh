@@ -8,7 +8,9 @@
 #   scripts/localstack.sh stop [--stock PORT]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-[[ -x "$root/.venv/bin/sfn-patterns" ]] || bash "$root/scripts/bootstrap.sh"
+# Without a venv, the demo's bootstrap: LocalStack and its plugins, Terraform and the
+# providers, with no Go, npm, root or checkers (make test's full bootstrap adds those).
+[[ -x "$root/.venv/bin/sfn-patterns" ]] || bash "$root/scripts/bootstrap.sh" --demo
 cmd=${1:-}
 case "$cmd" in
   start|stop) shift; exec "$root/.venv/bin/sfn-patterns" localstack "$cmd" --state-dir "$root/.localstack" "$@" ;;

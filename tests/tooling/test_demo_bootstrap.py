@@ -271,3 +271,35 @@ def test_a_demo_that_installs_every_runtime_fails_the_check(tmp_path: Path) -> N
     )
     assert planted != BOOTSTRAP.read_text()
     assert len(pyenv_installs(planted, "demo", tmp_path)) == 4
+
+
+def run_localstack_sh(tmp_path: Path, *args: str) -> tuple[str, str]:
+    """Run a copy of scripts/localstack.sh in a tree without a venv, whose bootstrap.sh
+    only records its arguments and installs a stand-in ``sfn-patterns``."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "localstack.sh").write_text((REPO / "scripts" / "localstack.sh").read_text())
+    (scripts / "bootstrap.sh").write_text(
+        '#!/usr/bin/env bash\nroot=$(cd "$(dirname "$0")/.." && pwd)\n'
+        'printf "%s" "$*" > "$root/bootstrap-args"\n'
+        'mkdir -p "$root/.venv/bin"\n'
+        'printf \'#!/usr/bin/env bash\\necho "$*"\\n\' > "$root/.venv/bin/sfn-patterns"\n'
+        'chmod +x "$root/.venv/bin/sfn-patterns"\n'
+    )
+    result = subprocess.run(
+        ["bash", str(scripts / "localstack.sh"), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return (tmp_path / "bootstrap-args").read_text(), result.stdout.strip()
+
+
+def test_localstack_sh_without_a_venv_runs_the_demo_bootstrap(tmp_path: Path) -> None:
+    """Starting a LocalStack needs what the demo needs, not Go, npm or root: the full
+    bootstrap stops where those are missing (a CI job that only wants an emulator)."""
+    bootstrap_args, called = run_localstack_sh(tmp_path, "start", "--stock", "4567")
+    assert bootstrap_args == "--demo"
+    assert called.startswith("localstack start --state-dir ")
+    assert called.endswith("--stock 4567")
