@@ -122,3 +122,15 @@ output "dashboard_body" {
   description = "Body (JSON) of the dashboard, built whether or not it is created (for review)."
   value       = module.dashboard.dashboard_body
 }
+
+output "role_arns" {
+  description = "ARN of every IAM role the module created, by component (state_machine for strategy level; coordinator, task_machine and runtime for dependency; completion with poll.completion event; absent ones left out): the principals for a key policy or trust policy that names roles."
+  value = var.create ? merge(
+    local.dependency ? {
+      coordinator  = module.coordinator.role_arn
+      task_machine = module.task_machine.role_arn
+      runtime      = module.runtime.role_arn
+    } : { state_machine = module.state_machine.role_arn },
+    local.event_completion ? { completion = module.completion.role_arn } : {},
+  ) : {}
+}

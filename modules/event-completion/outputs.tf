@@ -47,3 +47,8 @@ output "token_writer_policy_statements" {
     }],
   ) : []
 }
+
+output "role_arn" {
+  description = "ARN of the completion function's IAM role (null when create is false)."
+  value       = module.function.role_arn
+}

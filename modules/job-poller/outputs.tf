@@ -156,3 +156,13 @@ output "dashboard_body" {
   description = "Body (JSON) of the dashboard, built whether or not it is created (for review)."
   value       = module.dashboard.dashboard_body
 }
+
+output "role_arns" {
+  description = "ARN of every IAM role the module created, by component (state_machine, run_job, get_job_status, sample_job, completion; absent ones left out): the principals for a key policy or trust policy that names roles."
+  value = var.create ? merge(
+    { state_machine = module.state_machine.role_arn },
+    local.use_lambda ? { run_job = module.run_job.role_arn, get_job_status = module.get_job_status.role_arn } : {},
+    local.sample_job ? { sample_job = module.sample_job.role_arn } : {},
+    local.event ? { completion = module.completion.role_arn } : {},
+  ) : {}
+}

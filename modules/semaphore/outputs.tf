@@ -160,3 +160,14 @@ output "target_role_principal_arns" {
     ]) : "arn:${local.partition}:iam::${local.account_id}:role/${name}"
   ] : []
 }
+
+output "role_arns" {
+  description = "ARN of every IAM role the module created, by component (callback, reconciler, cleanup, gate, wrapper; absent ones left out): the principals for a key policy or trust policy that names roles."
+  value = merge(
+    local.create_queue_table ? { callback = module.callback.role_arn } : {},
+    local.create_reconciler ? { reconciler = module.reconciler.role_arn } : {},
+    local.create_cleanup ? { cleanup = module.cleanup.role_arn } : {},
+    local.create_gate ? { gate = module.gate.role_arn } : {},
+    local.create_wrapper ? { wrapper = module.wrapper.role_arn } : {},
+  )
+}

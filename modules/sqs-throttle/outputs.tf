@@ -97,3 +97,8 @@ output "dashboard_body" {
   description = "Body (JSON) of the dashboard, built whether or not it is created (for review)."
   value       = module.dashboard.dashboard_body
 }
+
+output "role_arns" {
+  description = "ARN of every IAM role the module created, by component (starter; empty when create is false): the principals for a key policy or trust policy that names roles."
+  value       = var.create ? { starter = module.starter.role_arn } : {}
+}

@@ -296,3 +296,65 @@ def test_the_retry_check_fails_when_a_retrier_is_missing(plan: dict[str, Any]) -
         (dag, f"{stage}/S1 Execute batch"),
     }
     assert {f.error for f in findings if f.machine == poller} >= set(asl_retry.LAMBDA_ERRORS)
+
+
+def _reported_roles(plan: dict[str, Any]) -> dict[str, dict[str, set[str]]]:
+    """Each pattern call's ``role_arns`` keys, as the fixture's output holds them (the
+    ARNs are unknown at plan time, the keys are not)."""
+    change = plan["output_changes"]["role_arns"]
+    reported: dict[str, dict[str, set[str]]] = {}
+    for part in ("after", "after_unknown"):
+        value = change.get(part)
+        if not isinstance(value, dict):
+            continue
+        for kind, calls in value.items():
+            for key, roles in (calls or {}).items():
+                if isinstance(roles, dict):
+                    reported.setdefault(kind, {}).setdefault(key, set()).update(roles)
+    return reported
+
+
+def _planned_roles(plan: dict[str, Any]) -> dict[str, dict[str, set[str]]]:
+    """Each pattern call's IAM roles in the plan, named by the call's building block that
+    owns them: ``module.job_poller["event"].module.completion.module.function...``'s
+    role is the event call's ``completion``."""
+    planned: dict[str, dict[str, set[str]]] = {}
+    for change in plan["resource_changes"]:
+        if change["type"] != "aws_iam_role":
+            continue
+        parts = change["address"].split(".")
+        if parts[0] != "module" or parts[2] != "module":
+            continue
+        kind, _, key = parts[1].partition("[")
+        planned.setdefault(kind, {}).setdefault(key.strip('"]'), set()).add(parts[3])
+    return planned
+
+
+def _role_arns_mismatches(plan: dict[str, Any]) -> list[str]:
+    """The roles a pattern call plans and its ``role_arns`` leaves out, or names wrongly."""
+    reported = _reported_roles(plan)
+    planned = _planned_roles(plan)
+    found = []
+    for kind in ("job_poller", "semaphore", "dag_aggregate", "sqs_throttle"):
+        for key in sorted(set(planned.get(kind, {})) | set(reported.get(kind, {}))):
+            want = planned.get(kind, {}).get(key, set())
+            got = reported.get(kind, {}).get(key, set())
+            found += [f"{kind}[{key}]: role {r} not in role_arns" for r in sorted(want - got)]
+            found += [f"{kind}[{key}]: role_arns names {r}, unplanned" for r in sorted(got - want)]
+    return found
+
+
+def test_role_arns_names_every_role_each_module_creates(plan: dict[str, Any]) -> None:
+    # A key policy or trust policy that names principals needs every role: a role the
+    # output leaves out would be denied the key on AWS.
+    assert sum(len(calls) for calls in _reported_roles(plan).values()) >= 15
+    assert _role_arns_mismatches(plan) == []
+
+
+def test_a_role_left_out_of_role_arns_fails_the_comparison(plan: dict[str, Any]) -> None:
+    planted = copy.deepcopy(plan)
+    change = planted["output_changes"]["role_arns"]
+    for part in (change.get("after"), change.get("after_unknown")):
+        if isinstance(part, dict):
+            part["job_poller"]["event"].pop("completion", None)
+    assert _role_arns_mismatches(planted) == ["job_poller[event]: role completion not in role_arns"]
