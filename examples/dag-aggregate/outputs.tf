@@ -57,3 +57,8 @@ output "dashboard_name" {
   description = "Name of the pattern module's dashboard; null unless create_dashboard."
   value       = module.dag.dashboard_name
 }
+
+output "operator_policy_json" {
+  description = "strategy = dependency: the policy to attach to whoever runs `sfn-patterns dag run | retry | status` on this DAG."
+  value       = module.dag.operator_policy_json
+}

@@ -134,3 +134,40 @@ output "role_arns" {
     local.event_completion ? { completion = module.completion.role_arn } : {},
   ) : {}
 }
+
+locals {
+  # What `sfn-patterns dag run | retry | status` call (cli/sfn_patterns_cli/dag_aggregate/
+  # runs.py): the coordinator's definition, tags and executions, and the run documents.
+  operator_statements = local.create_dependency ? concat([
+    {
+      Sid      = "StartRuns"
+      Effect   = "Allow"
+      Action   = ["states:DescribeStateMachine", "states:ListTagsForResource", "states:StartExecution"]
+      Resource = module.coordinator.state_machine_arn_static
+    },
+    {
+      Sid      = "FollowRuns"
+      Effect   = "Allow"
+      Action   = ["states:DescribeExecution"]
+      Resource = "arn:${local.partition}:states:${local.region}:${local.account_id}:execution:${var.name}:*"
+    },
+    {
+      Sid      = "ReadRunResults"
+      Effect   = "Allow"
+      Action   = ["s3:GetObject"]
+      Resource = "${aws_s3_bucket.plan[0].arn}/${local.run_results_prefix}*"
+    },
+    ],
+    # The bucket encrypts with the caller's key: S3 decrypts a document as its reader.
+    var.kms_key_arn == null ? [] : [
+      { Sid = "DecryptRunResults", Effect = "Allow", Action = ["kms:Decrypt"], Resource = var.kms_key_arn },
+  ]) : []
+}
+
+output "operator_policy_json" {
+  description = "strategy = dependency: IAM policy document for whoever runs `sfn-patterns dag run | retry | status` on this DAG (describe, tag-read and start the coordinator, follow its executions, read the run documents and, with kms_key_arn, kms:Decrypt on that key); null otherwise."
+  value = length(local.operator_statements) == 0 ? null : jsonencode({
+    Version   = "2012-10-17"
+    Statement = local.operator_statements
+  })
+}

@@ -38,8 +38,9 @@ class Deployment:
         self.variables: dict[str, object] = {}
         self.outputs: dict[str, Any] = {}
 
-    def cli(self, *args: str) -> tuple[int, str, str]:
-        """``sfn-patterns dag <args> --state-machine-arn <coordinator>`` against LocalStack."""
+    def cli(self, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+        """``sfn-patterns dag <args> --state-machine-arn <coordinator>`` against LocalStack,
+        as the account (``env``: a role session's credentials instead)."""
         result = CliRunner().invoke(
             group,
             [
@@ -51,7 +52,7 @@ class Deployment:
                 "--region",
                 "us-east-1",
             ],
-            env={"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"},
+            env=env or {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"},
         )
         return result.exit_code, result.stdout, result.stderr
 

@@ -263,3 +263,58 @@ def test_help_texts() -> None:
         assert code == 0
         assert "Usage:" in out
     assert "simple-level" in run("render", "--help")[1]
+
+
+COORDINATOR = "arn:aws:states:us-east-1:123456789012:stateMachine:nightly"
+
+
+def _status_refused(monkeypatch: pytest.MonkeyPatch, error: Exception) -> object:
+    from sfn_patterns_cli.dag_aggregate import runs
+
+    def refuse(sfn: object, arn: str) -> str:
+        raise error
+
+    monkeypatch.setattr(runs, "run_results_location", refuse)
+    return CliRunner().invoke(
+        group,
+        ["status", "r1", "--state-machine-arn", COORDINATOR, "--region", "us-east-1"],
+        env={"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x"},
+    )
+
+
+def test_an_aws_refusal_is_one_line_naming_the_call_and_the_policy_to_attach(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from botocore.exceptions import ClientError
+
+    refused = ClientError(
+        {"Error": {"Code": "AccessDeniedException", "Message": "not authorized"}},
+        "ListTagsForResource",
+    )
+    result = _status_refused(monkeypatch, refused)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: AWS refused ListTagsForResource (AccessDeniedException): not authorized "
+        "(attach modules/dag-aggregate's operator_policy_json to the caller's role)\n"
+    )
+
+
+def test_another_aws_error_names_the_call_without_the_policy_hint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from botocore.exceptions import ClientError
+
+    missing = ClientError(
+        {"Error": {"Code": "StateMachineDoesNotExist", "Message": "no such machine"}},
+        "ListTagsForResource",
+    )
+    result = _status_refused(monkeypatch, missing)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: AWS refused ListTagsForResource (StateMachineDoesNotExist): no such machine\n"
+    )
+
+
+def test_an_error_of_the_cli_itself_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = _status_refused(monkeypatch, ValueError("a bug"))
+    assert isinstance(result.exception, ValueError)

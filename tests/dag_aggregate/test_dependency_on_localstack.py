@@ -35,6 +35,8 @@ from tests.iam_denial import (
     denial,
     expect_denials,
     require_enforcement,
+    session_credentials,
+    temporary_role,
     without_actions,
 )
 
@@ -311,6 +313,45 @@ def test_without_run_statements_on_the_target_a_task_fails_with_access_denied(
     code, _, err = deployment.cli("run", "--run-id", "iam-allowed", "--select", "x", "--wait")
     assert code == 0, err
     assert deployment.statuses("iam-allowed")["task#x"] == "succeeded"
+
+
+@pytest.mark.iam_denial
+def test_the_operator_policy_is_all_run_retry_and_status_need(
+    dags: Deployment, localstack_endpoint: str
+) -> None:
+    """operator_policy_json: a role with that policy and nothing else starts a run and
+    waits for it, reads its status and asks for a retry, through `sfn-patterns dag`; a role
+    without it is refused the first call, and the CLI says so in one line naming the
+    policy to attach."""
+    deployment = dags
+    aws = deployment.aws
+    require_enforcement(aws, localstack_endpoint)
+    coordinator = deployment.outputs["state_machine_arn"]
+    with (
+        temporary_role(
+            aws, "dag-operator", deployment.outputs["operator_policy_json"], module_output=True
+        ) as operator,
+        temporary_role(aws, "dag-stranger") as stranger,
+        expect_denials(denial(stranger, "states:ListTagsForResource", coordinator)),
+    ):
+        as_operator = session_credentials(localstack_endpoint, operator, "operator")
+        code, out, err = deployment.cli(
+            "run", "--run-id", "operated-1", "--select", "x", "--wait", env=as_operator
+        )
+        assert code == 0, err
+        assert "run operated-1: SUCCEEDED" in out
+        code, out, err = deployment.cli("status", "operated-1", env=as_operator)
+        assert code == 0, err
+        assert out.startswith("run operated-1: SUCCEEDED")
+        code, _, err = deployment.cli("retry", "operated-1", env=as_operator)
+        assert code == 0 and "nothing to retry" in err, err
+
+        as_stranger = session_credentials(localstack_endpoint, stranger, "stranger")
+        code, _, err = deployment.cli("status", "operated-1", env=as_stranger)
+        assert code == 2, err
+        assert err.startswith("error: AWS refused ListTagsForResource (AccessDenied"), err
+        assert "operator_policy_json" in err
+        assert len(err.strip().splitlines()) == 1, err
 
 
 def test_the_example_matches_a_sequential_run_and_plans_no_change(deployment: Deployment) -> None:

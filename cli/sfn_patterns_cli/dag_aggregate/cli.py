@@ -34,8 +34,31 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
+# The codes AWS answers a call its policies do not allow with.
+ACCESS_DENIED = ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation")
+
+
+def _aws_error(err: Exception) -> str | None:
+    """One line for a failed AWS call (botocore's errors), or None for any other error.
+
+    Why: `run`, `retry` and `status` call AWS; a refusal should say which call and what
+    to attach, not print botocore's traceback.
+    """
+    if not type(err).__module__.startswith("botocore"):
+        return None
+    response = getattr(err, "response", None)
+    if not isinstance(response, dict):
+        return f"AWS call failed: {err}"
+    code = response.get("Error", {}).get("Code", "")
+    message = response.get("Error", {}).get("Message", "")
+    line = f"AWS refused {getattr(err, 'operation_name', 'a call')} ({code}): {message}"
+    if code in ACCESS_DENIED:
+        line += " (attach modules/dag-aggregate's operator_policy_json to the caller's role)"
+    return line
+
+
 def friendly_errors(func: F) -> F:
-    """Turn planner errors into one stderr line and exit status 2."""
+    """Turn planner errors and AWS's refusals into one stderr line and exit status 2."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -45,6 +68,11 @@ def friendly_errors(func: F) -> F:
             _fail(str(err).splitlines()[0])
         except OSError as err:
             _fail(f"{err.filename or ''}: {err.strerror or err}")
+        except Exception as err:
+            line = _aws_error(err)
+            if line is None:
+                raise
+            _fail(line)
         return None
 
     return wrapper  # type: ignore[return-value]

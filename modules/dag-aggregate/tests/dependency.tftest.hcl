@@ -56,6 +56,10 @@ run "dependency_makes_the_run_state_the_runtime_and_two_machines" {
     error_message = "A task machine <name>-task and a runtime Lambda <name>-runtime."
   }
   assert {
+    condition     = [for s in local.operator_statements : s.Sid] == ["StartRuns", "FollowRuns", "ReadRunResults"] && local.operator_statements[0].Resource == output.state_machine_arn_static && local.operator_statements[1].Resource == "arn:aws:states:us-east-1:123456789012:execution:dag:*"
+    error_message = "The operator policy starts and follows the coordinator's runs and reads their documents; without a key, no kms statement."
+  }
+  assert {
     condition     = module.state_machine.state_machine_arn_static == null && output.stages == null
     error_message = "No level state machine and no stages."
   }
@@ -134,5 +138,9 @@ run "a_kms_key_encrypts_the_bucket_and_the_table" {
   assert {
     condition     = [for s in local.runtime_policy_statements : s.resources if s.sid == "UseTheKmsKey"] == [[var.kms_key_arn]]
     error_message = "The runtime may use that key."
+  }
+  assert {
+    condition     = [for s in local.operator_statements : s.Resource if s.Sid == "DecryptRunResults"] == [var.kms_key_arn]
+    error_message = "The operator decrypts the run documents with that key."
   }
 }

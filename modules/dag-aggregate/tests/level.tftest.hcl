@@ -56,6 +56,10 @@ run "the_planner_reads_the_sql_into_a_reduced_dag" {
     error_message = "Edges from the reads, without events_daily -> kpi (implied through revenue_daily)."
   }
   assert {
+    condition     = output.operator_policy_json == null
+    error_message = "The level strategies have no run, retry or status to operate: no operator policy."
+  }
+  assert {
     condition     = output.external_sources == ["raw.events"]
     error_message = "raw.events is the one external table the SQL reads."
   }
