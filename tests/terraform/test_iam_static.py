@@ -7,7 +7,9 @@ option the examples use, one instance of each with a customer managed key, calle
 machines embedding the semaphore's fragments with caller_policy_json only and the job
 poller's loop with poll_loop_embedder_policy_json only, and roles holding every other
 policy output the modules give their users (sqs-throttle's producer and target-account
-policies, status-table's reader and writer policies). This test reads each state
+policies, status-table's reader and writer policies; not dag-aggregate's
+operator_policy_json, which names the plan bucket, known only at apply: the dependency
+tests apply it, tests/dag_aggregate/test_dependency_on_localstack.py). This test reads each state
 machine's definition and inline role policy from that one plan and checks each
 requirement of ``sfn_patterns_localstack.emulation.iam.integrations`` against the
 policy (``static_check``). Nothing is applied.
