@@ -350,6 +350,7 @@ variable "dag_aggregate" {
       workgroup_name     = optional(string)
       workgroup_arn      = optional(string)
       secret_arn         = optional(string)
+      secret_kms_key_arn = optional(string)
     }))
     poll = optional(object({
       completion            = optional(string, "event")

@@ -113,6 +113,19 @@ locals {
       actions   = ["secretsmanager:GetSecretValue"]
       resources = [var.redshift.secret_arn]
     }],
+    # A secret under a customer managed key: Secrets Manager decrypts it as the caller of
+    # GetSecretValue, which therefore needs kms:Decrypt on the key, through Secrets
+    # Manager only (AWS's "Secret encryption and decryption in AWS Secrets Manager").
+    var.redshift.secret_kms_key_arn == null ? [] : [{
+      sid       = "DecryptDatabaseSecret"
+      actions   = ["kms:Decrypt"]
+      resources = [var.redshift.secret_kms_key_arn]
+      conditions = [{
+        test     = "StringEquals"
+        variable = "kms:ViaService"
+        values   = ["secretsmanager.${split(":", var.redshift.secret_kms_key_arn)[3]}.${data.aws_partition.current.dns_suffix}"]
+      }]
+    }],
   )
 
   # The level strategies' state machine: run the SQL, park tasks on completion events.

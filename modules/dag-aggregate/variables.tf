@@ -96,7 +96,7 @@ variable "max_concurrency" {
 }
 
 variable "redshift" {
-  description = "Where the SQL runs: a provisioned cluster (cluster_identifier with db_user or secret_arn) or a serverless workgroup (workgroup_name and workgroup_arn)."
+  description = "Where the SQL runs: a provisioned cluster (cluster_identifier with db_user or secret_arn) or a serverless workgroup (workgroup_name and workgroup_arn); secret_kms_key_arn: the customer managed key that secret_arn's secret is encrypted with (null: Secrets Manager's aws/secretsmanager key)."
   type = object({
     database           = string
     cluster_identifier = optional(string)
@@ -104,6 +104,7 @@ variable "redshift" {
     workgroup_name     = optional(string)
     workgroup_arn      = optional(string)
     secret_arn         = optional(string)
+    secret_kms_key_arn = optional(string)
   })
 
   validation {
@@ -114,6 +115,11 @@ variable "redshift" {
   validation {
     condition     = var.redshift.cluster_identifier == null || (var.redshift.db_user != null) != (var.redshift.secret_arn != null)
     error_message = "A cluster target needs exactly one of db_user (temporary credentials) or secret_arn."
+  }
+
+  validation {
+    condition     = var.redshift.secret_kms_key_arn == null || (var.redshift.secret_arn != null && can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[A-Za-z0-9-]+$", coalesce(var.redshift.secret_kms_key_arn, "-"))))
+    error_message = "redshift.secret_kms_key_arn needs redshift.secret_arn and must be a key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID), not an alias or key ID."
   }
 
   validation {

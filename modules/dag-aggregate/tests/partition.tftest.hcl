@@ -159,12 +159,18 @@ run "dependency_strategy_in_aws_cn" {
   variables {
     strategy = "dependency"
     redshift = {
-      database       = "dev"
-      workgroup_name = "wg"
-      workgroup_arn  = "arn:aws-cn:redshift-serverless:cn-north-1:123456789012:workgroup/0f1e"
-      secret_arn     = "arn:aws-cn:secretsmanager:cn-north-1:123456789012:secret:dwh-AbCdEf"
+      database           = "dev"
+      workgroup_name     = "wg"
+      workgroup_arn      = "arn:aws-cn:redshift-serverless:cn-north-1:123456789012:workgroup/0f1e"
+      secret_arn         = "arn:aws-cn:secretsmanager:cn-north-1:123456789012:secret:dwh-AbCdEf"
+      secret_kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:key/5678abcd-12ab-34cd-56ef-1234567890ab"
     }
     kms_key_arn = "arn:aws-cn:kms:cn-north-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+
+  assert {
+    condition     = [for s in local.task_machine_policy_statements : s.conditions if s.sid == "DecryptDatabaseSecret"] == [[{ test = "StringEquals", variable = "kms:ViaService", values = ["secretsmanager.cn-north-1.amazonaws.com.cn"] }]]
+    error_message = "The task machine decrypts the database secret with its key through Secrets Manager of that key's region and partition only."
   }
 
   assert {

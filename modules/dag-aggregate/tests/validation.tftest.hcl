@@ -259,3 +259,29 @@ run "rejects_a_retention_cloudwatch_logs_does_not_offer" {
   }
   expect_failures = [var.cloudwatch_logs_retention_in_days]
 }
+
+run "rejects_a_secret_key_without_a_secret" {
+  command = plan
+  variables {
+    redshift = {
+      database           = "dev"
+      cluster_identifier = "wh"
+      db_user            = "etl"
+      secret_kms_key_arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    }
+  }
+  expect_failures = [var.redshift]
+}
+
+run "rejects_an_alias_as_the_secret_key" {
+  command = plan
+  variables {
+    redshift = {
+      database           = "dev"
+      cluster_identifier = "wh"
+      secret_arn         = "arn:aws:secretsmanager:us-east-1:123456789012:secret:dwh-AbCdEf"
+      secret_kms_key_arn = "arn:aws:kms:us-east-1:123456789012:alias/dwh"
+    }
+  }
+  expect_failures = [var.redshift]
+}
