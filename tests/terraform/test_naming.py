@@ -195,6 +195,7 @@ def test_one_spelling_each(inputs: dict[str, dict[str, str]], fragment: str, spe
 FOREIGN_KEYS = {
     "target_kms_key_arn": "the key of the semaphore wrapper's target state machine",
     "holder_kms_key_arns": "the keys of the state machines that hold semaphore slots",
+    "secret_kms_key_arn": "the key of dag-aggregate's Redshift database secret",
 }
 
 
