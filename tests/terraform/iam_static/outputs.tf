@@ -1,6 +1,7 @@
 # tests/terraform/test_iam_static.py reads the plan itself; this output is what each
 # module call reports as its roles (role_arns), compared there with the roles planned.
 output "role_arns" {
+  description = "Each pattern module call's role_arns output, by pattern and call key."
   value = {
     job_poller    = { for k, m in module.job_poller : k => m.role_arns }
     semaphore     = { for k, m in module.semaphore : k => m.role_arns }
