@@ -55,6 +55,9 @@ module "job_poller" {
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
   tags                              = var.tags
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 module "sqs_throttle" {
@@ -89,6 +92,9 @@ module "sqs_throttle" {
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
   tags                              = var.tags
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 module "semaphore" {
@@ -130,6 +136,9 @@ module "semaphore" {
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
   tags                              = var.tags
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 module "dag_aggregate" {
@@ -161,6 +170,9 @@ module "dag_aggregate" {
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
   tags                              = var.tags
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 module "status_table" {

@@ -199,6 +199,9 @@ module "runtime" {
   tags                              = var.tags
 
   policy_statements = local.runtime_policy_statements
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 # Every IAM statement of the dependency strategy, by role (tests/partition.tftest.hcl
@@ -281,6 +284,9 @@ module "task_machine" {
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   tags                              = var.tags
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 module "coordinator" {
@@ -298,6 +304,9 @@ module "coordinator" {
   kms_key_arn                       = var.kms_key_arn
   # `sfn-patterns dag status|retry --state-machine-arn` find the run documents here.
   tags = merge(var.tags, local.create_dependency ? { "sfn-patterns:run-results" = local.run_results_uri } : {})
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 # --- Task executions that end without reporting (aborted, timed out, crashed) ---------

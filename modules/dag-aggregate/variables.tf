@@ -118,7 +118,7 @@ variable "redshift" {
   }
 
   validation {
-    condition     = var.redshift.secret_kms_key_arn == null || (var.redshift.secret_arn != null && can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[A-Za-z0-9-]+$", coalesce(var.redshift.secret_kms_key_arn, "-"))))
+    condition     = var.redshift.secret_kms_key_arn == null || (var.redshift.secret_arn != null && can(regex("^arn:aws(-[a-z]+)*:kms:[a-z]+(-[a-z]+)+-[0-9]+:[0-9]{12}:key/(mrk-[0-9a-f]{32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})$", coalesce(var.redshift.secret_kms_key_arn, "-"))))
     error_message = "redshift.secret_kms_key_arn needs redshift.secret_arn and must be a key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID), not an alias or key ID."
   }
 
@@ -296,5 +296,27 @@ variable "task_logging_level" {
   validation {
     condition     = var.task_logging_level == null
     error_message = "task_logging_level was renamed logging_level in 1.0.0 (it now sets every state machine of the module): write logging_level = \"${coalesce(var.task_logging_level, "ERROR")}\" (UPGRADING.md)."
+  }
+}
+
+variable "role_path" {
+  description = "Path of every IAM role the module creates (\"/\": none); one your account's policies require, for example \"/service-roles/\"."
+  type        = string
+  default     = "/"
+
+  validation {
+    condition     = can(regex("^/([!-~]{1,510}/)?$", var.role_path)) && !strcontains(var.role_path, "//")
+    error_message = "role_path must start and end with / (for example /service-roles/), at most 512 printable characters; got ${jsonencode(var.role_path)}."
+  }
+}
+
+variable "role_permissions_boundary" {
+  description = "ARN of the managed policy set as the permissions boundary of every IAM role the module creates (null: none), for accounts whose policies require one on every role they create."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.role_permissions_boundary == null || can(regex("^arn:aws(-[a-z]+)*:iam::([0-9]{12}|aws):policy/[!-~]+$", var.role_permissions_boundary))
+    error_message = "role_permissions_boundary must be the ARN of an IAM managed policy, arn:PARTITION:iam::ACCOUNT:policy/NAME, or null; got ${jsonencode(var.role_permissions_boundary)}."
   }
 }

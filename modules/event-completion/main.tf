@@ -102,6 +102,9 @@ module "function" {
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
   tags                              = var.tags
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 resource "aws_cloudwatch_event_rule" "completion" {

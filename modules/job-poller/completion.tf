@@ -16,4 +16,7 @@ module "completion" {
   kms_key_arn                       = var.kms_key_arn
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   tags                              = var.tags
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }

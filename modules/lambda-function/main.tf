@@ -98,9 +98,11 @@ data "aws_iam_policy_document" "this" {
 resource "aws_iam_role" "this" {
   count = var.create ? 1 : 0
 
-  name               = var.function_name
-  assume_role_policy = data.aws_iam_policy_document.assume.json
-  tags               = var.tags
+  name                 = var.function_name
+  assume_role_policy   = data.aws_iam_policy_document.assume.json
+  path                 = var.role_path
+  permissions_boundary = var.role_permissions_boundary
+  tags                 = var.tags
 }
 
 # Inline and role-scoped: never an exclusive attachment that could detach a

@@ -491,6 +491,9 @@ module "callback" {
   tags                              = var.tags
 
   policy_statements = concat(local.lock_statements, local.describe_holders_statements)
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 # --- Reconciler (scheduled) and event cleanup ------------------------------------
@@ -512,6 +515,9 @@ module "reconciler" {
   tags                              = var.tags
 
   policy_statements = concat(local.lock_statements, local.describe_holders_statements, local.holder_history_statements, local.stop_target_statements)
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 resource "aws_cloudwatch_event_rule" "reconcile" {
@@ -563,6 +569,9 @@ module "cleanup" {
   tags                              = var.tags
 
   policy_statements = concat(local.lock_item ? local.lock_statements : [], local.describe_holders_statements, local.holder_history_statements, local.stop_target_statements)
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 resource "aws_cloudwatch_event_rule" "ended" {
@@ -627,6 +636,9 @@ module "gate" {
   tags                              = var.tags
 
   policy_statements = local.gate_statements
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 # --- Wrapper state machine ----------------------------------------------------------
@@ -687,6 +699,9 @@ module "wrapper" {
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   kms_key_arn                       = var.kms_key_arn
   tags                              = var.tags
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 # --- Policy for callers that embed the fragments -------------------------------------

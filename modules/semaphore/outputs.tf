@@ -150,14 +150,15 @@ output "dashboard_body" {
 
 output "target_role_principal_arns" {
   description = "Every role a cross-account target_role_arn must trust: the wrapper's (it starts and follows the target) and, when created, the reconciler's and the event cleanup's (they stop a stopped wrapper's target); empty unless create_wrapper and target_role_arn are set."
-  # Static ARNs (each role is named after its function or state machine), known at
-  # plan time so the other account's trust policy can be written in the same plan.
+  # Static ARNs (each role is named after its function or state machine, under
+  # role_path), known at plan time so the other account's trust policy can be written
+  # in the same plan.
   value = local.create_wrapper && var.target_role_arn != null ? [
     for name in compact([
       local.wrapper_name,
       local.create_reconciler ? "${var.name}-reconciler" : "",
       local.create_cleanup ? "${var.name}-cleanup" : "",
-    ]) : "arn:${local.partition}:iam::${local.account_id}:role/${name}"
+    ]) : "arn:${local.partition}:iam::${local.account_id}:role${var.role_path}${name}"
   ] : []
 }
 

@@ -163,6 +163,9 @@ module "starter" {
   cloudwatch_logs_retention_in_days = var.cloudwatch_logs_retention_in_days
   python_executable                 = var.python_executable
   tags                              = var.tags
+
+  role_path                 = var.role_path
+  role_permissions_boundary = var.role_permissions_boundary
 }
 
 # A tick that finds the previous run still going is dropped, not queued for hours:
@@ -227,7 +230,7 @@ data "aws_iam_policy_document" "target_role_trust" {
     actions = ["sts:AssumeRole"]
     principals {
       type        = "AWS"
-      identifiers = ["arn:${local.partition}:iam::${local.account_id}:role/${local.starter_name}"]
+      identifiers = ["arn:${local.partition}:iam::${local.account_id}:role${var.role_path}${local.starter_name}"]
     }
   }
 }

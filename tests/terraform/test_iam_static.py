@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import resource
 from collections.abc import Iterator
 from pathlib import Path
@@ -360,3 +361,54 @@ def test_a_role_left_out_of_role_arns_fails_the_comparison(plan: dict[str, Any])
         if isinstance(part, dict):
             part["job_poller"]["event"].pop("completion", None)
     assert _role_arns_mismatches(planted) == ["job_poller[event]: role completion not in role_arns"]
+
+
+# The calls the fixture gives role_path and role_permissions_boundary (its
+# local.with_role_settings), and what they set.
+ROLE_SETTINGS_CALLS = {
+    'module.job_poller["event"]',
+    'module.semaphore["cross"]',
+    'module.dag_aggregate["dependency"]',
+    'module.sqs_throttle["cross"]',
+}
+ROLE_PATH = "/platform/workloads/"
+BOUNDARY = re.compile(r"^arn:aws:iam::\d{12}:policy/[\w-]+-boundary$")
+
+
+def _role_settings_mismatches(plan: dict[str, Any]) -> list[str]:
+    """Roles of a call given a path and boundary that lack them, and roles of any other
+    call that have either: every building block must pass both through."""
+    found = []
+    for change in plan["resource_changes"]:
+        if change["type"] != "aws_iam_role" or not change["address"].startswith("module."):
+            continue
+        call = ".".join(change["address"].split(".")[:2])
+        after = change["change"]["after"]
+        path, boundary = after.get("path"), after.get("permissions_boundary")
+        if call in ROLE_SETTINGS_CALLS:
+            if path != ROLE_PATH or not BOUNDARY.match(str(boundary)):
+                found.append(f"{change['address']}: path {path!r}, boundary {boundary!r}")
+        elif path != "/" or boundary is not None:
+            found.append(f"{change['address']}: path {path!r}, boundary {boundary!r} (not asked)")
+    return found
+
+
+def test_every_role_takes_the_path_and_permissions_boundary_its_call_asks_for(
+    plan: dict[str, Any],
+) -> None:
+    with_settings = {
+        c["address"]
+        for c in plan["resource_changes"]
+        if c["type"] == "aws_iam_role"
+        and ".".join(c["address"].split(".")[:2]) in ROLE_SETTINGS_CALLS
+    }
+    assert len(with_settings) >= 10, sorted(with_settings)
+    assert _role_settings_mismatches(plan) == []
+
+
+def test_a_role_without_the_boundary_fails_the_comparison(plan: dict[str, Any]) -> None:
+    planted = copy.deepcopy(plan)
+    address = 'module.semaphore["cross"].module.reconciler.aws_iam_role.this[0]'
+    (role,) = [c for c in planted["resource_changes"] if c["address"] == address]
+    role["change"]["after"]["permissions_boundary"] = None
+    assert _role_settings_mismatches(planted) == [f"{address}: path {ROLE_PATH!r}, boundary None"]

@@ -155,3 +155,41 @@ run "rejects_an_alias_arn_as_kms_key_arn" {
   }
   expect_failures = [var.kms_key_arn]
 }
+
+run "the_role_has_no_path_or_boundary_by_default" {
+  command = plan
+
+  assert {
+    condition     = aws_iam_role.this[0].path == "/" && aws_iam_role.this[0].permissions_boundary == null
+    error_message = "Without role_path and role_permissions_boundary the role is at / with no boundary."
+  }
+}
+
+run "the_role_takes_a_path_and_a_permissions_boundary" {
+  command = plan
+  variables {
+    role_path                 = "/platform/workloads/"
+    role_permissions_boundary = "arn:aws:iam::123456789012:policy/workload-boundary"
+  }
+
+  assert {
+    condition     = aws_iam_role.this[0].path == "/platform/workloads/" && aws_iam_role.this[0].permissions_boundary == "arn:aws:iam::123456789012:policy/workload-boundary"
+    error_message = "The role is created under role_path with role_permissions_boundary."
+  }
+}
+
+run "rejects_a_path_without_its_slashes" {
+  command = plan
+  variables {
+    role_path = "platform"
+  }
+  expect_failures = [var.role_path]
+}
+
+run "rejects_a_boundary_that_is_not_a_managed_policy" {
+  command = plan
+  variables {
+    role_permissions_boundary = "arn:aws:iam::123456789012:role/boundary"
+  }
+  expect_failures = [var.role_permissions_boundary]
+}

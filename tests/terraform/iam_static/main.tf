@@ -91,6 +91,11 @@ locals {
   }
   # The instance of each module that uses the customer key.
   with_key = { job_poller = "event", semaphore = "fifo", dag_aggregate = "simple-level" }
+  # One call of each pattern creates its roles under a path with a permissions boundary
+  # (test_iam_static.py checks every role of it has both, and no other role has either).
+  with_role_settings = { job_poller = "event", semaphore = "cross", dag_aggregate = "dependency", sqs_throttle = "cross" }
+  role_path          = "/platform/workloads/"
+  boundary           = "${local.arn}:iam::${local.account}:policy/${local.p}-boundary"
 
   # sqs-throttle: a target in this account, with and without the customer key, and one
   # in another account (the starter assumes target_role there).
@@ -119,6 +124,9 @@ module "job_poller" {
   completion_event  = each.value.aws_sdk_job == null ? null : local.completion_event
   kms_key_arn       = each.key == local.with_key.job_poller ? local.kms_key : null
   python_executable = var.python_executable
+
+  role_path                 = each.key == local.with_role_settings.job_poller ? local.role_path : "/"
+  role_permissions_boundary = each.key == local.with_role_settings.job_poller ? local.boundary : null
 }
 
 module "semaphore" {
@@ -133,6 +141,9 @@ module "semaphore" {
   target_role_arn          = each.value.target_role_arn
   kms_key_arn              = each.key == local.with_key.semaphore ? local.kms_key : null
   python_executable        = var.python_executable
+
+  role_path                 = each.key == local.with_role_settings.semaphore ? local.role_path : "/"
+  role_permissions_boundary = each.key == local.with_role_settings.semaphore ? local.boundary : null
 }
 
 module "dag_aggregate" {
@@ -146,6 +157,9 @@ module "dag_aggregate" {
   poll              = { completion = each.value.completion, timeout_seconds = 600 }
   kms_key_arn       = each.key == local.with_key.dag_aggregate ? local.kms_key : null
   python_executable = var.python_executable
+
+  role_path                 = each.key == local.with_role_settings.dag_aggregate ? local.role_path : "/"
+  role_permissions_boundary = each.key == local.with_role_settings.dag_aggregate ? local.boundary : null
 }
 
 module "sqs_throttle" {
@@ -157,6 +171,9 @@ module "sqs_throttle" {
   target_role_arn          = each.value.target_role_arn
   kms_key_arn              = each.value.kms_key_arn
   python_executable        = var.python_executable
+
+  role_path                 = each.key == local.with_role_settings.sqs_throttle ? local.role_path : "/"
+  role_permissions_boundary = each.key == local.with_role_settings.sqs_throttle ? local.boundary : null
 }
 
 module "status_table" {
