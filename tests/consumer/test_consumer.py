@@ -172,6 +172,29 @@ def test_second_plan_is_empty(team: dict) -> None:
     assert code == 0, plan
 
 
+def test_every_module_role_follows_the_accounts_role_rules(team: dict, aws: Callable) -> None:
+    """role_path and role_permissions_boundary reach every role the modules create: all
+    of them are under /workloads/ with the team's boundary; only the team's own role is
+    not. (The workflows running through these roles, cross-account trust included, are
+    the tests around this one.)"""
+    iam = aws("iam")
+    prefix = team["prefix"]
+    roles = [
+        iam.get_role(RoleName=r["RoleName"])["Role"]
+        for page in iam.get_paginator("list_roles").paginate()
+        for r in page["Roles"]
+        if r["RoleName"].startswith(f"{prefix}-")
+    ]
+    outside = sorted(r["RoleName"] for r in roles if r["Path"] != "/workloads/")
+    assert outside == [f"{prefix}-load"]
+    under = [r for r in roles if r["Path"] == "/workloads/"]
+    assert len(under) >= 10, [r["RoleName"] for r in under]
+    boundary = f"arn:aws:iam::000000000000:policy/{prefix}-workload-boundary"
+    for role in under:
+        assert role["Arn"].endswith(f":role/workloads/{role['RoleName']}"), role["Arn"]
+        assert role.get("PermissionsBoundary", {}).get("PermissionsBoundaryArn") == boundary, role
+
+
 def test_job_poller_runs_our_export_job(team: dict, aws: Callable) -> None:
     sfn = aws("stepfunctions")
     arn = team["started"]["export"]

@@ -28,6 +28,22 @@ locals {
   partition = data.aws_partition.current.partition
 }
 
+# --8<-- [start:role-rules]
+# The account's rule for roles: under /workloads/, with the platform's boundary. Every
+# module below passes both to each role it creates.
+resource "aws_iam_policy" "workload_boundary" {
+  name = "${var.name_prefix}-workload-boundary"
+  policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Sid = "AtMostThisAccount", Effect = "Allow", Action = "*", Resource = "*" }]
+  })
+}
+
+locals {
+  role_rules = { path = "/workloads/", boundary = aws_iam_policy.workload_boundary.arn }
+}
+# --8<-- [end:role-rules]
+
 # --- job-poller, with our own adapter Lambda -------------------------------------------
 
 module "export_adapter" {
@@ -39,6 +55,9 @@ module "export_adapter" {
   handler           = "export_job.handler"
   timeout           = 10
   python_executable = var.python_executable
+
+  role_path                 = local.role_rules.path
+  role_permissions_boundary = local.role_rules.boundary
 }
 
 module "export_poller" {
@@ -56,6 +75,9 @@ module "export_poller" {
     status = module.export_adapter.function_arn_static
   }
   python_executable = var.python_executable
+
+  role_path                 = local.role_rules.path
+  role_permissions_boundary = local.role_rules.boundary
 }
 
 # --- semaphore around our own load workflow --------------------------------------------
@@ -95,6 +117,9 @@ module "warehouse_slot" {
   create_wrapper           = true
   target_state_machine_arn = aws_sfn_state_machine.load.arn
   python_executable        = var.python_executable
+
+  role_path                 = local.role_rules.path
+  role_permissions_boundary = local.role_rules.boundary
 }
 
 # --- sqs-throttle in front of a workflow of the analytics account ----------------------
@@ -149,6 +174,9 @@ module "report_throttle" {
   max_seconds_per_run      = 10
   recheck_seconds          = 1
   python_executable        = var.python_executable
+
+  role_path                 = local.role_rules.path
+  role_permissions_boundary = local.role_rules.boundary
 }
 # --8<-- [end:cross-account-throttle]
 
@@ -174,6 +202,9 @@ module "aggregates" {
     timeout_seconds       = 120
   }
   python_executable = var.python_executable
+
+  role_path                 = local.role_rules.path
+  role_permissions_boundary = local.role_rules.boundary
 }
 
 # --- status-table for our order tasks ---------------------------------------------------
