@@ -53,6 +53,15 @@ def test_present_resources_are_reported_and_deleted_ones_are_not(aws: Callable) 
             }
         ),
     )
+    policy = iam.create_policy(
+        PolicyName=f"{tag}-boundary",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
+            }
+        ),
+    )["Policy"]["Arn"]
     machine = sfn.create_state_machine(
         name=f"{tag}-sm",
         roleArn=role_arn,
@@ -76,6 +85,7 @@ def test_present_resources_are_reported_and_deleted_ones_are_not(aws: Callable) 
     created = [
         Created("aws_iam_role", "r", {"name": f"{tag}-role"}),
         Created("aws_iam_role_policy", "rp", {"role": f"{tag}-role", "name": "inline"}),
+        Created("aws_iam_policy", "p", {"arn": policy, "name": f"{tag}-boundary"}),
         Created("aws_sfn_state_machine", "sm", {"arn": machine}),
         Created("aws_sqs_queue", "q", {"name": f"{tag}-q", "url": queue}),
         Created("aws_sns_topic", "tp", {"arn": topic, "name": f"{tag}-topic"}),
@@ -96,6 +106,7 @@ def test_present_resources_are_reported_and_deleted_ones_are_not(aws: Callable) 
         for i in range(105):
             iam.delete_role(RoleName=f"{tag}-filler-{i:03d}")
         iam.delete_role(RoleName=f"{tag}-role")
+        iam.delete_policy(PolicyArn=policy)
         sfn.delete_state_machine(stateMachineArn=machine)
         sqs.delete_queue(QueueUrl=queue)
         sns.delete_topic(TopicArn=topic)

@@ -121,6 +121,11 @@ def _role(aws: Lookup, v: dict) -> bool:
     return v["name"] in aws.names("iam", "list_roles", "Roles", "RoleName")
 
 
+def _managed_policy(aws: Lookup, v: dict) -> bool:
+    """A customer managed policy (a permissions boundary, for one), by its ARN."""
+    return v["arn"] in aws.names("iam", "list_policies", "Policies", "Arn", Scope="Local")
+
+
 def _role_policy(aws: Lookup, v: dict) -> bool:
     if not _role(aws, {"name": v["role"]}):
         return False
@@ -232,6 +237,7 @@ def _dashboard(aws: Lookup, v: dict) -> bool:
 CHECKERS: dict[str, Callable[[Lookup, dict], bool]] = {
     "aws_iam_role": _role,
     "aws_iam_role_policy": _role_policy,
+    "aws_iam_policy": _managed_policy,
     "aws_lambda_function": _function,
     "aws_lambda_permission": _function_child,
     "aws_lambda_function_event_invoke_config": _function_child,
