@@ -317,19 +317,25 @@ def _reported_roles(plan: dict[str, Any]) -> dict[str, dict[str, set[str]]]:
     return reported
 
 
+def _module_roles(plan: dict[str, Any]) -> Iterator[tuple[str, str | None, dict]]:
+    """Every IAM role planned inside a module call: the call (``module.job_poller["event"]``),
+    the call's building block that owns it (``completion`` for
+    ``module.job_poller["event"].module.completion.module.function...``; None for a role
+    of the call itself) and its resource change."""
+    for change in plan["resource_changes"]:
+        parts = change["address"].split(".")
+        if change["type"] == "aws_iam_role" and parts[0] == "module":
+            yield ".".join(parts[:2]), parts[3] if parts[2] == "module" else None, change
+
+
 def _planned_roles(plan: dict[str, Any]) -> dict[str, dict[str, set[str]]]:
     """Each pattern call's IAM roles in the plan, named by the call's building block that
-    owns them: ``module.job_poller["event"].module.completion.module.function...``'s
-    role is the event call's ``completion``."""
+    owns them."""
     planned: dict[str, dict[str, set[str]]] = {}
-    for change in plan["resource_changes"]:
-        if change["type"] != "aws_iam_role":
-            continue
-        parts = change["address"].split(".")
-        if parts[0] != "module" or parts[2] != "module":
-            continue
-        kind, _, key = parts[1].partition("[")
-        planned.setdefault(kind, {}).setdefault(key.strip('"]'), set()).add(parts[3])
+    for call, block, _ in _module_roles(plan):
+        if block is not None:
+            kind, _, key = call.removeprefix("module.").partition("[")
+            planned.setdefault(kind, {}).setdefault(key.strip('"]'), set()).add(block)
     return planned
 
 
@@ -379,10 +385,7 @@ def _role_settings_mismatches(plan: dict[str, Any]) -> list[str]:
     """Roles of a call given a path and boundary that lack them, and roles of any other
     call that have either: every building block must pass both through."""
     found = []
-    for change in plan["resource_changes"]:
-        if change["type"] != "aws_iam_role" or not change["address"].startswith("module."):
-            continue
-        call = ".".join(change["address"].split(".")[:2])
+    for call, _, change in _module_roles(plan):
         after = change["change"]["after"]
         path, boundary = after.get("path"), after.get("permissions_boundary")
         if call in ROLE_SETTINGS_CALLS:
@@ -397,10 +400,7 @@ def test_every_role_takes_the_path_and_permissions_boundary_its_call_asks_for(
     plan: dict[str, Any],
 ) -> None:
     with_settings = {
-        c["address"]
-        for c in plan["resource_changes"]
-        if c["type"] == "aws_iam_role"
-        and ".".join(c["address"].split(".")[:2]) in ROLE_SETTINGS_CALLS
+        change["address"] for call, _, change in _module_roles(plan) if call in ROLE_SETTINGS_CALLS
     }
     assert len(with_settings) >= 10, sorted(with_settings)
     assert _role_settings_mismatches(plan) == []
