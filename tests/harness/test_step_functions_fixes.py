@@ -249,23 +249,37 @@ def _history(sfn: Any, execution: str) -> list[dict]:
     return sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
 
 
-def _wait_blocked(sfn: Any, sqs: Any, started: str, pending: dict[str, tuple[str, str]]) -> dict:
-    """Wait until every execution in ``pending`` (case: (arn, sign)) shows its sign.
+def _stop_when_blocked(
+    sfn: Any,
+    sqs: Any,
+    started: str,
+    pending: dict[str, tuple[str, str]],
+    stop: Callable[[str, str], None],
+) -> dict:
+    """Call ``stop(case, arn)`` as soon as each execution in ``pending`` (case: (arn, sign))
+    shows its sign.
 
-    Returns the Lambdas' start messages by case (the token case's carries its token).
+    Each case is stopped the moment it is seen blocked, not once all are: on a loaded
+    runner the slowest case (a Lambda cold start) can take longer to block than the
+    fastest one (a Wait) blocks for. Returns the Lambdas' start messages by case (the
+    token case's carries its token).
     """
     bodies: dict[str, dict] = {}
     deadline = time.monotonic() + 60
     while pending and time.monotonic() < deadline:
+        blocked: set[str] = set()  # a Map's items each send a message
         for message in sqs.receive_message(
             QueueUrl=started, MaxNumberOfMessages=10, WaitTimeSeconds=0
         ).get("Messages", []):
             body = json.loads(message["Body"])
             bodies[body["case"]] = body
-            pending.pop(body["case"], None)
-        for case, (execution, sign) in list(pending.items()):
+            if pending.get(body["case"], ("", ""))[1] == "message":
+                blocked.add(body["case"])
+        for case, (execution, sign) in pending.items():
             if sign != "message" and any(e["type"] == sign for e in _history(sfn, execution)):
-                pending.pop(case)
+                blocked.add(case)
+        for case in blocked:
+            stop(case, pending.pop(case)[0])
         time.sleep(0.2)
     assert not pending, f"never blocked: {sorted(pending)}"
     return bodies
@@ -362,17 +376,18 @@ def test_stopping_an_execution_ends_it_at_once_whatever_it_is_doing(
         )["executionArn"]
         for case, arn in arns.items()
     }
-    started = _wait_blocked(
-        sfn, sqs, queues["started"], {c: (e, signs[c]) for c, e in executions.items()}
-    )
-
     at_stop: dict[str, list[str]] = {}
-    for case, execution in executions.items():
+
+    def stop(case: str, execution: str) -> None:
         sfn.stop_execution(executionArn=execution, error="Stopped", cause=case)
         described = sfn.describe_execution(executionArn=execution)
         at_stop[case] = [e["type"] for e in _history(sfn, execution)]
         assert (described["status"], at_stop[case][-1]) == ("ABORTED", "ExecutionAborted"), case
         assert "stopDate" in described
+
+    started = _stop_when_blocked(
+        sfn, sqs, queues["started"], {c: (e, signs[c]) for c, e in executions.items()}, stop
+    )
 
     time.sleep(HOLD + 3)  # every blocking call has returned by now
     for case, execution in executions.items():
