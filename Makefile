@@ -3,19 +3,19 @@
 #   make test   set everything up and run every test
 SHELL := /bin/bash
 # Python may cache bytecode in the project's own tree and .venv even where the
-# environment says not to (CI images often set PYTHONDONTWRITEBYTECODE=1, as this
-# machine kind does). Otherwise every process recompiles every module it imports:
-# LocalStack's service imports took 4.2 CPU-seconds instead of 2.1, the planner's 0.8
-# instead of 0.2, in each of dozens of processes per `make test`. Lambda workers still
-# write nothing into the unzipped function code (the executor sets the variable).
+# environment says not to (CI images often set PYTHONDONTWRITEBYTECODE=1). Otherwise
+# every process recompiles every module it imports, and `make test` starts dozens of
+# processes that import LocalStack and the planner (about twice the CPU of an import
+# from bytecode). Lambda workers still write nothing into the unzipped function code
+# (the executor sets the variable).
 unexport PYTHONDONTWRITEBYTECODE
 .DEFAULT_GOAL := help
 VENV := .venv
 # checkov scans the tracked Terraform only: not the venv, build outputs, Terraform
 # data directories or the harness's ignored LocalStack override files. Nor
-# tests/terraform/iam_static: a plan-only fixture of 21 calls of the modules checkov
-# already scans (tests/terraform/test_iam_static.py). With it, checkov had used 3 min
-# 48 s of CPU unfinished; without it the whole of make check took 3 min 39 s.
+# tests/terraform/iam_static: a plan-only fixture that calls, many times over, the
+# modules checkov already scans (tests/terraform/test_iam_static.py); scanning it adds
+# minutes of CPU and no finding of its own.
 CHECKOV_SKIPS := ^build/ \.venv/ \.build/ \.terraform/ localstack_override\.tf tests/terraform/iam_static/
 CHECKOV_SKIP := $(foreach p,$(CHECKOV_SKIPS),--skip-path '$(p)')
 
@@ -49,9 +49,9 @@ CHECKOV_CACHED := BC_SKIP_MAPPING=TRUE $(VENV)/bin/python scripts/cached_check.p
 # Python, Terraform, templates, READMEs (their generated tables), the docs site's pages
 # and every text file the process-words check reads, the tools' configs and pins
 # (pyproject.toml, requirements.lock, mkdocs.yml, .tflint.hcl, .terraform-docs.yml,
-# bootstrap.sh) and this Makefile (scripts/cached_check.py, as for checkov: about 24
-# CPU-seconds of a run whose two cores are busy throughout). make fast-checks and make
-# check always run them.
+# bootstrap.sh) and this Makefile (scripts/cached_check.py, as for checkov: its CPU
+# would come out of a run whose two cores are busy throughout). make fast-checks and
+# make check always run them.
 FAST_SUFFIXES := .py .tf .tf.json .tfvars .hcl .tftpl .j2 .md .yml .yaml .toml .lock .sh .cfg .json .txt .sql .cjs .svg Makefile
 FAST_SKIPS := ^build/ \.venv/ \.build/ \.terraform/ node_modules/ __pycache__/ _cache/ localstack_override\.tf
 FAST_CHECKS_CACHED := SFNP_BOOTSTRAPPED=1 $(VENV)/bin/python scripts/cached_check.py --name fast-checks \
@@ -59,9 +59,9 @@ FAST_CHECKS_CACHED := SFNP_BOOTSTRAPPED=1 $(VENV)/bin/python scripts/cached_chec
 	-- $(MAKE) --no-print-directory fast-checks
 
 # Eight workers, one LocalStack each: most test files spend most of their time waiting
-# on what they observe (executions, timeouts, alarm periods), so with five the two cores
-# sat idle for the first minutes while the five longest (and sleepiest) files ran
-# (docs/testing.md); a file's tests stay on one worker (they
+# on what they observe (executions, timeouts, alarm periods), so fewer workers leave
+# the two cores idle while the longest (and sleepiest) files run (docs/testing.md);
+# a file's tests stay on one worker (they
 # share its deployment), and files go longest first (tests/scheduling.py; xdist's own
 # most-tests-first reordering is off). The 25 slowest tests are printed at the end.
 # The static checks run beside pytest, whose workers leave CPU idle while they wait:
@@ -72,9 +72,8 @@ FAST_CHECKS_CACHED := SFNP_BOOTSTRAPPED=1 $(VENV)/bin/python scripts/cached_chec
 # Before the workers start, scripts/warm_bytecode.py writes once the bytecode each of
 # them (and each LocalStack) would compile for itself in a fresh clone's new venv: one
 # test collection (assertion-rewritten modules) beside compileall of LocalStack's
-# packages. Measured: 8 cold collections at once 81 CPU-s, after it 34; 8 cold
-# LocalStacks, each started and called once per service, 80 CPU-s, after it 50; the
-# step itself 27 CPU-s (15 s), 3 s when everything is current.
+# packages, so eight workers and eight LocalStacks do not each compile the same
+# modules; when everything is current the step only checks timestamps.
 PYTEST_WORKERS ?= 8
 test: bootstrap ## Run the static checks and every test (unit + LocalStack integration)
 	@mkdir -p build; \

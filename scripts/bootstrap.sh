@@ -56,11 +56,11 @@ want=$(cat "$root/requirements.lock" "$root"/{lambda_src,cli,harness}/pyproject.
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$venv/bin/sfn-patterns" ]]; then
   echo "    up to date (requirements.lock unchanged)"
 else
-  # Without pip: uv installs into it (ensurepip took 5 s of every fresh clone's
-  # bootstrap); the pip paths below add pip first (venv_pip).
+  # Without pip: uv installs into it (ensurepip would cost every fresh clone's
+  # bootstrap seconds); the pip paths below add pip first (venv_pip).
   [[ -x "$venv/bin/python" ]] || "$python" -m venv --without-pip "$venv"
-  # uv installs the same locked set as pip in a quarter of the time (10 s against 40 s
-  # in a fresh clone with warm caches); it lives in its own venv in the cache, pinned.
+  # uv installs the same locked set as pip in a fraction of the time; it lives in its
+  # own venv in the cache, pinned.
   # Where it cannot be installed, pip does the same job.
   if [[ ! -x "$uv" ]]; then
     "$python" -m venv "$cache/uv-$uv_version.tmp.$$" \
@@ -74,9 +74,8 @@ else
   if [[ -x "$uv" ]]; then
     echo "    installing the locked dependency set with uv $uv_version (first run: about a minute)"
     # Bytecode is written by the first process that imports a module (the Makefile lets
-    # Python write it). Compiling the whole venv here instead (uv --compile-bytecode:
-    # 51 CPU-s, 16 s more of a fresh clone's bootstrap) did not shorten make test's
-    # pytest in a fresh clone (527 s against 491 without, within the runs' spread).
+    # Python write it). Compiling the whole venv here instead (uv --compile-bytecode)
+    # would compile thousands of modules no test imports, for no shorter make test.
     UV_CACHE_DIR="$cache/uv-cache" "$uv" pip install --quiet --python "$venv/bin/python" "${packages[@]}"
     # uv links each file of its unpacked wheels into a venv, __pycache__ included: the
     # bytecode written once into its cache comes with every later fresh clone's venv,
@@ -97,8 +96,8 @@ fi
 # wheel embeds (1.15.5 for the 0.15.3 the lock names), not whatever `terraform` a machine
 # has on PATH. Besides reproducibility, Terraform 1.12 and later keep one provider
 # instance per test file in `terraform test`, where 1.11 started every provider twice
-# per run block: the semaphore module's 36 run blocks started the AWS provider 73 times
-# under 1.11.4 and twice under 1.15.5 (24.9 CPU-seconds against 11.7).
+# per run block (a module with dozens of run blocks started the AWS provider dozens of
+# times).
 # SFN_PATTERNS_TERRAFORM=path uses the `terraform` on PATH instead, and
 # SFN_PATTERNS_TERRAFORM=/path/to/terraform that binary (to test another version).
 step 2 "Terraform CLI"
@@ -241,10 +240,9 @@ export CHECKPOINT_DISABLE=1
 # own GOGC wins.
 export GOGC="\${GOGC:-400}"
 # The providers' SDKs write TRACE-level JSON logs to stderr whatever TF_LOG says
-# (1,208 lines for a plan of one data source), and Terraform parses every line, then
-# drops it. With TF_LOG unset their loggers are off (a plan of examples/job-poller:
-# 9.1-9.9 CPU-seconds with them, 7.1-8.5 without); set TF_LOG, or one of these, to
-# get them back.
+# (over a thousand lines for a plan of one data source), and Terraform parses every
+# line, then drops it. With TF_LOG unset their loggers are off, which saves a fifth
+# of a plan's CPU; set TF_LOG, or one of these, to get them back.
 if [ -z "\${TF_LOG:-}" ]; then
   for name in TF_LOG_PROVIDER TF_LOG_SDK TF_LOG_SDK_PROTO TF_LOG_SDK_MUX \\
     TF_LOG_SDK_FRAMEWORK TF_LOG_SDK_HELPER_SCHEMA TF_LOG_SDK_HELPER_RESOURCE; do

@@ -4,7 +4,7 @@
 Why: a fresh clone has a fresh virtualenv (bootstrap installs it without bytecode) and
 no assertion-rewritten test modules. `make test`'s workers start at the same moment,
 and each of them, and each LocalStack they start, compiles the same modules. Measured
-on this machine kind (2 cores) in a fresh clone's venv: eight cold test collections at
+on a 2-core machine in a fresh clone's venv: eight cold test collections at
 once took 81 CPU-seconds, one collection and then eight 10 + 29; eight cold LocalStack
 starts at once 65, one start and then eight 9 + 27; eight LocalStacks each started and
 called once per service the suite uses 80, after this script 50 (the script: 27).

@@ -53,6 +53,28 @@ data "local_command" "package" {
   )
 }
 
+# A saved plan applied elsewhere (a CI apply job that keeps only the plan file, another
+# runner of Atlantis or HCP Terraform) has no .build/lambda: Terraform does not read data
+# sources again when it applies a saved plan, so the zip the plan built is not there.
+# This builds it again at apply, whenever the function is created or its code changes
+# (the only applies in which the provider reads the file), and fails if the sources no
+# longer pack the planned hash. The zip is deterministic, so the bytes are the plan's;
+# where the zip is still there and current, package.py only checks its record.
+resource "terraform_data" "package" {
+  count = local.build_package ? 1 : 0
+
+  triggers_replace = [var.function_name, local.package.base64sha256]
+
+  provisioner "local-exec" {
+    interpreter = concat(
+      [var.python_executable, "-S", "${path.module}/package.py", "--out", local.filename],
+      flatten([for requirement in var.pip_requirements : ["--requirement", requirement]]),
+      ["--expect-base64sha256", local.package.base64sha256, "--sources"],
+    )
+    command = jsonencode(var.source_path)
+  }
+}
+
 data "aws_iam_policy_document" "assume" {
   statement {
     actions = ["sts:AssumeRole"]
@@ -165,5 +187,5 @@ resource "aws_lambda_function" "this" {
 
   tags = var.tags
 
-  depends_on = [aws_iam_role_policy.this]
+  depends_on = [aws_iam_role_policy.this, terraform_data.package]
 }

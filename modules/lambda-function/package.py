@@ -294,12 +294,24 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="a pinned distribution (name==version) to vendor into the zip; repeatable",
     )
+    parser.add_argument(
+        "--expect-base64sha256",
+        metavar="HASH",
+        help="fail unless the zip has this hash (the apply-time rebuild of a planned zip)",
+    )
     args = parser.parse_args(argv)
     try:
         sources = [Source.parse(spec, args.base) for spec in json.loads(args.sources)]
         if not sources:
             raise PackageError("no sources given: set source_path")
-        print(json.dumps(build(sources, args.out, tuple(args.requirement))))
+        result = build(sources, args.out, tuple(args.requirement))
+        expected = args.expect_base64sha256
+        if expected and result["base64sha256"] != expected:
+            raise PackageError(
+                f"{args.out}: the sources changed since the plan (the plan packed "
+                f"{expected}, they now pack {result['base64sha256']}); run terraform plan again"
+            )
+        print(json.dumps(result))
     except (PackageError, json.JSONDecodeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

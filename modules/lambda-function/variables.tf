@@ -158,7 +158,7 @@ variable "build_dir" {
 }
 
 variable "python_executable" {
-  description = "Python 3.9+ interpreter that builds the zip from source_path at plan time (standard library only; pip for pip_requirements)."
+  description = "Python 3.9+ interpreter that builds the zip from source_path at plan time, and again at apply when the function is created or its code changes (standard library only; pip for pip_requirements)."
   type        = string
   default     = "python3"
 }

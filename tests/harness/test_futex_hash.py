@@ -2,7 +2,7 @@
 
 Each case runs in a fresh interpreter: the hash is a property of the process. On a
 kernel without private futex hashes (before Linux 6.16) the fix must change nothing
-and say so; on this machine kind's kernel it must take.
+and say so; on a kernel with them (6.16 and later) it must take.
 """
 
 from __future__ import annotations

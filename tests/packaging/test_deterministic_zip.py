@@ -227,3 +227,35 @@ def test_command_line_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert proc.stderr.strip().splitlines() == [
         f"error: source_path {tmp_path / 'nope'} does not exist"
     ]
+
+
+def test_an_apply_time_rebuild_refuses_sources_that_no_longer_pack_the_planned_hash(
+    tmp_path: Path,
+) -> None:
+    """lambda-function rebuilds a saved plan's zip at apply with --expect-base64sha256:
+    the planned hash passes; sources edited since the plan fail, naming the zip and what
+    to do, so the function never runs code the plan did not show."""
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "app.py").write_text("def handler(event, context):\n    return 1\n")
+    out = tmp_path / "fn.zip"
+    argv = ["--out", str(out), "--sources", json.dumps([{"path": str(source)}])]
+    planned = package.build([package.Source(source)], tmp_path / "planned.zip")["base64sha256"]
+
+    def run(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["python3", "-S", str(PACKAGER), *argv, *extra],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    assert run("--expect-base64sha256", planned).returncode == 0
+    (source / "app.py").write_text("def handler(event, context):\n    return 2\n")
+    proc = run("--expect-base64sha256", planned)
+    assert proc.returncode == 2
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith(
+        f"error: {out}: the sources changed since the plan (the plan packed {planned}"
+    )
+    assert line.endswith("run terraform plan again")

@@ -101,7 +101,7 @@ def test_a_size_the_thread_limits_cannot_hold_is_refused_with_the_binding_limit(
     need = 10_000 * bench.THREADS_PER_PARKED + bench.THREAD_MARGIN
     roomy = {"vm.max_map_count": need, "kernel.pid_max": need + 1}
     assert bench.thread_room(10_000, roomy) == ""
-    # The default map count on this machine kind: 65,530 maps, about 21,843 threads.
+    # The kernel's default map count: 65,530 maps, about 21,843 threads.
     tight = {"vm.max_map_count": 65_530 // bench.MAPS_PER_THREAD, "kernel.pid_max": 32_768}
     refusal = bench.thread_room(10_000, tight)
     assert "vm.max_map_count allows about 21,843" in refusal

@@ -3,7 +3,7 @@
 The harness is pinned to Python 3.13 (LocalStack 4.14.0), but what users install is not:
 the runtime library (``lambda_src``) runs in Lambda (python3.10-3.13) and in callers'
 code, and the planner runs at ``terraform plan`` time on a CI image's ``python3``. For
-Python 3.9 and 3.13 (pyenv interpreters on this machine kind) this test:
+Python 3.9 and 3.13 (pyenv interpreters where they are installed) this test:
 
 * builds a wheel of ``lambda_src`` and installs it with pip into a fresh venv, then
   runs the runtime unit tests (``-m "runtime and not integration"``, moto) there;

@@ -234,7 +234,16 @@ def _dashboard(aws: Lookup, v: dict) -> bool:
     return v["dashboard_name"] in names
 
 
+def _state_only(aws: Lookup, v: dict) -> bool:
+    """A resource of Terraform's state only (``terraform_data``): none can be left behind.
+
+    Nothing of it is in the account.
+    """
+    return False
+
+
 CHECKERS: dict[str, Callable[[Lookup, dict], bool]] = {
+    "terraform_data": _state_only,
     "aws_iam_role": _role,
     "aws_iam_role_policy": _role_policy,
     "aws_iam_policy": _managed_policy,

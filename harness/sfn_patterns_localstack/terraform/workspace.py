@@ -312,6 +312,22 @@ class Workspace:
             "apply", "-input=false", "-no-color", "-auto-approve", *self.var_args(variables)
         )
 
+    def apply_saved_plan(
+        self,
+        variables: dict[str, object] | None = None,
+        before_apply: Callable[[Path], None] | None = None,
+    ) -> subprocess.CompletedProcess:
+        """``terraform plan -out``, then ``before_apply(config_dir)``, then apply that file.
+
+        What a CI pipeline with separate plan and apply jobs does; ``before_apply`` can
+        take away what the plan left on disk, as a fresh apply runner would not have it.
+        """
+        plan = self.scratch_dir / "saved.tfplan"
+        self.run("plan", "-input=false", "-no-color", f"-out={plan}", *self.var_args(variables))
+        if before_apply is not None:
+            before_apply(self.config_dir)
+        return self.run("apply", "-input=false", "-no-color", str(plan))
+
     def plan_exit_code(self, variables: dict[str, object] | None = None) -> tuple[int, str]:
         """``terraform plan -detailed-exitcode``: 0 no changes, 2 changes, 1 error."""
         proc = self.run(
@@ -377,17 +393,24 @@ class Workspace:
 
     @contextlib.contextmanager
     def applied(
-        self, variables: dict[str, object] | None = None, destroy: bool = True
+        self,
+        variables: dict[str, object] | None = None,
+        destroy: bool = True,
+        before_apply: Callable[[Path], None] | None = None,
     ) -> Iterator[dict[str, object]]:
         """Init and apply, yield the outputs, then destroy (unless told not to) and close.
 
         After a clean destroy the state must hold no resource: anything left would
         be a resource Terraform lost track of. ``destroy=False`` leaves the deployment
         to its LocalStack's end (a throwaway instance needs no teardown).
+        ``before_apply`` applies through a saved plan instead (``apply_saved_plan``).
         """
         try:
             self.init()
-            self.apply(variables)
+            if before_apply is None:
+                self.apply(variables)
+            else:
+                self.apply_saved_plan(variables, before_apply)
             yield self.outputs()
         finally:
             try:
