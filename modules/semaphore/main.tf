@@ -25,16 +25,7 @@
 # history, GetExecutionHistory); for the wrapper, both stop the target execution
 # first and give the slot back only once it has ended.
 
-data "aws_partition" "current" {
-  # History budget at plan time (25,000 events per execution): the wait loop's
-  # worst case must leave history_reserved_events for the rest of the machine.
-  lifecycle {
-    precondition {
-      condition     = local.history.worst_case <= 25000 - var.history_reserved_events
-      error_message = "semaphore ${var.name}: the ${var.strategy} wait loop can write up to ${local.history.worst_case} history events (${local.history.per_wait} per ${local.history.wait_unit} x ${local.history.max_waits} in acquire_timeout_seconds = ${var.acquire_timeout_seconds}, + ${local.history.fixed}), more than 25,000 - history_reserved_events (${var.history_reserved_events}) = ${25000 - var.history_reserved_events}. Lower acquire_timeout_seconds, or raise ${local.callback ? "fallback_seconds" : "wait_min_seconds"}."
-    }
-  }
-}
+data "aws_partition" "current" {}
 data "aws_region" "current" {}
 data "aws_caller_identity" "current" {}
 
@@ -90,6 +81,10 @@ locals {
     var.holder_state_machine_arns,
     var.create_wrapper ? [local.wrapper_arn] : [],
   ))
+  # Whether any execution can hold a slot, from the inputs alone: the distinct() above
+  # has an unknown length while a holder ARN is unknown at plan (a machine created in
+  # the same apply), and counts must not depend on it.
+  has_holders = length(var.holder_state_machine_arns) > 0 || var.create_wrapper
   holder_execution_arns = [
     for arn in local.holder_machine_arns : "${replace(arn, ":stateMachine:", ":execution:")}:*"
   ]
@@ -98,7 +93,7 @@ locals {
   create_queue_table = var.create && local.callback
   create_reconciler  = local.create_table && local.reconciler_enabled
   # oldest-first has no lock item, but a stopped wrapper's target is still stopped.
-  create_cleanup = var.create && var.event_cleanup_enabled && length(local.holder_machine_arns) > 0 && (local.lock_item || var.create_wrapper)
+  create_cleanup = var.create && var.event_cleanup_enabled && local.has_holders && (local.lock_item || var.create_wrapper)
   create_gate    = var.create && local.oldest_first
 
   target_execution_prefix = "${replace(coalesce(var.target_state_machine_arn, "none"), ":stateMachine:", ":execution:")}:"
@@ -155,7 +150,7 @@ locals {
       },
     ] : [],
   )
-  describe_holders_statements = length(local.holder_execution_arns) == 0 ? [] : [{
+  describe_holders_statements = !local.has_holders ? [] : [{
     sid       = "DescribeHolders"
     actions   = ["states:DescribeExecution"]
     resources = local.holder_execution_arns
@@ -168,7 +163,7 @@ locals {
   # machine's key is in its region). Status reads need no key: the runtime asks for
   # metadata only.
   holder_history_statements = concat(
-    length(local.holder_execution_arns) == 0 ? [] : [{
+    !local.has_holders ? [] : [{
       sid       = "ReadHolderHistories"
       actions   = ["states:GetExecutionHistory"]
       resources = local.holder_execution_arns
@@ -231,7 +226,7 @@ locals {
     } : {},
   )
   gate_statements = concat(
-    length(local.holder_machine_arns) == 0 ? [] : [{
+    !local.has_holders ? [] : [{
       sid       = "ListHolderExecutions"
       actions   = ["states:ListExecutions"]
       resources = concat(local.holder_machine_arns, local.gate_follows_target ? [var.target_state_machine_arn] : [])

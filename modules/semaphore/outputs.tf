@@ -36,6 +36,16 @@ output "callback_function_name" {
 output "wait_history_events" {
   description = "The wait loop's history budget computed at plan time: events per wait (per fallback period for callback), most waits within acquire_timeout_seconds, fixed events, and the worst case."
   value       = local.history
+
+  # History budget at plan time (25,000 events per execution): the wait loop's worst
+  # case must leave history_reserved_events for the rest of the machine. On this output,
+  # not on a data source: a data source whose precondition reads an input that depends
+  # on a resource still to be created is read only at apply, and every ARN built from it
+  # (and every count over them) would be unknown at plan.
+  precondition {
+    condition     = local.history.worst_case <= 25000 - var.history_reserved_events
+    error_message = "semaphore ${var.name}: the ${var.strategy} wait loop can write up to ${local.history.worst_case} history events (${local.history.per_wait} per ${local.history.wait_unit} x ${local.history.max_waits} in acquire_timeout_seconds = ${var.acquire_timeout_seconds}, + ${local.history.fixed}), more than 25,000 - history_reserved_events (${var.history_reserved_events}) = ${25000 - var.history_reserved_events}. Lower acquire_timeout_seconds, or raise ${local.callback ? "fallback_seconds" : "wait_min_seconds"}."
+  }
 }
 
 output "max_concurrency" {

@@ -128,7 +128,7 @@ def _plan_all(request: pytest.FixtureRequest) -> dict[str, Any]:
             "-input=false",
             "-no-color",
             f"-out={plan_file}",
-            *ws.var_args({"cases": PLANNED}),
+            *ws.var_args({"cases": PLANNED, "same_apply": True}),
         )
         shown = json.loads(ws.run("show", "-json", str(plan_file)).stdout)
         refused = ws.run(
@@ -280,3 +280,21 @@ def test_module_field_names_reach_the_resources(plans: dict[str, Any]) -> None:
         if address.endswith("module.dag_aggregate[0].aws_dynamodb_table.runs[0]")
     ]
     assert runs["point_in_time_recovery"][0]["enabled"] is False
+
+
+def test_values_created_in_the_same_apply_still_plan(plans: dict[str, Any]) -> None:
+    """module.same_apply takes its key, targets, holder and workgroup from resources the
+    same plan creates (unknown until apply), as a caller's first plan does; every
+    pattern still plans its full set of resources (no count or for_each left unknown).
+    A data source whose precondition read a pattern input used to be read only at
+    apply, and the semaphore's ARNs and counts with it."""
+    planned = [
+        rc["address"]
+        for rc in plans["planned"].get("resource_changes", [])
+        if rc["address"].startswith("module.same_apply[0].") and rc["mode"] == "managed"
+    ]
+    semaphore = "module.same_apply[0].module.semaphore[0]."
+    assert f"{semaphore}aws_cloudwatch_event_rule.ended[0]" in planned  # the cleanup's rule
+    assert f"{semaphore}module.wrapper.aws_sfn_state_machine.this[0]" in planned
+    for pattern in ("job_poller", "sqs_throttle", "dag_aggregate", "status_table"):
+        assert any(a.startswith(f"module.same_apply[0].module.{pattern}[0].") for a in planned)

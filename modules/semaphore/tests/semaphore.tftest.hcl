@@ -492,7 +492,7 @@ run "history_over_the_budget_fails_the_plan" {
     wait_max_seconds        = 2
     acquire_timeout_seconds = 86400
   }
-  expect_failures = [data.aws_partition.current]
+  expect_failures = [output.wait_history_events]
 }
 
 run "rejects_a_kms_key_id_instead_of_an_arn" {

@@ -23,3 +23,55 @@ module "sfn_patterns" {
   dag_aggregate = try(each.value.dag_aggregate, {})
   status_table  = try(each.value.status_table, {})
 }
+
+# What a caller's own root does on its first plan: the key, the target and the holder
+# it hands to the patterns are created in the same apply, so every one of those values
+# is unknown at plan time. The plan must still know every count and for_each.
+resource "aws_kms_key" "same_apply" {
+  count = var.same_apply ? 1 : 0
+
+  description         = "sfnp-root-test same-apply key (planned only)"
+  enable_key_rotation = true
+}
+
+resource "terraform_data" "same_apply_arns" {
+  count = var.same_apply ? 1 : 0
+
+  input = {
+    target    = "arn:aws:states:us-east-1:000000000000:stateMachine:sfnp-root-test-same-apply-target"
+    holder    = "arn:aws:states:us-east-1:000000000000:stateMachine:sfnp-root-test-same-apply-holder"
+    workgroup = "arn:aws:redshift-serverless:us-east-1:000000000000:workgroup/same-apply"
+  }
+}
+
+module "same_apply" {
+  source = "../../.."
+  count  = var.same_apply ? 1 : 0
+
+  name_prefix       = "sfnp-root-same"
+  kms_key_arn       = aws_kms_key.same_apply[0].arn
+  python_executable = var.python_executable
+
+  job_poller = { create = true }
+  sqs_throttle = {
+    create                   = true
+    target_state_machine_arn = terraform_data.same_apply_arns[0].output.target
+  }
+  semaphore = {
+    create                    = true
+    create_wrapper            = true
+    target_state_machine_arn  = terraform_data.same_apply_arns[0].output.target
+    target_kms_key_arn        = aws_kms_key.same_apply[0].arn
+    holder_state_machine_arns = [terraform_data.same_apply_arns[0].output.holder]
+  }
+  dag_aggregate = {
+    create  = true
+    sql_dir = "${path.module}/../../../examples/dag-aggregate/sql"
+    redshift = {
+      database       = "dev"
+      workgroup_name = "sfnp-local"
+      workgroup_arn  = terraform_data.same_apply_arns[0].output.workgroup
+    }
+  }
+  status_table = { create = true }
+}

@@ -9,3 +9,9 @@ variable "python_executable" {
   type        = string
   default     = "python3"
 }
+
+variable "same_apply" {
+  description = "Also plan the root module with every pattern on and its ARNs and key taken from resources this same plan creates (module.same_apply)."
+  type        = bool
+  default     = false
+}
