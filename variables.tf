@@ -75,7 +75,7 @@ variable "tags" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for encryption at rest (tables, queues, buckets, log groups, Lambda environments); null uses AWS managed keys. The state machines keep Step Functions' AWS owned key (docs/modules.md, \"Your own KMS key\")."
+  description = "Customer managed KMS key for encryption at rest (tables, queues, buckets, log groups, Lambda environments, state machines); null uses AWS managed keys."
   type        = string
   default     = null
 

@@ -172,8 +172,14 @@ def untagged_applies() -> None:
         return
 
     def run(self: Any, *args: str, check: bool = True) -> Any:
+        # Applying a saved plan takes no variables (the plan has them): a positional
+        # argument of apply is the plan file.
+        saved_plan = (
+            bool(args) and args[0] == "apply" and any(not a.startswith("-") for a in args[1:])
+        )
         if (
             args
+            and not saved_plan
             and args[0] in ("apply", "plan", "destroy")
             and not any(arg.startswith("-var=tags=") for arg in args)
             and any(TAGS_VARIABLE.search(tf.read_text()) for tf in self.config_dir.glob("*.tf"))

@@ -114,6 +114,8 @@ module "sfn_patterns" {
     acquire_timeout_seconds  = 600
     create_wrapper           = true
     target_state_machine_arn = "${local.sm_prefix}${local.critical_work_name}"
+    # The stand-in target is encrypted with the same key: the wrapper reads its output.
+    target_kms_key_arn = local.kms_key_arn
   }
 
   dag_aggregate = {

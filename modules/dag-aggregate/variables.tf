@@ -224,7 +224,7 @@ variable "cloudwatch_logs_retention_in_days" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for everything the module stores: the log groups, the runs and token tables, the plan bucket and the Lambda environments; null uses AWS owned or managed keys. The state machines keep Step Functions' AWS owned key (docs/modules.md, \"Your own KMS key\")."
+  description = "Customer managed KMS key for everything the module stores: the log groups, the runs and token tables, the plan bucket, the Lambda environments and the state machines; null uses AWS owned or managed keys."
   type        = string
   default     = null
 

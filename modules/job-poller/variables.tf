@@ -356,7 +356,7 @@ variable "s3_expiration_days" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for the metadata bucket or table, event completion's token table, the log groups and the Lambda environments; null uses AWS owned or managed keys (SSE-S3 for the bucket). The state machines keep Step Functions' AWS owned key (docs/modules.md, \"Your own KMS key\")."
+  description = "Customer managed KMS key for the metadata bucket or table, event completion's token table, the log groups, the Lambda environments and the state machines; null uses AWS owned or managed keys (SSE-S3 for the bucket)."
   type        = string
   default     = null
 

@@ -320,7 +320,7 @@ variable "deletion_protection_enabled" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for the module's tables, log groups and Lambda environments; null uses AWS owned or managed keys. The state machines keep Step Functions' AWS owned key (docs/modules.md, \"Your own KMS key\")."
+  description = "Customer managed KMS key for the module's tables, log groups, Lambda environments and state machines; null uses AWS owned or managed keys."
   type        = string
   default     = null
 

@@ -65,6 +65,23 @@ data "aws_iam_policy_document" "this" {
     resources = ["*"]
   }
 
+  # The machine's own key (kms_key_arn): Step Functions encrypts the definition and each
+  # execution's data with data keys it generates and decrypts as this role, with the
+  # machine's ARN as encryption context (Data at rest encryption in Step Functions).
+  dynamic "statement" {
+    for_each = var.kms_key_arn == null ? [] : [1]
+    content {
+      sid       = "UseOwnKey"
+      actions   = ["kms:GenerateDataKey", "kms:Decrypt"]
+      resources = [var.kms_key_arn]
+      condition {
+        test     = "StringEquals"
+        variable = "kms:EncryptionContext:aws:states:stateMachineArn"
+        values   = [local.arn_static]
+      }
+    }
+  }
+
   dynamic "statement" {
     for_each = var.tracing_enabled ? [1] : []
     content {
@@ -118,6 +135,18 @@ resource "aws_sfn_state_machine" "this" {
     log_destination        = "${aws_cloudwatch_log_group.this[0].arn}:*"
     include_execution_data = var.logging_include_execution_data
     level                  = var.logging_level
+  }
+
+  # With kms_key_arn, the definition, executions and history are encrypted with the
+  # caller's key (a second layer over Step Functions' own); data keys are reused for
+  # 300 s, AWS's default, so a busy machine calls KMS a few times a minute.
+  dynamic "encryption_configuration" {
+    for_each = var.kms_key_arn == null ? [] : [1]
+    content {
+      type                              = "CUSTOMER_MANAGED_KMS_KEY"
+      kms_key_id                        = var.kms_key_arn
+      kms_data_key_reuse_period_seconds = 300
+    }
   }
 
   # Only written when on: LocalStack 4.14.0 does not return the setting, so an

@@ -92,13 +92,13 @@ variable "cloudwatch_logs_retention_in_days" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer managed KMS key for the log group; null uses the AWS managed key. The state machine itself keeps Step Functions' AWS owned key."
+  description = "Customer managed KMS key for the state machine (its definition, executions and history) and its log group; null uses AWS owned and managed keys."
   type        = string
   default     = null
 
   validation {
     condition     = var.kms_key_arn == null || can(regex("^arn:aws(-[a-z]+)*:kms:[a-z]+(-[a-z]+)+-[0-9]+:[0-9]{12}:key/(mrk-[0-9a-f]{32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})$", var.kms_key_arn))
-    error_message = "kms_key_arn must be the ARN of a KMS key, arn:PARTITION:kms:REGION:ACCOUNT:key/KEY_ID (any partition: aws, aws-cn, aws-us-gov, ...; KEY_ID a UUID or mrk-...), or null for AWS managed keys; got ${jsonencode(var.kms_key_arn)}. A key ID, alias name or alias ARN is refused: the log group takes only the key ARN. Look the ARN up with: aws kms describe-key --key-id alias/NAME --query KeyMetadata.Arn."
+    error_message = "kms_key_arn must be the ARN of a KMS key, arn:PARTITION:kms:REGION:ACCOUNT:key/KEY_ID (any partition: aws, aws-cn, aws-us-gov, ...; KEY_ID a UUID or mrk-...), or null for AWS managed keys; got ${jsonencode(var.kms_key_arn)}. A key ID, alias name or alias ARN is refused: the log group takes only the key ARN, and the role's grant names it. Look the ARN up with: aws kms describe-key --key-id alias/NAME --query KeyMetadata.Arn."
   }
 }
 

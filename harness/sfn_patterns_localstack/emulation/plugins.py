@@ -30,6 +30,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     serializer_mime,
     service_catalog,
     sfn_client_cache,
+    sfn_encryption_configuration,
     sfn_executions_snapshot,
     sfn_parse_cache,
     sfn_sdk_error_names,
@@ -92,6 +93,7 @@ def install_all() -> None:
     lambda_code_url.apply()
     lambda_delete_failed.apply()
     lambda_kms_key_arn.apply()
+    sfn_encryption_configuration.apply()
     thread_stacks.apply()
     store_attributes.apply()
     sfn_task_timeout.apply()  # before sfn_stop, which wraps what it patches

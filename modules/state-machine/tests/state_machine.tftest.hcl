@@ -42,6 +42,36 @@ run "creates_machine_role_and_log_group_with_logging_on" {
   }
 }
 
+run "a_key_encrypts_the_machine_and_only_its_executions_may_use_it" {
+  command = plan
+
+  variables {
+    kms_key_arn = "arn:aws:kms:eu-west-1:123456789012:key/0f1e2d3c-4b5a-4978-8a9b-0c1d2e3f4a5b"
+  }
+
+  assert {
+    condition     = one(aws_sfn_state_machine.this[0].encryption_configuration).type == "CUSTOMER_MANAGED_KMS_KEY" && one(aws_sfn_state_machine.this[0].encryption_configuration).kms_key_id == var.kms_key_arn && one(aws_sfn_state_machine.this[0].encryption_configuration).kms_data_key_reuse_period_seconds == 300
+    error_message = "kms_key_arn encrypts the state machine with the caller's key, data keys reused 300 s."
+  }
+  assert {
+    condition = length([
+      for s in data.aws_iam_policy_document.this.statement : s
+      if s.sid == "UseOwnKey" && toset(s.actions) == toset(["kms:GenerateDataKey", "kms:Decrypt"]) && toset(s.resources) == toset([var.kms_key_arn])
+      && one(s.condition).variable == "kms:EncryptionContext:aws:states:stateMachineArn" && toset(one(s.condition).values) == toset(["arn:aws:states:eu-west-1:123456789012:stateMachine:orders"])
+    ]) == 1
+    error_message = "The role may generate and decrypt data keys of the key for this machine's encryption context only."
+  }
+}
+
+run "no_key_keeps_step_functions_own_encryption" {
+  command = plan
+
+  assert {
+    condition     = length(aws_sfn_state_machine.this[0].encryption_configuration) == 0 && length([for s in data.aws_iam_policy_document.this.statement : s if s.sid == "UseOwnKey"]) == 0
+    error_message = "Without kms_key_arn the machine keeps the AWS owned key and its role no KMS grant."
+  }
+}
+
 run "create_false_makes_nothing" {
   command = plan
   variables {
