@@ -26,21 +26,25 @@ module "sfn_patterns" {
 
 # What a caller's own root does on its first plan: the key, the target and the holder
 # it hands to the patterns are created in the same apply, so every one of those values
-# is unknown at plan time. The plan must still know every count and for_each.
-resource "aws_kms_key" "same_apply" {
-  count = var.same_apply ? 1 : 0
+# is unknown at plan time (terraform_data's output stands in for them). The plan must
+# still know every count and for_each.
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+data "aws_caller_identity" "current" {}
 
-  description         = "sfnp-root-test same-apply key (planned only)"
-  enable_key_rotation = true
+locals {
+  arn_prefix = "arn:${data.aws_partition.current.partition}"
+  in_account = "${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}"
 }
 
-resource "terraform_data" "same_apply_arns" {
+resource "terraform_data" "same_apply" {
   count = var.same_apply ? 1 : 0
 
   input = {
-    target    = "arn:aws:states:us-east-1:000000000000:stateMachine:sfnp-root-test-same-apply-target"
-    holder    = "arn:aws:states:us-east-1:000000000000:stateMachine:sfnp-root-test-same-apply-holder"
-    workgroup = "arn:aws:redshift-serverless:us-east-1:000000000000:workgroup/same-apply"
+    key       = "${local.arn_prefix}:kms:${local.in_account}:key/0f1e2d3c-4b5a-4978-8a9b-0c1d2e3f4a5b"
+    target    = "${local.arn_prefix}:states:${local.in_account}:stateMachine:sfnp-root-same-target"
+    holder    = "${local.arn_prefix}:states:${local.in_account}:stateMachine:sfnp-root-same-holder"
+    workgroup = "${local.arn_prefix}:redshift-serverless:${local.in_account}:workgroup/same-apply"
   }
 }
 
@@ -49,20 +53,20 @@ module "same_apply" {
   count  = var.same_apply ? 1 : 0
 
   name_prefix       = "sfnp-root-same"
-  kms_key_arn       = aws_kms_key.same_apply[0].arn
+  kms_key_arn       = terraform_data.same_apply[0].output.key
   python_executable = var.python_executable
 
   job_poller = { create = true }
   sqs_throttle = {
     create                   = true
-    target_state_machine_arn = terraform_data.same_apply_arns[0].output.target
+    target_state_machine_arn = terraform_data.same_apply[0].output.target
   }
   semaphore = {
     create                    = true
     create_wrapper            = true
-    target_state_machine_arn  = terraform_data.same_apply_arns[0].output.target
-    target_kms_key_arn        = aws_kms_key.same_apply[0].arn
-    holder_state_machine_arns = [terraform_data.same_apply_arns[0].output.holder]
+    target_state_machine_arn  = terraform_data.same_apply[0].output.target
+    target_kms_key_arn        = terraform_data.same_apply[0].output.key
+    holder_state_machine_arns = [terraform_data.same_apply[0].output.holder]
   }
   dag_aggregate = {
     create  = true
@@ -70,7 +74,7 @@ module "same_apply" {
     redshift = {
       database       = "dev"
       workgroup_name = "sfnp-local"
-      workgroup_arn  = terraform_data.same_apply_arns[0].output.workgroup
+      workgroup_arn  = terraform_data.same_apply[0].output.workgroup
     }
   }
   status_table = { create = true }
