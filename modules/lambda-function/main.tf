@@ -27,7 +27,12 @@ locals {
   function_arn = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${var.function_name}"
 
   build_package = var.create && length(var.source_path) > 0
-  package       = local.build_package ? jsondecode(data.local_command.package[0].stdout) : null
+  # package.py's arguments but the sources, the same at plan and at the apply-time rebuild.
+  package_arguments = concat(
+    ["-S", "${path.module}/package.py", "--out", local.filename],
+    flatten([for requirement in var.pip_requirements : ["--requirement", requirement]]),
+  )
+  package = local.build_package ? jsondecode(data.local_command.package[0].stdout) : null
   code = local.build_package ? {
     filename         = local.filename
     source_code_hash = local.package.base64sha256
@@ -46,11 +51,8 @@ locals {
 data "local_command" "package" {
   count = local.build_package ? 1 : 0
 
-  command = var.python_executable
-  arguments = concat(
-    ["-S", "${path.module}/package.py", "--out", local.filename, "--sources", jsonencode(var.source_path)],
-    flatten([for requirement in var.pip_requirements : ["--requirement", requirement]]),
-  )
+  command   = var.python_executable
+  arguments = concat(local.package_arguments, ["--sources", jsonencode(var.source_path)])
 }
 
 # A saved plan applied elsewhere (a CI apply job that keeps only the plan file, another
@@ -67,8 +69,8 @@ resource "terraform_data" "package" {
 
   provisioner "local-exec" {
     interpreter = concat(
-      [var.python_executable, "-S", "${path.module}/package.py", "--out", local.filename],
-      flatten([for requirement in var.pip_requirements : ["--requirement", requirement]]),
+      [var.python_executable],
+      local.package_arguments,
       ["--expect-base64sha256", local.package.base64sha256, "--sources"],
     )
     command = jsonencode(var.source_path)
