@@ -39,6 +39,7 @@ module "dag" {
     timeout_seconds       = var.task_timeout_seconds
   }
 
+  kms_key_arn       = var.kms_key_arn
   python_executable = var.python_executable
   tags              = var.tags
 }

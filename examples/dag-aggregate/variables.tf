@@ -98,6 +98,12 @@ variable "python_executable" {
   default     = "python3"
 }
 
+variable "kms_key_arn" {
+  description = "Customer managed KMS key ARN for everything the module stores (log groups, tables, the plan bucket, Lambda environments, state machines); null for AWS owned or managed keys."
+  type        = string
+  default     = null
+}
+
 variable "tags" {
   description = "Tags for every resource."
   type        = map(string)

@@ -158,7 +158,8 @@ locals {
       Resource = "${aws_s3_bucket.plan[0].arn}/${local.run_results_prefix}*"
     },
     ],
-    # The bucket encrypts with the caller's key: S3 decrypts a document as its reader.
+    # The bucket and the state machines encrypt with the caller's key: S3 decrypts a run
+    # document, and Step Functions the coordinator's definition and executions, as the reader.
     var.kms_key_arn == null ? [] : [
       { Sid = "DecryptRunResults", Effect = "Allow", Action = ["kms:Decrypt"], Resource = var.kms_key_arn },
   ]) : []

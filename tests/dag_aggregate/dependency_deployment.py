@@ -3,6 +3,12 @@
 Shared by the dependency tests that apply the example: the Deployment class (apply
 with a SQL directory, run SQL, start coordinator executions, read statuses, run
 documents and the CLI against it) and small helpers.
+
+The deployment encrypts everything the module stores with a customer managed key
+whose policy an account would have (the root statement: IAM policies decide for
+roles; a statement for CloudWatch Logs, which encrypts as its service principal).
+The harness decides KMS on every call, so a role of the module, or the operator
+policy output, that lacks a KMS action fails its test here.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from sfn_patterns_cli.dag_aggregate import runs
 from sfn_patterns_cli.dag_aggregate.cli import group
 from sfn_patterns_localstack.emulation.redshift_data.workgroups import workgroup_variables
 from sfn_patterns_localstack.terraform.workspace import Workspace
+from tests.kms_keys import LOGS_STATEMENT, ROOT_STATEMENT, create_key
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dag-aggregate"
 DATABASE = "dev"
@@ -29,12 +36,18 @@ class Deployment:
     """The applied example plus helpers to run SQL and coordinator executions."""
 
     def __init__(
-        self, aws: Callable[[str], Any], workspace: Workspace, workgroup: str, endpoint: str
+        self,
+        aws: Callable[[str], Any],
+        workspace: Workspace,
+        workgroup: str,
+        endpoint: str,
+        kms_key_arn: str,
     ) -> None:
         self.aws = aws
         self.workspace = workspace
         self.workgroup = workgroup
         self.endpoint = endpoint
+        self.kms_key_arn = kms_key_arn
         self.variables: dict[str, object] = {}
         self.outputs: dict[str, Any] = {}
 
@@ -86,6 +99,7 @@ class Deployment:
             **workgroup_variables(self.workgroup),
             "max_concurrency": max_concurrency,
             "external_tables": list(external_tables),
+            "kms_key_arn": self.kms_key_arn,
             # Its body is checked against AWS's structure (test_dependency_on_localstack),
             # with its alarm widget: alarms without a target, created for the dashboard.
             "create_dashboard": True,
@@ -199,7 +213,12 @@ def deploy(
     """A Deployment whose workspace is closed, and destroyed if ``destroy``, afterwards
     (fixture body; conftest.destroy_deployments says when a test may skip the destroy)."""
     workspace = Workspace(EXAMPLE, localstack_endpoint, scratch / "tf")
-    deployment = Deployment(aws, workspace, f"wg-dep-{uuid.uuid4().hex[:6]}", localstack_endpoint)
+    key = create_key(
+        aws, ROOT_STATEMENT, LOGS_STATEMENT, description="dag-aggregate dependency tests"
+    )
+    deployment = Deployment(
+        aws, workspace, f"wg-dep-{uuid.uuid4().hex[:6]}", localstack_endpoint, key
+    )
     try:
         workspace.init()
         yield deployment
@@ -207,6 +226,7 @@ def deploy(
         try:
             if destroy and deployment.variables:
                 workspace.destroy(deployment.variables)
+                aws("kms").schedule_key_deletion(KeyId=key, PendingWindowInDays=7)
         finally:
             workspace.close()
 

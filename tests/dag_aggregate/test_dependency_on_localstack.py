@@ -8,7 +8,10 @@ tasks read nothing of the synthetic DAG's). Its second apply is the example as
 shipped (an in-place update of the definitions, not a second deployment: each
 deployment is an init, an apply, a plan and a destroy of the whole example, and each
 apply a refresh and a plan). The SQL really runs on the DuckDB-backed Redshift Data
-API. ``sfn-patterns dag run | retry | status`` are driven through click, against
+API. Everything it stores is encrypted with a customer managed key whose policy hands
+access to IAM (dependency_deployment.py), and the harness decides KMS on every call:
+the runs, the failure and retry, the operator policy's CLI calls all work under it.
+``sfn-patterns dag run | retry | status`` are driven through click, against
 LocalStack. Expected sets are written by hand from FAILURE_DAG; each run's task
 executions are told apart by their names, which start with the run id.
 
@@ -165,6 +168,36 @@ def dags(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> De
     sql_dir = write_sql_dir(tmp_path_factory.mktemp("dags") / "sql", {**SYNTHETIC, **FAILURE_DAG})
     deployment.apply(sql_dir, max_concurrency=MAX_CONCURRENCY)
     return deployment
+
+
+def test_what_the_module_stores_is_under_the_customer_key(dags: Deployment) -> None:
+    """kms_key_arn reaches every store the dependency strategy creates: the runs table,
+    the coordinator and task state machines, the runtime Lambda's environment, the run
+    documents' bucket. The runs
+    above and below then prove the roles hold the KMS actions those stores need."""
+    aws, key = dags.aws, dags.kms_key_arn
+    table = aws("dynamodb").describe_table(TableName=dags.outputs["runs_table_name"])["Table"]
+    assert table["SSEDescription"]["KMSMasterKeyArn"] == key, table.get("SSEDescription")
+    sfn = aws("stepfunctions")
+    for output in ("state_machine_arn", "task_state_machine_arn"):
+        described = sfn.describe_state_machine(stateMachineArn=dags.outputs[output])
+        assert described["encryptionConfiguration"] == {
+            "type": "CUSTOMER_MANAGED_KMS_KEY",
+            "kmsKeyId": key,
+            "kmsDataKeyReusePeriodSeconds": 300,
+        }, (output, described.get("encryptionConfiguration"))
+    function = aws("lambda").get_function_configuration(
+        FunctionName=dags.outputs["runtime_function_name"]
+    )
+    assert function["KMSKeyArn"] == key, function.get("KMSKeyArn")
+    bucket = dags.outputs["run_results_uri"].removeprefix("s3://").split("/")[0]
+    (rule,) = aws("s3").get_bucket_encryption(Bucket=bucket)["ServerSideEncryptionConfiguration"][
+        "Rules"
+    ]
+    assert rule["ApplyServerSideEncryptionByDefault"] == {
+        "SSEAlgorithm": "aws:kms",
+        "KMSMasterKeyID": key,
+    }, rule
 
 
 def test_a_failure_skips_only_its_descendants_and_a_retry_reruns_just_them(

@@ -28,36 +28,11 @@ from tests.harness.iam.test_enforcement import (  # the module's LocalStack fixt
     unique,
 )
 from tests.iam_denial import denial, expect_denials
+from tests.kms_keys import ACCOUNT, LOGS_STATEMENT, REGION, ROOT_STATEMENT, create_key
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs("iam")]
 
 __all__ = ["admin", "endpoint"]  # fixtures, used by name
-
-ACCOUNT = "000000000000"
-REGION = "us-east-1"
-ROOT_STATEMENT = {
-    "Sid": "Enable IAM User Permissions",
-    "Effect": "Allow",
-    "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
-    "Action": "kms:*",
-    "Resource": "*",
-}
-LOGS_STATEMENT = {
-    "Sid": "AllowCloudWatchLogs",
-    "Effect": "Allow",
-    "Principal": {"Service": f"logs.{REGION}.amazonaws.com"},
-    "Action": ["kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"],
-    "Resource": "*",
-    "Condition": {
-        "ArnLike": {"kms:EncryptionContext:aws:logs:arn": f"arn:aws:logs:{REGION}:{ACCOUNT}:*"}
-    },
-}
-
-
-def create_key(admin: Callable, *statements: dict) -> str:
-    policy = {"Version": "2012-10-17", "Statement": list(statements)}
-    created = admin("kms").create_key(Description="sfn-patterns test", Policy=json.dumps(policy))
-    return created["KeyMetadata"]["Arn"]
 
 
 def create_table(admin: Callable, key_arn: str) -> str:
