@@ -7,8 +7,10 @@
   RUNNING until the blocking call returns, and records what that call returned).
 * A definition is parsed once, not once per execution (``sfn_parse_cache``), and its
   parsed program is shared safely by concurrent executions.
-* JSONPath variables can be read (``$var``): bootstrap installs Java 21 and the JSONata
-  jars offline, and the harness links them into LocalStack.
+* JSONPath variables can be read (``$var``): a counter's reads, the Choice on it and
+  an intrinsic function's argument, answered in Python (``sfn_variable_sample``); what
+  4.14.0 still evaluates with JSONata runs on the Java 21 and the jars bootstrap
+  installs offline.
 """
 
 from __future__ import annotations
@@ -490,7 +492,7 @@ def test_workflow_variables_can_be_read(aws: Callable) -> None:
     )
     sfn = aws("stepfunctions")
     execution = sfn.start_execution(stateMachineArn=arn)["executionArn"]
-    described = wait_done(sfn, execution, timeout=60)  # the first read starts the JVM
+    described = wait_done(sfn, execution, timeout=60)
     assert described["status"] == "SUCCEEDED", described
     assert json.loads(described["output"]) == {"seen": 1}
 

@@ -37,6 +37,7 @@ from sfn_patterns_localstack.emulation.fixes import (
     sfn_stop,
     sfn_task_timeout,
     sfn_token_index,
+    sfn_variable_sample,
     sns_sqs_retry,
     store_attributes,
     thread_stacks,
@@ -75,7 +76,9 @@ from sfn_patterns_localstack.server import is_stock
 # (fixes.sfn_task_timeout). SendTaskSuccess and the other calls that look through
 # every execution loop over a snapshot, not the dict StartExecution grows
 # (fixes.sfn_executions_snapshot), and the three task-token calls look the token's
-# execution up instead of walking them all (fixes.sfn_token_index). DeleteFunction
+# execution up instead of walking them all (fixes.sfn_token_index). A JSONPath
+# variable read is answered in Python, not by JSONata on a Java VM, and returns the
+# value as assigned (fixes.sfn_variable_sample). DeleteFunction
 # deletes a function that failed to become Active (fixes.lambda_delete_failed). A
 # service's request parser is built once, not by every request that arrives before it
 # is cached (fixes.parser_cache),
@@ -101,6 +104,7 @@ def install_all() -> None:
     sfn_executions_snapshot.apply()
     sfn_token_index.apply()
     sfn_parse_cache.apply()
+    sfn_variable_sample.apply()
     sfn_client_cache.apply()
     moto_update_copy.apply()
     moto_dispatch.apply()
