@@ -144,3 +144,30 @@ run "a_kms_key_encrypts_the_bucket_and_the_table" {
     error_message = "The operator decrypts the run documents with that key."
   }
 }
+
+# The alarm counts docs/patterns/dag-aggregate.md gives under "Cost" (alarms created
+# with create = true).
+run "alarm_count_dependency_with_event_completion" {
+  command = plan
+  variables {
+    alarms   = { create = true }
+    strategy = "dependency"
+  }
+  assert {
+    condition     = length(output.alarms) == 22
+    error_message = "strategy = dependency with event completion has the 22 alarms the pattern guide prices."
+  }
+}
+
+run "alarm_count_dependency_with_polls" {
+  command = plan
+  variables {
+    alarms   = { create = true }
+    strategy = "dependency"
+    poll     = { completion = "poll" }
+  }
+  assert {
+    condition     = length(output.alarms) == 15
+    error_message = "strategy = dependency with poll.completion = poll has 15 alarms."
+  }
+}

@@ -243,3 +243,28 @@ run "create_false_creates_nothing_and_runs_no_planner" {
     error_message = "create = false: the outputs are null."
   }
 }
+
+# The alarm counts docs/patterns/dag-aggregate.md gives under "Cost" (alarms created
+# with create = true).
+run "alarm_count_level_with_event_completion" {
+  command = plan
+  variables {
+    alarms = { create = true }
+  }
+  assert {
+    condition     = length(output.alarms) == 11
+    error_message = "A level-order DAG with poll.completion = event (the default) has the 11 alarms the pattern guide prices."
+  }
+}
+
+run "alarm_count_level_with_polls" {
+  command = plan
+  variables {
+    alarms = { create = true }
+    poll   = { completion = "poll" }
+  }
+  assert {
+    condition     = length(output.alarms) == 4
+    error_message = "A level-order DAG with poll.completion = poll has 4 alarms."
+  }
+}

@@ -77,3 +77,42 @@ run "poll_completion_creates_no_token_table" {
     error_message = "Nothing of event completion exists when polling."
   }
 }
+
+# The alarm counts docs/patterns/job-poller.md gives under "Cost" (alarms created with
+# create = true; the Lambda poller with the sample job and the default S3 store).
+run "alarm_count_event_completion" {
+  command = plan
+  variables {
+    alarms = { create = true }
+  }
+  assert {
+    condition     = length(output.alarms) == 21
+    error_message = "completion = event with the sample job has the 21 alarms the pattern guide prices."
+  }
+}
+
+run "alarm_count_polling" {
+  command = plan
+  variables {
+    alarms     = { create = true }
+    completion = "poll"
+  }
+  assert {
+    condition     = length(output.alarms) == 13
+    error_message = "A polling Lambda poller with the sample job has 13 alarms."
+  }
+}
+
+run "alarm_count_polling_your_own_job" {
+  command = plan
+  variables {
+    alarms            = { create = true }
+    completion        = "poll"
+    create_sample_job = false
+    job_adapter       = { start = "my.jobs:start", status = "my.jobs:status" }
+  }
+  assert {
+    condition     = length(output.alarms) == 10
+    error_message = "A polling Lambda poller with your own job_adapter and no sample job has 10 alarms."
+  }
+}

@@ -625,3 +625,81 @@ run "rejects_fragments_without_a_holder_machine" {
 
   expect_failures = [var.holder_state_machine_arns]
 }
+
+# The alarm counts docs/patterns/semaphore.md gives under "Cost" (alarms created with
+# create = true; the holders in holder_state_machine_arns, from the variables above).
+run "alarm_count_callback" {
+  command = plan
+  variables {
+    alarms = { create = true }
+  }
+  assert {
+    condition     = length(output.alarms) == 20
+    error_message = "The callback strategy with its holders has the 20 alarms the pattern guide prices."
+  }
+}
+
+run "alarm_count_callback_with_the_wrapper" {
+  command = plan
+  variables {
+    alarms                   = { create = true }
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:eu-west-1:123456789012:stateMachine:target"
+  }
+  assert {
+    condition     = length(output.alarms) == 24
+    error_message = "The wrapper adds its 4 execution alarms: 24."
+  }
+}
+
+run "alarm_count_dynamodb" {
+  command = plan
+  variables {
+    alarms   = { create = true }
+    strategy = "dynamodb"
+  }
+  assert {
+    condition     = length(output.alarms) == 13
+    error_message = "strategy = dynamodb has 13 alarms."
+  }
+}
+
+run "alarm_count_dynamodb_with_the_wrapper" {
+  command = plan
+  variables {
+    alarms                   = { create = true }
+    strategy                 = "dynamodb"
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:eu-west-1:123456789012:stateMachine:target"
+  }
+  assert {
+    condition     = length(output.alarms) == 17
+    error_message = "strategy = dynamodb with the wrapper has 17 alarms."
+  }
+}
+
+run "alarm_count_oldest_first" {
+  command = plan
+  variables {
+    alarms   = { create = true }
+    strategy = "oldest-first"
+  }
+  assert {
+    condition     = length(output.alarms) == 3
+    error_message = "strategy = oldest-first has 3 alarms."
+  }
+}
+
+run "alarm_count_oldest_first_with_the_wrapper" {
+  command = plan
+  variables {
+    alarms                   = { create = true }
+    strategy                 = "oldest-first"
+    create_wrapper           = true
+    target_state_machine_arn = "arn:aws:states:eu-west-1:123456789012:stateMachine:target"
+  }
+  assert {
+    condition     = length(output.alarms) == 11
+    error_message = "strategy = oldest-first with the wrapper (and its cleanup) has 11 alarms."
+  }
+}

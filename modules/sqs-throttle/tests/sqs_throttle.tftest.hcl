@@ -309,3 +309,16 @@ run "rejects_a_retention_cloudwatch_logs_does_not_offer" {
   }
   expect_failures = [var.cloudwatch_logs_retention_in_days]
 }
+
+# The alarm count docs/patterns/sqs-throttle.md gives under "Cost" (alarms created with
+# create = true).
+run "alarm_count" {
+  command = plan
+  variables {
+    alarms = { create = true }
+  }
+  assert {
+    condition     = length(output.alarms) == 10
+    error_message = "The throttle has the 10 alarms the pattern guide prices."
+  }
+}
