@@ -15,13 +15,20 @@ from typing import Any
 
 ACCOUNT = "000000000000"
 REGION = "us-east-1"
-ROOT_STATEMENT = {
-    "Sid": "Enable IAM User Permissions",
-    "Effect": "Allow",
-    "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
-    "Action": "kms:*",
-    "Resource": "*",
-}
+
+
+def root_statement(account: str) -> dict:
+    """The account root statement of KMS's default key policy: IAM policies decide."""
+    return {
+        "Sid": "Enable IAM User Permissions",
+        "Effect": "Allow",
+        "Principal": {"AWS": f"arn:aws:iam::{account}:root"},
+        "Action": "kms:*",
+        "Resource": "*",
+    }
+
+
+ROOT_STATEMENT = root_statement(ACCOUNT)
 LOGS_STATEMENT = {
     "Sid": "AllowCloudWatchLogs",
     "Effect": "Allow",

@@ -20,6 +20,7 @@ from sfn_patterns_localstack.emulation.kms.stores import Registry
 from sfn_patterns_localstack.emulation.kms.uses import FunctionKey, MachineKey
 from tests.harness.iam.test_handler import ACCOUNT, KEY, SESSION, Roles, context, doc, service_error
 from tests.harness.kms.test_uses import FakeResources
+from tests.kms_keys import root_statement
 
 KEY_ARN = f"arn:aws:kms:us-east-1:{ACCOUNT}:key/k1"
 TABLE = f"arn:aws:dynamodb:us-east-1:{ACCOUNT}:table/jobs"
@@ -28,13 +29,7 @@ QUEUE_URL = f"http://localhost:4566/{ACCOUNT}/jobs"
 FUNCTION = f"arn:aws:lambda:us-east-1:{ACCOUNT}:function:fn"
 FN_ROLE = f"arn:aws:iam::{ACCOUNT}:role/fn-role"
 WORKER_ARN = SESSION.arn
-ROOT = {
-    "Sid": "Enable IAM User Permissions",
-    "Effect": "Allow",
-    "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
-    "Action": "kms:*",
-    "Resource": "*",
-}
+ROOT = root_statement(ACCOUNT)
 LOGS = {
     "Sid": "Logs",
     "Effect": "Allow",

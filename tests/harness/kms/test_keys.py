@@ -10,19 +10,14 @@ from __future__ import annotations
 
 from sfn_patterns_localstack.emulation.iam.policy import NamedPolicy
 from sfn_patterns_localstack.emulation.kms.keys import Caller, Key, decide, request_context
+from tests.kms_keys import root_statement
 
 ACCOUNT = "111122223333"
 OTHER = "444455556666"
 REGION = "us-east-1"
 KEY_ARN = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 ROLE = f"arn:aws:iam::{ACCOUNT}:role/worker"
-ROOT = {
-    "Sid": "Enable IAM User Permissions",
-    "Effect": "Allow",
-    "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
-    "Action": "kms:*",
-    "Resource": "*",
-}
+ROOT = root_statement(ACCOUNT)
 VIA_DYNAMODB = {
     "kms:CallerAccount": ACCOUNT,
     "kms:ViaService": f"dynamodb.{REGION}.amazonaws.com",
