@@ -173,8 +173,8 @@ def dags(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> De
 def test_what_the_module_stores_is_under_the_customer_key(dags: Deployment) -> None:
     """kms_key_arn reaches every store the dependency strategy creates: the runs table,
     the coordinator and task state machines, the runtime Lambda's environment, the run
-    documents' bucket. The runs
-    above and below then prove the roles hold the KMS actions those stores need."""
+    documents' bucket. The runs in this file then prove the roles hold the KMS actions
+    those stores need."""
     aws, key = dags.aws, dags.kms_key_arn
     table = aws("dynamodb").describe_table(TableName=dags.outputs["runs_table_name"])["Table"]
     assert table["SSEDescription"]["KMSMasterKeyArn"] == key, table.get("SSEDescription")
