@@ -31,6 +31,7 @@ from tests.iam_denial import (
     require_enforcement,
     without_actions,
 )
+from tests.kms_keys import ROOT_STATEMENT, create_key
 from tests.sfn_history import states_entered
 
 from . import fault_run
@@ -62,18 +63,8 @@ def encrypted_target(aws: Callable) -> Iterator[dict[str, str]]:
     Functions asks of the machine's role when an execution starts.
     """
     name = f"semo-target-{uuid.uuid4().hex[:6]}"
-    root = {
-        "Sid": "Enable IAM User Permissions",
-        "Effect": "Allow",
-        "Principal": {"AWS": "arn:aws:iam::000000000000:root"},
-        "Action": "kms:*",
-        "Resource": "*",
-    }
     kms, iam, sfn = aws("kms"), aws("iam"), aws("stepfunctions")
-    key = kms.create_key(
-        Description=f"{name}: the target's own key",
-        Policy=json.dumps({"Version": "2012-10-17", "Statement": [root]}),
-    )["KeyMetadata"]["Arn"]
+    key = create_key(aws, ROOT_STATEMENT, description=f"{name}: the target's own key")
     role = service_role(
         iam, name, "states", [allow(["kms:GenerateDataKey", "kms:Decrypt"], key, "OwnKey")]
     )
