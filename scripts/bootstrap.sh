@@ -378,10 +378,7 @@ ln -sf "$checkov_venv/bin/checkov" "$venv/bin/checkov"
 # Each tool's version and dependencies are pinned by scripts/TOOL/package-lock.json (npm ci
 # installs exactly that tree); the install is reused while the lock is unchanged.
 # Node.js 20.16: the lowest that asl-validator's locked dependencies declare (jsep 1.6.0).
-if ! command -v npm >/dev/null; then
-  echo "error: npm not found; the test suite runs asl-validator and iam-simulate (Node.js 20.16 or later, with npm)" >&2
-  exit 1
-fi
+bash "$root/scripts/require-node.sh" 20.16
 # npm_tool SOURCE_DIR PACKAGE: install SOURCE_DIR's lock into $cache/TOOL-VERSION, where
 # TOOL is the last part of PACKAGE's name; prints that directory.
 npm_tool() {

@@ -93,12 +93,13 @@ class Needs:
 
 
 def read_needs(bootstrap: str, find_python: str) -> Needs:
-    """The versions the scripts name: the Go and Node.js of bootstrap.sh's errors, the
-    Pythons of its Lambda runtimes step, find-python.sh's wanted Python."""
+    """The versions the scripts name: the Go of bootstrap.sh's error, the Node.js it
+    passes to require-node.sh, the Pythons of its Lambda runtimes step,
+    find-python.sh's wanted Python."""
     found = {
         "python": re.search(r"^want=(\d+\.\d+)$", find_python, re.MULTILINE),
         "go": re.search(r"install Go (\d+(?:\.\d+)*)\+", bootstrap),
-        "node": re.search(r"Node\.js (\d+(?:\.\d+)*) or later", bootstrap),
+        "node": re.search(r'require-node\.sh"? (\d+(?:\.\d+)*)$', bootstrap, re.MULTILINE),
         "runtimes": re.search(r"^for version in ((?:\d+\.\d+ ?)+); do", bootstrap, re.MULTILINE),
     }
     missing = sorted(key for key, match in found.items() if match is None)
@@ -333,7 +334,7 @@ def test_the_needs_are_read_from_the_scripts() -> None:
     assert needs.python == "3.13" and needs.runtimes[0] == "3.9"
     assert needs.go >= (1, 21) and needs.node >= (18,)
     with pytest.raises(ValueError, match="no longer states"):
-        read_needs("install Go 1.24+ (Node.js 18 or later)", "want=3.13")
+        read_needs("install Go 1.24+\nrequire-node.sh 18.0", "want=3.13")
 
 
 GITLAB_PYENV = (
