@@ -24,7 +24,7 @@ import pytest
 from sfn_patterns_localstack.roles import allow, delete_role
 from sfn_patterns_localstack.server import ENVIRONMENT
 from tests.alarm_check import PERIOD, Inbox, prove_alarm
-from tests.iam_denial import denial, expect_denials
+from tests.iam_denial import ACCOUNT, account_root_trust, denial, expect_denials
 
 from .support import (
     deploy,
@@ -60,20 +60,9 @@ def other_account(localstack_endpoint: str) -> Iterator[dict[str, str]]:
 
     iam, sfn = client("iam"), client("stepfunctions")
     name = f"xacct-{uuid.uuid4().hex[:6]}"
+    # Assumed by the semaphore's wrapper role in the test's own account.
     role = iam.create_role(
-        RoleName=name,
-        AssumeRolePolicyDocument=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"AWS": "arn:aws:iam::000000000000:root"},
-                        "Action": "sts:AssumeRole",
-                    }
-                ],
-            }
-        ),
+        RoleName=name, AssumeRolePolicyDocument=json.dumps(account_root_trust(ACCOUNT))
     )["Role"]["Arn"]
     # What the module README says the role needs: start the target, follow and stop its
     # executions, and the .sync integration's managed rule.
