@@ -1,4 +1,4 @@
-"""The CPU cost of CloudWatch metrics and alarms on LocalStack, per mode.
+"""What the CloudWatch emulation costs: metrics and alarms on LocalStack, per mode.
 
 Modes (each its own LocalStack, the services being chosen at start):
   off         CloudWatch not among the services (the baseline: no metrics, no alarms);
@@ -12,9 +12,18 @@ Workload per mode: ``--invokes`` synchronous invokes of a trivial function, then
 ``--alarms`` alarms with 10 s periods left to evaluate for ``--idle`` seconds.
 LocalStack's CPU time (user + system, its process and children) is read around each.
 
-    .venv/bin/python scripts/metrics_overhead.py [--invokes 360] [--alarms 30] [--idle 60]
+Printed: per mode, the invokes' CPU-seconds and the alarm evaluations' CPU-seconds;
+then the ratio rows of each CloudWatch mode against ``off`` (the invokes) and of
+``sink`` against ``localstack`` (both columns).
 
-Prints Markdown rows: mode, invokes CPU-s, alarm-evaluation CPU-s.
+The comparison needs a LocalStack in each mode, so the script starts its own and stops
+them (LOCALSTACK_ENDPOINT is not used). ``--smoke`` (make test: the script keeps
+working, its figures are not quoted) makes 5 invokes and leaves 2 alarms for 10 s.
+
+Examples::
+
+    .venv/bin/python scripts/bench_metrics_overhead.py          # 360 invokes, 30 alarms, 60 s
+    .venv/bin/python scripts/bench_metrics_overhead.py --smoke  # smallest (make test)
 """
 
 from __future__ import annotations
@@ -22,10 +31,11 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import sys
 import time
 import zipfile
 
-from iam_overhead import cpu_seconds  # scripts/ is on the path of a script run
+from bench_iam_overhead import cpu_seconds  # scripts/ is on the path of a script run
 
 from sfn_patterns_localstack import server
 from sfn_patterns_localstack.clients import client_factory
@@ -98,22 +108,56 @@ def measure(mode: str, invokes: int, alarms: int, idle: float) -> tuple[float, f
         instance.stop()
 
 
+MODES = ("off", "localstack", "sink")
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    """``a / b`` as ``1.23x``, or ``-`` where either is missing or ``b`` is 0."""
+    return "-" if a is None or b is None or b <= 0 else f"{a / b:.2f}x"
+
+
+def table(
+    invokes: int, alarms: int, idle: float, results: dict[str, tuple[float, float | None]]
+) -> list[str]:
+    """The Markdown table: a row per mode, then the ratio rows."""
+    lines = [
+        f"| mode | {invokes} invokes: LocalStack CPU-s | {alarms} alarms x {idle:.0f} s: CPU-s |",
+        "|---|---:|---:|",
+    ]
+    for mode, (invoke_cpu, alarm_cpu) in results.items():
+        alarm_text = "-" if alarm_cpu is None else f"{alarm_cpu:.2f}"
+        lines.append(f"| {mode} | {invoke_cpu:.2f} | {alarm_text} |")
+    off = results["off"][0]
+    for mode in ("localstack", "sink"):
+        lines.append(f"| {mode} / off | {ratio(results[mode][0], off)} | - |")
+    sink, own = results["sink"], results["localstack"]
+    lines.append(f"| sink / localstack | {ratio(sink[0], own[0])} | {ratio(sink[1], own[1])} |")
+    return lines
+
+
 def main() -> None:
     """Measure each mode once and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="Progress goes to stderr, the table to stdout.",
+    )
     parser.add_argument("--invokes", type=int, default=360, help="Invokes (default 360).")
     parser.add_argument("--alarms", type=int, default=30, help="10 s alarms (default 30).")
     parser.add_argument("--idle", type=float, default=60, help="Seconds of evaluation (60).")
-    args = parser.parse_args()
-    print(
-        f"| mode | {args.invokes} invokes: LocalStack CPU-s | "
-        f"{args.alarms} alarms x {args.idle:.0f} s: CPU-s |"
+    parser.add_argument(
+        "--smoke", action="store_true", help="smallest run that fills every column (make test)"
     )
-    print("|---|---|---|")
-    for mode in ("off", "localstack", "sink"):
-        invoke_cpu, alarm_cpu = measure(mode, args.invokes, args.alarms, args.idle)
-        alarm_text = "-" if alarm_cpu is None else f"{alarm_cpu:.2f}"
-        print(f"| {mode} | {invoke_cpu:.2f} | {alarm_text} |", flush=True)
+    args = parser.parse_args()
+    invokes, alarms, idle = (5, 2, 10.0) if args.smoke else (args.invokes, args.alarms, args.idle)
+    if invokes < 1 or alarms < 1 or idle <= 0:
+        parser.error("--invokes and --alarms must be at least 1, --idle above 0")
+    results: dict[str, tuple[float, float | None]] = {}
+    for mode in MODES:
+        print(f"{mode}: starting LocalStack, {invokes} invokes", file=sys.stderr, flush=True)
+        results[mode] = measure(mode, invokes, alarms, idle)
+        print(f"{mode}: done", file=sys.stderr, flush=True)
+    print(f"CloudWatch emulation: {invokes} invokes, then {alarms} alarms for {idle:.0f} s\n")
+    print("\n".join(table(invokes, alarms, idle, results)))
 
 
 if __name__ == "__main__":
