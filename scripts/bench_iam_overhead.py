@@ -20,8 +20,8 @@ working, its figures are not quoted) makes 50 calls in one round.
 
 Examples::
 
-    .venv/bin/python scripts/bench_iam_overhead.py                    # 1,000 calls, 2 rounds
-    .venv/bin/python scripts/bench_iam_overhead.py --calls 5000 --rounds 3
+    .venv/bin/python scripts/bench_iam_overhead.py                    # 5,000 calls, 3 rounds
+    .venv/bin/python scripts/bench_iam_overhead.py --calls 20000 --rounds 5
     .venv/bin/python scripts/bench_iam_overhead.py --smoke            # smallest (make test)
 """
 
@@ -164,13 +164,13 @@ def main() -> None:
         epilog="Progress goes to stderr, the table to stdout.",
     )
     parser.add_argument(
-        "--calls", type=int, default=1000, help="PutItem calls per round and mode (default 1000)."
+        "--calls", type=int, default=5000, help="PutItem calls per round and mode (default 5000)."
     )
     parser.add_argument(
         "--rounds",
         type=int,
-        default=2,
-        help="Rounds; each starts a LocalStack per mode (default 2).",
+        default=3,
+        help="Rounds; each starts a LocalStack per mode (default 3).",
     )
     parser.add_argument(
         "--smoke", action="store_true", help="smallest run that fills every column (make test)"
