@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 import time
 import zipfile
@@ -39,6 +38,7 @@ from bench_iam_overhead import cpu_seconds  # scripts/ is on the path of a scrip
 
 from sfn_patterns_localstack import server
 from sfn_patterns_localstack.clients import client_factory
+from sfn_patterns_localstack.roles import function_role
 
 HANDLER = "def handler(event, context):\n    return 'ok'\n"
 NO_CLOUDWATCH = ",".join(s for s in server.SERVICES if s != "cloudwatch")
@@ -57,22 +57,13 @@ def measure(mode: str, invokes: int, alarms: int, idle: float) -> tuple[float, f
     instance = server.start(extra_env=env)
     try:
         aws = client_factory(instance.endpoint)
-        trust = {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Service": "lambda.amazonaws.com"},
-                    "Action": "sts:AssumeRole",
-                }
-            ],
-        }
-        role = aws("iam").create_role(RoleName="fn", AssumeRolePolicyDocument=json.dumps(trust))
+        # A role that may write the function's logs: what the harness's IAM lets through.
+        role = function_role(aws("iam"), "fn", ["fn"])
         fn = aws("lambda")
         fn.create_function(
             FunctionName="fn",
             Runtime="python3.12",
-            Role=role["Role"]["Arn"],
+            Role=role,
             Handler="app.handler",
             Code={"ZipFile": _zip()},
         )
