@@ -1,7 +1,7 @@
 """Install every metrics patch, when CloudWatch is one of LocalStack's services.
 
 ``SFNP_METRICS=localstack`` leaves LocalStack's own metric publishing and alarm
-evaluation as they are (nothing of this package applies): scripts/metrics_overhead.py
+evaluation as they are (nothing of this package applies): scripts/bench_metrics_overhead.py
 uses it to measure what the sink saves.
 """
 
