@@ -33,14 +33,15 @@ import sys
 import time
 from collections.abc import Callable
 
-import boto3
 import psutil
 
 from sfn_patterns_localstack import server
-from sfn_patterns_localstack.clients import client_factory
+from sfn_patterns_localstack.clients import client_factory, session_clients
+from sfn_patterns_localstack.roles import account_root_trust, allow
 
 ACCOUNT = "000000000000"
 REGION = "us-east-1"
+TABLE = "iam-overhead"
 MODES = ("off", "enforce")
 WARM_UP = 20
 
@@ -60,49 +61,24 @@ def cpu_seconds(pid: int) -> float:
 def workload(endpoint: str, calls: int) -> tuple[object, list[dict]]:
     """Set up the table and role; return the session's client and the items to write."""
     admin = client_factory(endpoint)
-    table = "iam-overhead"
     admin("dynamodb").create_table(
-        TableName=table,
+        TableName=TABLE,
         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
         BillingMode="PAY_PER_REQUEST",
     )
-    trust = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
-                "Action": "sts:AssumeRole",
-            }
-        ],
-    }
     iam = admin("iam")
-    iam.create_role(RoleName="writer", AssumeRolePolicyDocument=json.dumps(trust))
+    role = iam.create_role(
+        RoleName="writer", AssumeRolePolicyDocument=json.dumps(account_root_trust())
+    )
+    table_arn = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}"
     policy = {
         "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Sid": "Write",
-                "Effect": "Allow",
-                "Action": ["dynamodb:PutItem", "dynamodb:GetItem"],
-                "Resource": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{table}",
-            }
-        ],
+        "Statement": [allow(["dynamodb:PutItem", "dynamodb:GetItem"], table_arn, "Write")],
     }
     iam.put_role_policy(RoleName="writer", PolicyName="write", PolicyDocument=json.dumps(policy))
-    creds = admin("sts").assume_role(
-        RoleArn=f"arn:aws:iam::{ACCOUNT}:role/writer", RoleSessionName="bench"
-    )["Credentials"]
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name=REGION,
-        aws_access_key_id=creds["AccessKeyId"],
-        aws_secret_access_key=creds["SecretAccessKey"],
-        aws_session_token=creds["SessionToken"],
-    )
-    items = [{"TableName": table, "Item": {"pk": {"S": f"item-{i}"}}} for i in range(calls)]
+    client = session_clients(endpoint, role["Role"]["Arn"], "bench", REGION)("dynamodb")
+    items = [{"TableName": TABLE, "Item": {"pk": {"S": f"item-{i}"}}} for i in range(calls)]
     return client, items
 
 
@@ -112,7 +88,7 @@ def measure(mode: str, calls: int) -> tuple[float, float]:
     try:
         client, items = workload(instance.endpoint, calls)
         for i in range(WARM_UP):
-            client.put_item(TableName="iam-overhead", Item={"pk": {"S": f"warm-{i}"}})
+            client.put_item(TableName=TABLE, Item={"pk": {"S": f"warm-{i}"}})
         before, started = cpu_seconds(instance.process.pid), time.monotonic()
         for item in items:
             client.put_item(**item)

@@ -40,6 +40,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from sfn_patterns_localstack.clients import session_clients
+from sfn_patterns_localstack.roles import account_root_trust
 from tests import portable
 
 ACCOUNT = "000000000000"
@@ -177,41 +179,6 @@ def expect_denials(*expected: dict[str, str], timeout: float = 30.0) -> Iterator
                 f"{seen}"
             )
         time.sleep(0.5)
-
-
-def account_root_trust(account: str = ACCOUNT) -> dict[str, Any]:
-    """A trust policy that lets the account's own principals (the test) assume the role."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"AWS": f"arn:aws:iam::{account}:root"},
-                "Action": "sts:AssumeRole",
-            }
-        ],
-    }
-
-
-def session_clients(
-    endpoint: str, role_arn: str, session_name: str = "consumer"
-) -> Callable[[str], Any]:
-    """A client factory signing as a session of ``role_arn`` (assumed with the account's keys)."""
-    admin_sts = boto3.client(
-        "sts",
-        endpoint_url=endpoint,
-        region_name=REGION,
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-    )
-    creds = admin_sts.assume_role(RoleArn=role_arn, RoleSessionName=session_name)["Credentials"]
-    session = boto3.Session(
-        aws_access_key_id=creds["AccessKeyId"],
-        aws_secret_access_key=creds["SecretAccessKey"],
-        aws_session_token=creds["SessionToken"],
-        region_name=REGION,
-    )
-    return lambda service: session.client(service, endpoint_url=endpoint)
 
 
 def session_credentials(endpoint: str, role_arn: str, session_name: str = "consumer") -> dict:

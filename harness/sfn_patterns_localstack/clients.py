@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
+import boto3
 from localstack_client.session import Session
 
 REGION = "us-east-1"
@@ -51,3 +52,28 @@ def client_factory(
             return made[service]
 
     return client
+
+
+def session_clients(
+    endpoint: str, role_arn: str, session_name: str = "consumer", region: str = REGION
+) -> Callable[[str], Any]:
+    """A client factory signing as a session of ``role_arn``.
+
+    The role is assumed with the account's own keys; the harness's IAM decides the
+    calls of role sessions, so what the role's policies allow is what the clients may do.
+    """
+    admin_sts = boto3.client(
+        "sts",
+        endpoint_url=endpoint,
+        region_name=region,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    )
+    creds = admin_sts.assume_role(RoleArn=role_arn, RoleSessionName=session_name)["Credentials"]
+    session = boto3.Session(
+        aws_access_key_id=creds["AccessKeyId"],
+        aws_secret_access_key=creds["SecretAccessKey"],
+        aws_session_token=creds["SessionToken"],
+        region_name=region,
+    )
+    return lambda service: session.client(service, endpoint_url=endpoint)

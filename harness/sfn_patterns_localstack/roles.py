@@ -34,6 +34,20 @@ def trust_policy(service: str) -> str:
     )
 
 
+def account_root_trust(account: str = DEFAULT_ACCOUNT) -> dict[str, Any]:
+    """A trust policy letting the account's own principals (a test, a benchmark) assume the role."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:aws:iam::{account}:root"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+
+
 def function_logs_statements(
     function_names: Iterable[str],
     account: str = DEFAULT_ACCOUNT,

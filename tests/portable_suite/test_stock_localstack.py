@@ -22,8 +22,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sfn_patterns_localstack import server
-from sfn_patterns_localstack.clients import client_factory
-from tests.iam_denial import account_root_trust, session_clients
+from sfn_patterns_localstack.clients import client_factory, session_clients
+from sfn_patterns_localstack.roles import account_root_trust
 
 pytestmark = [pytest.mark.integration, pytest.mark.terraform]
 

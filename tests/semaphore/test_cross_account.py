@@ -21,10 +21,10 @@ from typing import Any
 import boto3
 import pytest
 
-from sfn_patterns_localstack.roles import allow, delete_role
+from sfn_patterns_localstack.roles import account_root_trust, allow, delete_role
 from sfn_patterns_localstack.server import ENVIRONMENT
 from tests.alarm_check import PERIOD, Inbox, prove_alarm
-from tests.iam_denial import ACCOUNT, account_root_trust, denial, expect_denials
+from tests.iam_denial import ACCOUNT, denial, expect_denials
 
 from .support import (
     deploy,

@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 from sfn_patterns.sqs_throttle import enqueue, execution_arn, execution_name
 from sfn_patterns.sqs_throttle.starter import Config, Starter
 from sfn_patterns_localstack import starter_runs
+from sfn_patterns_localstack.clients import session_clients
 from sfn_patterns_localstack.emulation.faults import client as faults
 from sfn_patterns_localstack.emulation.faults import scenarios
 from sfn_patterns_localstack.executions import peak_overlap
@@ -34,7 +35,6 @@ from tests.iam_denial import (
     denied,
     expect_denials,
     require_enforcement,
-    session_clients,
     temporary_role,
     without_actions,
 )
