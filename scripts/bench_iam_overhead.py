@@ -97,6 +97,11 @@ def measure(mode: str, calls: int) -> tuple[float, float]:
         instance.stop()
 
 
+def ratio(a: float | None, b: float | None) -> str:
+    """``a / b`` as ``1.23x``, or ``-`` where either is missing or ``b`` is 0."""
+    return "-" if a is None or b is None or b <= 0 else f"{a / b:.2f}x"
+
+
 def table(calls: int, results: dict[str, list[tuple[float, float]]]) -> list[str]:
     """The Markdown table: a row per mode, then enforce / off of the best rounds."""
     lines = [
@@ -111,11 +116,7 @@ def table(calls: int, results: dict[str, list[tuple[float, float]]]) -> list[str
         cpu, wall = best[mode]
         lines.append(f"| {mode} | {calls} | {each} | {1000 * cpu / calls:.3f} | {wall:.1f} |")
     (off_cpu, off_wall), (on_cpu, on_wall) = best["off"], best["enforce"]
-    lines.append(
-        f"| enforce / off | | | {on_cpu / off_cpu:.2f}x | {on_wall / off_wall:.2f}x |"
-        if off_cpu > 0 and off_wall > 0
-        else "| enforce / off | | | - | - |"
-    )
+    lines.append(f"| enforce / off | | | {ratio(on_cpu, off_cpu)} | {ratio(on_wall, off_wall)} |")
     return lines
 
 

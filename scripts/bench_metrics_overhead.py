@@ -34,13 +34,14 @@ import sys
 import time
 import zipfile
 
-from bench_iam_overhead import cpu_seconds  # scripts/ is on the path of a script run
+from bench_iam_overhead import cpu_seconds, ratio  # scripts/ is on the path of a script run
 
 from sfn_patterns_localstack import server
 from sfn_patterns_localstack.clients import client_factory
 from sfn_patterns_localstack.roles import function_role
 
 HANDLER = "def handler(event, context):\n    return 'ok'\n"
+MODES = ("off", "localstack", "sink")
 NO_CLOUDWATCH = ",".join(s for s in server.SERVICES if s != "cloudwatch")
 
 
@@ -97,14 +98,6 @@ def measure(mode: str, invokes: int, alarms: int, idle: float) -> tuple[float, f
         return invoke_cpu, cpu_seconds(instance.process.pid) - before
     finally:
         instance.stop()
-
-
-MODES = ("off", "localstack", "sink")
-
-
-def ratio(a: float | None, b: float | None) -> str:
-    """``a / b`` as ``1.23x``, or ``-`` where either is missing or ``b`` is 0."""
-    return "-" if a is None or b is None or b <= 0 else f"{a / b:.2f}x"
 
 
 def table(
